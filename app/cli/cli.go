@@ -1,0 +1,221 @@
+// Package cli is Rootkeeper's command line: it parses the verbs and runs them
+// against the state store. main wires it; the parts that need packages app
+// must not import (the scanner, the MCP client, the GUI) come in through
+// Extensions.
+//
+// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, always with
+// one line on stderr that names the offending value.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"rootkeeper/app"
+)
+
+// Env is the world a command runs in.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Cwd resolves relative paths.
+	Cwd string
+	// Home is the person's home folder (default search folders, warnings).
+	Home string
+}
+
+// Extensions are the verbs whose work lives outside app. A nil field makes
+// its verb fail with a clear error.
+type Extensions struct {
+	// Scan finds projects (package detect).
+	Scan app.Scanner
+	// DefaultSearchFolders lists the folders scanned when none are
+	// configured or given.
+	DefaultSearchFolders func(home string) []string
+	// GUI opens the window and tray; it runs when no verb is given.
+	GUI func(ctx context.Context, store *app.Store) error
+	// Headless runs everything but the GUI until ctx ends.
+	Headless func(ctx context.Context, store *app.Store) error
+	// Audit prints the audit log: `audit [--server S] [--json]`.
+	Audit func(args []string, stateDir string, stdout io.Writer) error
+}
+
+// Version is the program's version, set by main.
+var Version = "dev"
+
+const usage = `usage: rootkeeper [--state-dir DIR] [VERB ...]
+
+With no verb, opens the window and the tray icon.
+
+  headless                          run everything but the GUI until interrupted
+  scan [--json] [--depth N] [DIR...] find git repositories and projects
+  roots add PATH [--name N] [--enable]
+  roots list [--json]
+  roots remove|enable|disable ROOT  ROOT is a path or a root's name
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] -- COMMAND [ARG...]
+  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M]
+  servers list [--json]
+  servers remove NAME
+  import FILE|- [--replace]         add servers from an mcpServers JSON config
+  grant SERVER ROOT [--until-quit]  let SERVER see ROOT
+  deny SERVER ROOT                  remember that SERVER may not see ROOT
+  revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
+  pause | resume                    stop or restart all sharing
+  status [--json]                   what each server may see, and live state
+  audit [--server S] [--json]       which server was sent which roots, when
+
+Roots modes: protocol (default), args, env, off.
+Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input.
+`
+
+// Run runs one command line (without the program name) and returns the exit
+// code.
+func Run(ctx context.Context, args []string, env Env, ext Extensions) int {
+	err := run(ctx, args, env, ext)
+	if err == nil {
+		return 0
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintf(env.Stderr, "rootkeeper: %s\n", msg)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
+	return 1
+}
+
+// globals pulls --state-dir (and --help, --version) out of the arguments
+// before a "--", wherever they stand.
+func globals(args []string) (stateDir string, rest []string, help, version bool, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i:]...)
+			return stateDir, rest, help, version, nil
+		case a == "--state-dir" || a == "-state-dir":
+			if i+1 >= len(args) || args[i+1] == "" {
+				return "", nil, false, false, usagef("--state-dir needs a folder")
+			}
+			i++
+			stateDir = args[i]
+		case strings.HasPrefix(a, "--state-dir="):
+			stateDir = strings.TrimPrefix(a, "--state-dir=")
+			if stateDir == "" {
+				return "", nil, false, false, usagef("--state-dir needs a folder")
+			}
+		case a == "--help" || a == "-h" || a == "help" && len(rest) == 0:
+			help = true
+		case a == "--version" || a == "version" && len(rest) == 0:
+			version = true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return stateDir, rest, help, version, nil
+}
+
+func run(ctx context.Context, args []string, env Env, ext Extensions) error {
+	stateDir, args, help, version, err := globals(args)
+	if err != nil {
+		return err
+	}
+	if help {
+		io.WriteString(env.Stdout, usage)
+		return nil
+	}
+	if version {
+		fmt.Fprintf(env.Stdout, "rootkeeper %s\n", Version)
+		return nil
+	}
+	if stateDir == "" {
+		if stateDir, err = app.DefaultStateDir(); err != nil {
+			return err
+		}
+	}
+	if fi, err := os.Stat(stateDir); err == nil && !fi.IsDir() {
+		return usagef("--state-dir %q is not a folder", stateDir)
+	}
+	store, err := app.OpenStore(stateDir)
+	if err != nil {
+		return err
+	}
+	store.OnCorrupt = func(e *app.CorruptError) { fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", e.Error()) }
+	c := &command{ctx: ctx, env: env, ext: ext, store: store}
+	if len(args) == 0 {
+		if ext.GUI == nil {
+			return errors.New("this build has no GUI; try `rootkeeper headless`")
+		}
+		return ext.GUI(ctx, store)
+	}
+	verb, rest := args[0], args[1:]
+	switch verb {
+	case "headless":
+		if err := exactly("headless", rest); err != nil {
+			return err
+		}
+		if ext.Headless == nil {
+			return errors.New("this build cannot run headless")
+		}
+		return ext.Headless(ctx, store)
+	case "scan":
+		return c.scan(rest)
+	case "roots":
+		return c.roots(rest)
+	case "servers":
+		return c.servers(rest)
+	case "import":
+		return c.importServers(rest)
+	case "grant":
+		return c.decide("grant", rest, app.Allow)
+	case "deny":
+		return c.decide("deny", rest, app.Deny)
+	case "revoke":
+		return c.revoke(rest)
+	case "pause", "resume":
+		if err := exactly(verb, rest); err != nil {
+			return err
+		}
+		return c.setPaused(verb == "pause")
+	case "status":
+		return c.status(rest)
+	case "audit":
+		if ext.Audit == nil {
+			return errors.New("this build has no audit log reader")
+		}
+		return ext.Audit(rest, store.Dir(), env.Stdout)
+	}
+	return usagef("unknown verb %q (try --help)", verb)
+}
+
+// command carries what every verb needs.
+type command struct {
+	ctx   context.Context
+	env   Env
+	ext   Extensions
+	store *app.Store
+}
+
+func (c *command) update(fn func(*app.State) error) (app.State, error) {
+	return c.store.Update(fn)
+}
+
+func (c *command) printJSON(v any) error {
+	enc := json.NewEncoder(c.env.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func (c *command) printf(format string, args ...any) {
+	fmt.Fprintf(c.env.Stdout, format, args...)
+}

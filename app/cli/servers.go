@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"rootkeeper/app"
+)
+
+func (c *command) servers(args []string) error {
+	if len(args) == 0 {
+		return usagef("%q needs add, list or remove", "servers")
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "add":
+		return c.serversAdd(rest)
+	case "list":
+		return c.serversList(rest)
+	case "remove":
+		f := newFlags("servers remove")
+		pos, _, err := f.parse(rest)
+		if err != nil {
+			return err
+		}
+		if err := exactly("servers remove", pos, "NAME"); err != nil {
+			return err
+		}
+		if _, err := c.update(func(s *app.State) error { return s.RemoveServer(pos[0]) }); err != nil {
+			return err
+		}
+		c.printf("removed server %q and its decisions\n", pos[0])
+		return nil
+	}
+	return usagef("unknown verb %q for %q", sub, "servers")
+}
+
+func (c *command) serversAdd(args []string) error {
+	f := newFlags("servers add")
+	url := f.String("url")
+	typ := f.String("type")
+	headers := f.List("header")
+	envs := f.List("env")
+	cwd := f.String("cwd")
+	mode := f.String("roots-mode")
+	pos, command, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly("servers add", pos, "NAME"); err != nil {
+		return err
+	}
+	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode)}
+	switch {
+	case *url != "" && len(command) > 0:
+		return usagef("give either --url or -- COMMAND for server %q, not both", srv.Name)
+	case *url != "":
+		srv.URL = *url
+		srv.Type = app.TransportHTTP
+		if *typ != "" {
+			if *typ != app.TransportHTTP && *typ != app.TransportSSE {
+				return usagef("invalid --type %q (want http or sse)", *typ)
+			}
+			srv.Type = *typ
+		}
+		if len(*envs) > 0 || *cwd != "" {
+			return usagef("--env and --cwd are for stdio servers; %q has a --url", srv.Name)
+		}
+		if srv.Headers, err = keyValues("header", *headers); err != nil {
+			return err
+		}
+	case len(command) > 0:
+		if *typ != "" && *typ != app.TransportStdio {
+			return usagef("invalid --type %q for a command (it is stdio)", *typ)
+		}
+		if len(*headers) > 0 {
+			return usagef("--header is for http and sse servers; %q has a command", srv.Name)
+		}
+		srv.Type = app.TransportStdio
+		srv.Command, srv.Args = command[0], command[1:]
+		if srv.Env, err = keyValues("env", *envs); err != nil {
+			return err
+		}
+		if *cwd != "" {
+			dir := *cwd
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(c.env.Cwd, dir)
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return usagef("--cwd %q is not a folder", *cwd)
+			}
+			srv.Cwd = dir
+		}
+	default:
+		return usagef("server %q needs --url URL or -- COMMAND [ARG...]", srv.Name)
+	}
+	if _, err := c.update(func(s *app.State) error { return s.AddServer(srv) }); err != nil {
+		return err
+	}
+	c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
+	return nil
+}
+
+func (c *command) serversList(args []string) error {
+	f := newFlags("servers list")
+	asJSON := f.Bool("json")
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly("servers list", pos); err != nil {
+		return err
+	}
+	st, err := c.store.Load()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.printJSON(nonNilServers(st.Servers))
+	}
+	if len(st.Servers) == 0 {
+		c.printf("no servers yet: add one with `rootkeeper servers add NAME -- COMMAND` or `rootkeeper import FILE`\n")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.env.Stdout, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintf(tw, "NAME\tTYPE\tROOTS MODE\tTARGET\n")
+	for _, s := range st.Servers {
+		target := s.URL
+		if s.Type == app.TransportStdio {
+			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Type, s.Mode(), target)
+	}
+	return nil
+}
+
+func nonNilServers(s []app.Server) []app.Server {
+	if s == nil {
+		return []app.Server{}
+	}
+	return s
+}
+
+func (c *command) importServers(args []string) error {
+	f := newFlags("import")
+	replace := f.Bool("replace")
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly("import", pos, "FILE"); err != nil {
+		return err
+	}
+	var data []byte
+	if pos[0] == "-" {
+		data, err = io.ReadAll(c.env.Stdin)
+	} else {
+		path := pos[0]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.env.Cwd, path)
+		}
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return &app.InputError{Msg: fmt.Sprintf("cannot read %q: %v", pos[0], errText(err))}
+	}
+	servers, err := app.ParseServerConfig(data)
+	if err != nil {
+		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
+	}
+	var added, replaced []string
+	_, err = c.update(func(s *app.State) error {
+		added, replaced = nil, nil
+		for _, srv := range servers {
+			if _, exists := s.Server(srv.Name); exists {
+				if !*replace {
+					return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
+				}
+				if err := s.ReplaceServer(srv); err != nil {
+					return err
+				}
+				replaced = append(replaced, srv.Name)
+				continue
+			}
+			if err := s.AddServer(srv); err != nil {
+				return err
+			}
+			added = append(added, srv.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(added)
+	c.printf("imported %d server(s): %s", len(added)+len(replaced), strings.Join(append(added, replaced...), ", "))
+	if len(replaced) > 0 {
+		c.printf(" (replaced: %s)", strings.Join(replaced, ", "))
+	}
+	c.printf("; none sees a root until you grant it\n")
+	return nil
+}
+
+// errText drops the "open PATH:" prefix the os package adds, since the
+// message already names the file.
+func errText(err error) string {
+	var pe *os.PathError
+	if e, ok := err.(*os.PathError); ok {
+		pe = e
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

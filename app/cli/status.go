@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/control"
+)
+
+// Status is what `status --json` prints, and what a running app answers on
+// its control socket for the "status" op. Everything in it is derived from
+// one snapshot through app.Visible.
+type Status struct {
+	// Running says whether this came from a running app (live connection
+	// state and health) or was computed by the command line alone.
+	Running bool              `json:"running"`
+	Paused  bool              `json:"paused"`
+	Notices map[string]string `json:"notices,omitempty"`
+	Servers []ServerView      `json:"servers"`
+}
+
+// ServerView is one server in a Status.
+type ServerView struct {
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	RootsMode string `json:"rootsMode"`
+	// Visible are the roots the server may see now, by app.Visible.
+	Visible []RootRef `json:"visible"`
+	// Pending are enabled roots with no decision for this server.
+	Pending []RootRef `json:"pending"`
+	// Live is the connection status from the running app (nil otherwise).
+	Live *app.ServerStatus `json:"live,omitempty"`
+}
+
+// RootRef names a root in a Status.
+type RootRef struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	URI  string `json:"uri"`
+}
+
+// BuildStatus derives a Status from a snapshot. The running app calls it to
+// answer "status" on its control socket.
+func BuildStatus(snap *app.Snapshot, running bool) Status {
+	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}}
+	for _, srv := range snap.State.Servers {
+		v := ServerView{Name: srv.Name, Type: srv.Type, RootsMode: string(srv.Mode()), Visible: refs(app.Visible(snap, srv.Name)), Pending: refs(app.Pending(snap, srv.Name))}
+		if live, ok := snap.Servers[srv.Name]; ok {
+			v.Live = &live
+		}
+		st.Servers = append(st.Servers, v)
+	}
+	return st
+}
+
+func refs(roots []app.Root) []RootRef {
+	out := make([]RootRef, 0, len(roots))
+	for _, r := range roots {
+		out = append(out, RootRef{Name: r.Name, Path: r.Path, URI: r.URI()})
+	}
+	return out
+}
+
+// snapshot builds a snapshot outside a running app: the saved state plus a
+// fresh access check of every root, so that the command line applies the
+// same rule the app does.
+func (c *command) snapshot() (*app.Snapshot, error) {
+	st, err := c.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	snap := &app.Snapshot{State: st, Health: map[string]app.Health{}}
+	for _, r := range st.Roots {
+		snap.Health[r.Path] = app.CheckAccess(r.Path, r.Device)
+	}
+	return snap, nil
+}
+
+func (c *command) status(args []string) error {
+	f := newFlags("status")
+	asJSON := f.Bool("json")
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly("status", pos); err != nil {
+		return err
+	}
+	var st Status
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	err = control.Call(ctx, c.store.Dir(), "status", nil, &st)
+	if errors.Is(err, control.ErrNotRunning) {
+		snap, err := c.snapshot()
+		if err != nil {
+			return err
+		}
+		st = BuildStatus(snap, false)
+	} else if err != nil {
+		return fmt.Errorf("asking the running app: %w", err)
+	}
+	if *asJSON {
+		return c.printJSON(st)
+	}
+	c.printStatus(st)
+	return nil
+}
+
+func (c *command) printStatus(st Status) {
+	switch {
+	case st.Paused:
+		c.printf("Sharing is PAUSED: no server sees any root.\n")
+	case st.Running:
+		c.printf("Sharing is on (app running).\n")
+	default:
+		c.printf("Sharing is on (app not running: connection state unknown).\n")
+	}
+	for _, n := range st.Notices {
+		c.printf("Note: %s\n", n)
+	}
+	if len(st.Servers) == 0 {
+		c.printf("No servers configured: add one with `rootkeeper servers add` or `rootkeeper import`.\n")
+	}
+	for _, s := range st.Servers {
+		line := fmt.Sprintf("%s (%s, roots: %s)", s.Name, s.Type, s.RootsMode)
+		if s.Live != nil {
+			line += " — " + string(s.Live.State)
+			if s.Live.ProtocolVersion != "" {
+				line += ", protocol " + s.Live.ProtocolVersion
+			}
+			if s.Live.ServerName != "" {
+				line += ", " + strings.TrimSpace(s.Live.ServerName+" "+s.Live.ServerVersion)
+			}
+			if s.Live.Error != "" {
+				line += ": " + s.Live.Error
+			}
+		}
+		c.printf("%s\n", line)
+		if len(s.Visible) == 0 {
+			c.printf("  sees nothing\n")
+		}
+		for i, r := range s.Visible {
+			label := "  sees     "
+			if i > 0 {
+				label = "           "
+			}
+			c.printf("%s%s\n", label, r.Path)
+		}
+		for _, r := range s.Pending {
+			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", r.Path, s.Name, r.Name)
+		}
+	}
+}

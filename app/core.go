@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// NoticeCorrupt is the notice topic of a state file moved aside.
+const NoticeCorrupt = "state-file"
+
+// Core is the live hub of a running app: it owns the current Snapshot, applies
+// changes through the Store, and tells subscribers when anything changed.
+// All methods are safe for concurrent use; none blocks on a subscriber.
+type Core struct {
+	store *Store
+
+	mu   sync.Mutex // serialises building and publishing snapshots
+	snap atomic.Pointer[Snapshot]
+	subs map[chan struct{}]struct{}
+}
+
+// NewCore loads the state from store and publishes the first snapshot. A
+// corrupt state file becomes a notice, not an error.
+func NewCore(store *Store) (*Core, error) {
+	c := &Core{store: store, subs: map[chan struct{}]struct{}{}}
+	c.snap.Store(&Snapshot{State: State{Version: StateVersion}})
+	store.OnCorrupt = c.noteCorrupt
+	st, err := store.Load()
+	if err != nil {
+		return nil, err
+	}
+	c.setState(st)
+	return c, nil
+}
+
+func (c *Core) noteCorrupt(e *CorruptError) { c.SetNotice(NoticeCorrupt, e.Error()) }
+
+// Store is the store the core saves to.
+func (c *Core) Store() *Store { return c.store }
+
+// Snapshot is the current snapshot. Callers must not modify it.
+func (c *Core) Snapshot() *Snapshot { return c.snap.Load() }
+
+// Update applies fn to the state, saves it, and publishes the result. fn sees
+// the state as it is on disk (another process may have changed it). If fn
+// fails nothing changes.
+func (c *Core) Update(fn func(*State) error) error {
+	st, err := c.store.Update(fn)
+	if err != nil {
+		return err
+	}
+	c.setState(st)
+	return nil
+}
+
+// Reload reads the state file again, publishing it if it differs: how a
+// change written by another process (the command line) reaches the app.
+func (c *Core) Reload() error {
+	st, err := c.store.Load()
+	if err != nil {
+		return err
+	}
+	c.setState(st)
+	return nil
+}
+
+func (c *Core) setState(st State) {
+	c.publish(func(s *Snapshot) {
+		if !reflect.DeepEqual(s.State, st) {
+			s.State = st
+		}
+	})
+}
+
+// DropUntilQuit forgets the decisions scoped until quit; the long-running app
+// calls it once at start.
+func (c *Core) DropUntilQuit() error {
+	return c.Update(func(s *State) error { s.DropUntilQuit(); return nil })
+}
+
+// SetHealth records the result of an access check of the root at path.
+func (c *Core) SetHealth(path string, h Health) {
+	c.publish(func(s *Snapshot) {
+		old, had := s.Health[path]
+		if had && old.Status == h.Status && old.Err == h.Err && old.Branch == h.Branch && old.MovedTo == h.MovedTo {
+			return
+		}
+		s.Health = maps.Clone(s.Health)
+		if s.Health == nil {
+			s.Health = map[string]Health{}
+		}
+		s.Health[path] = h
+	})
+}
+
+// SetServerStatus records the live status of a server's connection.
+func (c *Core) SetServerStatus(name string, st ServerStatus) {
+	c.publish(func(s *Snapshot) {
+		if old, ok := s.Servers[name]; ok && reflect.DeepEqual(old, st) {
+			return
+		}
+		s.Servers = maps.Clone(s.Servers)
+		if s.Servers == nil {
+			s.Servers = map[string]ServerStatus{}
+		}
+		s.Servers[name] = st
+	})
+}
+
+// ClearServerStatus forgets the live status of a server that was removed.
+func (c *Core) ClearServerStatus(name string) {
+	c.publish(func(s *Snapshot) {
+		if _, ok := s.Servers[name]; !ok {
+			return
+		}
+		s.Servers = maps.Clone(s.Servers)
+		delete(s.Servers, name)
+	})
+}
+
+// SetNotice sets (or, with an empty msg, clears) the notice on topic.
+func (c *Core) SetNotice(topic, msg string) {
+	c.publish(func(s *Snapshot) {
+		if s.Notices[topic] == msg {
+			return
+		}
+		s.Notices = maps.Clone(s.Notices)
+		if s.Notices == nil {
+			s.Notices = map[string]string{}
+		}
+		if msg == "" {
+			delete(s.Notices, topic)
+		} else {
+			s.Notices[topic] = msg
+		}
+	})
+}
+
+// publish builds the next snapshot from a shallow copy of the current one.
+// edit replaces what it changes (copy on write), so published snapshots are
+// never touched again. Nothing is published when edit changed nothing.
+func (c *Core) publish(edit func(*Snapshot)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.snap.Load()
+	next := *cur
+	edit(&next)
+	if reflect.DeepEqual(&next, cur) {
+		return
+	}
+	next.Seq = cur.Seq + 1
+	c.snap.Store(&next)
+	for ch := range c.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // a signal is already waiting; it covers this change too
+		}
+	}
+}
+
+// Subscribe returns a channel that receives a signal after each change (a
+// burst of changes may arrive as one signal: read Snapshot for the latest),
+// and a function that ends the subscription.
+func (c *Core) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	c.mu.Lock()
+	c.subs[ch] = struct{}{}
+	c.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			c.mu.Lock()
+			delete(c.subs, ch)
+			c.mu.Unlock()
+		})
+	}
+}
+
+// Run watches the state file and reloads it when another process changes it,
+// until ctx ends.
+func (c *Core) Run(ctx context.Context) error {
+	return c.store.Watch(ctx, func() {
+		if err := c.Reload(); err != nil {
+			c.SetNotice("reload", "could not reload the state file: "+err.Error())
+		} else {
+			c.SetNotice("reload", "")
+		}
+	})
+}
+
+// ServerNames lists the configured servers' names in order.
+func (s *Snapshot) ServerNames() []string {
+	names := make([]string, len(s.State.Servers))
+	for i, srv := range s.State.Servers {
+		names[i] = srv.Name
+	}
+	return slices.Clip(names)
+}

@@ -1,0 +1,16 @@
+//go:build unix
+
+package app
+
+import (
+	"os"
+	"syscall"
+)
+
+func deviceOf(fi os.FileInfo) (uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Dev), true //nolint:unconvert // Dev is int32 on some platforms
+}

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// CheckAccess is the access check a root must pass before it is exposed: the
+// folder exists, is a directory, can be opened and listed, and is still on
+// the filesystem device it was on when added (wantDevice; 0 skips that
+// test). An unmounted drive leaves an empty mount point on another device
+// behind, which this reports as HealthUnmounted.
+func CheckAccess(path string, wantDevice uint64) Health {
+	h := Health{Checked: time.Now().UTC()}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		h.Status, h.Err = HealthMissing, err.Error()
+		return h
+	case errors.Is(err, fs.ErrPermission):
+		h.Status, h.Err = HealthUnreadable, err.Error()
+		return h
+	case err != nil:
+		h.Status, h.Err = HealthMissing, err.Error()
+		return h
+	case !fi.IsDir():
+		h.Status, h.Err = HealthNotDir, path+" is not a directory"
+		return h
+	}
+	if wantDevice != 0 {
+		if dev, ok := deviceOf(fi); ok && dev != wantDevice {
+			h.Status, h.Err = HealthUnmounted, path+" is no longer on the drive it was on (unmounted?)"
+			return h
+		}
+	}
+	d, err := os.Open(path)
+	if err != nil {
+		h.Status, h.Err = HealthUnreadable, err.Error()
+		return h
+	}
+	defer d.Close()
+	if _, err := d.ReadDir(1); err != nil && err != io.EOF {
+		h.Status, h.Err = HealthUnreadable, err.Error()
+		return h
+	}
+	h.Status = HealthOK
+	return h
+}
+
+// DeviceOf returns the filesystem device path is on (0 when unknown).
+func DeviceOf(path string) uint64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	dev, _ := deviceOf(fi)
+	return dev
+}

@@ -1,0 +1,225 @@
+package app
+
+import (
+	"time"
+)
+
+// StateVersion is the version of the state file this build writes. Files with
+// a lower version are migrated (see migrations); files with a higher version
+// are refused rather than overwritten.
+const StateVersion = 1
+
+// Source says where a root or a decision came from.
+type Source string
+
+// Where roots come from.
+const (
+	SourceGit      Source = "git"      // found as a git repository
+	SourceMarker   Source = "marker"   // found by a project marker file
+	SourcePicked   Source = "picked"   // picked by hand (folder picker or `roots add`)
+	SourceImported Source = "imported" // imported from another host's config
+)
+
+// Who made a decision.
+const (
+	ByDialog      Source = "dialog"       // a consent dialog in the GUI
+	ByTray        Source = "tray"         // a tray menu click
+	ByCommandLine Source = "command-line" // a command typed by the person
+	ByImport      Source = "import"       // imported with a server config
+)
+
+// Root is a folder that may be exposed to MCP servers.
+type Root struct {
+	// Path is the canonical absolute path: cleaned, symlinks resolved. It is
+	// the root's identity.
+	Path string `json:"path"`
+	// Given is the path as the person gave it (a symlink, say), kept for
+	// display. Empty when it equals Path.
+	Given string `json:"given,omitempty"`
+	// Name is the display name, by default the folder's base name.
+	Name string `json:"name"`
+	// Source says how the root was found.
+	Source Source `json:"source"`
+	// Enabled roots may be shared; disabled ones are shown to nobody.
+	Enabled bool `json:"enabled"`
+	// Device is the filesystem device the folder was on when added; a
+	// different device later means the drive was unmounted.
+	Device uint64 `json:"device,omitempty"`
+	// Branch and Remote describe a git repository (empty otherwise).
+	Branch string `json:"branch,omitempty"`
+	Remote string `json:"remote,omitempty"`
+	// Added is when the root was added.
+	Added time.Time `json:"added"`
+}
+
+// URI is the root's file:// URI, percent-encoded.
+func (r Root) URI() string { return URIFromPath(r.Path) }
+
+// RootsMode says how a server learns its roots.
+type RootsMode string
+
+// The roots modes.
+const (
+	// RootsProtocol declares the roots capability and answers roots/list.
+	RootsProtocol RootsMode = "protocol"
+	// RootsArgs appends the visible paths to the server's command line and
+	// restarts it when they change, for servers that never ask.
+	RootsArgs RootsMode = "args"
+	// RootsEnv passes the visible paths in the ROOTKEEPER_ROOTS environment
+	// variable (os.PathListSeparator-separated) and restarts on change.
+	RootsEnv RootsMode = "env"
+	// RootsOff does not declare the capability; roots/list gets -32601.
+	RootsOff RootsMode = "off"
+)
+
+// Transport types of a server.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+)
+
+// Server is one configured MCP server, in the shape of the mcpServers entries
+// of common MCP host configs, plus RootsMode.
+type Server struct {
+	Name string `json:"name"`
+	// Type is "stdio", "http" or "sse".
+	Type string `json:"type"`
+	// Stdio servers.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	// Remote servers.
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// RootsMode defaults to RootsProtocol when empty.
+	RootsMode RootsMode `json:"rootsMode,omitempty"`
+}
+
+// Mode returns the server's roots mode, RootsProtocol when unset.
+func (s Server) Mode() RootsMode {
+	if s.RootsMode == "" {
+		return RootsProtocol
+	}
+	return s.RootsMode
+}
+
+// Verdict is allow or deny.
+type Verdict string
+
+// The verdicts.
+const (
+	Allow Verdict = "allow"
+	Deny  Verdict = "deny"
+)
+
+// Scope says how long a decision lasts.
+type Scope string
+
+// The scopes.
+const (
+	// Always lasts until revoked.
+	Always Scope = "always"
+	// UntilQuit lasts until the long-running app (GUI or headless) quits; such
+	// decisions are dropped when the app next starts.
+	UntilQuit Scope = "until-quit"
+)
+
+// Decision is a person's answer to "may Server see Root?".
+type Decision struct {
+	Server  string    `json:"server"`
+	Root    string    `json:"root"` // the root's canonical Path
+	Verdict Verdict   `json:"verdict"`
+	Scope   Scope     `json:"scope"`
+	At      time.Time `json:"at"`
+	By      Source    `json:"by"`
+}
+
+// State is everything Rootkeeper remembers, as stored in state.json.
+type State struct {
+	Version   int        `json:"version"`
+	Roots     []Root     `json:"roots"`
+	Servers   []Server   `json:"servers"`
+	Decisions []Decision `json:"decisions"`
+	// Paused stops all sharing without forgetting anything.
+	Paused bool `json:"paused"`
+	// SearchFolders are where discovery looks; empty means the defaults.
+	SearchFolders []string `json:"searchFolders,omitempty"`
+}
+
+// HealthStatus is the result of an access check on a root.
+type HealthStatus string
+
+// The health statuses. The zero value means "not checked yet", which is not
+// ok: an unchecked root is never visible.
+const (
+	HealthUnknown    HealthStatus = ""
+	HealthOK         HealthStatus = "ok"
+	HealthMissing    HealthStatus = "missing"
+	HealthNotDir     HealthStatus = "not-a-directory"
+	HealthUnreadable HealthStatus = "unreadable"
+	HealthUnmounted  HealthStatus = "unmounted"
+	HealthMoved      HealthStatus = "moved"
+)
+
+// Health is what the last access check of a root found.
+type Health struct {
+	Status HealthStatus `json:"status"`
+	// Err is the operating system's error, for display.
+	Err string `json:"error,omitempty"`
+	// MovedTo is where a renamed root went, when that is known.
+	MovedTo string `json:"movedTo,omitempty"`
+	// Branch is the current git branch, kept fresh by the watcher.
+	Branch string `json:"branch,omitempty"`
+	// Checked is when the check ran.
+	Checked time.Time `json:"checked"`
+}
+
+// OK reports whether the root passed its access check.
+func (h Health) OK() bool { return h.Status == HealthOK }
+
+// Snapshot is an immutable view of everything visible depends on. Nobody
+// mutates a Snapshot after publishing it; changes make a new one.
+type Snapshot struct {
+	State State
+	// Health maps a root's Path to its last access check. A root with no
+	// entry has not been checked and is not visible.
+	Health map[string]Health
+	// Servers holds each server's live connection status, by name. Empty
+	// outside a running app.
+	Servers map[string]ServerStatus
+	// Notices are things the person should know, by topic: a state file moved
+	// aside, folders watched by polling.
+	Notices map[string]string
+	// Seq increases with every published snapshot.
+	Seq uint64
+}
+
+// ServerState is where a server's connection stands.
+type ServerState string
+
+// The server states.
+const (
+	ServerStarting  ServerState = "starting"
+	ServerConnected ServerState = "connected"
+	ServerFailed    ServerState = "failed"
+	ServerStopped   ServerState = "stopped"
+)
+
+// ServerStatus is the live status of one server's connection, reported by
+// the MCP client and shown by the GUI and `status`.
+type ServerStatus struct {
+	State           ServerState `json:"state"`
+	ProtocolVersion string      `json:"protocolVersion,omitempty"`
+	ServerName      string      `json:"serverName,omitempty"`
+	ServerVersion   string      `json:"serverVersion,omitempty"`
+	Error           string      `json:"error,omitempty"`
+	Since           time.Time   `json:"since"`
+	// LastSent are the root URIs of the last roots/list answer (or command
+	// line, for args/env mode), and when it was sent.
+	LastSent   []string  `json:"lastSent"`
+	LastSentAt time.Time `json:"lastSentAt,omitzero"`
+	Restarts   int       `json:"restarts,omitempty"`
+	PID        int       `json:"pid,omitempty"`
+}

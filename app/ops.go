@@ -1,0 +1,284 @@
+package app
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// InputError is a mistake in what a person asked for: a bad value, a name
+// that does not exist. Commands exit 2 on it.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// ExitCode is 2: bad usage or bad input.
+func (e *InputError) ExitCode() int { return 2 }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Clone returns a deep copy of s, so that a Snapshot never shares slices or
+// maps with a State being edited.
+func (s State) Clone() State {
+	c := s
+	c.Roots = slices.Clone(s.Roots)
+	c.Decisions = slices.Clone(s.Decisions)
+	c.SearchFolders = slices.Clone(s.SearchFolders)
+	c.Servers = make([]Server, len(s.Servers))
+	for i, srv := range s.Servers {
+		srv.Args = slices.Clone(srv.Args)
+		srv.Env = cloneMap(srv.Env)
+		srv.Headers = cloneMap(srv.Headers)
+		c.Servers[i] = srv
+	}
+	if s.Servers == nil {
+		c.Servers = nil
+	}
+	return c
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// AddRoot adds r, which must carry a canonical absolute Path. Adding a root
+// exposes nothing by itself: servers see it only after a decision.
+func (s *State) AddRoot(r Root) error {
+	if err := ValidAbsPath(r.Path); err != nil {
+		return &InputError{Msg: err.Error()}
+	}
+	if old, ok := s.Root(r.Path); ok {
+		return inputErrorf("root %q is already added (as %q)", r.Path, old.Name)
+	}
+	if r.Name == "" {
+		r.Name = baseName(r.Path)
+	}
+	if r.Given == r.Path {
+		r.Given = ""
+	}
+	s.Roots = append(s.Roots, r)
+	slices.SortFunc(s.Roots, func(a, b Root) int { return compareStrings(a.Path, b.Path) })
+	return nil
+}
+
+// RemoveRoot forgets the root at path and every decision about it.
+func (s *State) RemoveRoot(path string) error {
+	i := slices.IndexFunc(s.Roots, func(r Root) bool { return r.Path == path })
+	if i < 0 {
+		return inputErrorf("no root %q", path)
+	}
+	s.Roots = slices.Delete(s.Roots, i, i+1)
+	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Root == path })
+	return nil
+}
+
+// SetEnabled turns the root at path on or off for everyone.
+func (s *State) SetEnabled(path string, enabled bool) error {
+	i := slices.IndexFunc(s.Roots, func(r Root) bool { return r.Path == path })
+	if i < 0 {
+		return inputErrorf("no root %q", path)
+	}
+	s.Roots[i].Enabled = enabled
+	return nil
+}
+
+// UpdateRoot applies fn to the root at path (to rename it or record its
+// branch); fn must not change the Path.
+func (s *State) UpdateRoot(path string, fn func(*Root)) error {
+	i := slices.IndexFunc(s.Roots, func(r Root) bool { return r.Path == path })
+	if i < 0 {
+		return inputErrorf("no root %q", path)
+	}
+	fn(&s.Roots[i])
+	s.Roots[i].Path = path
+	return nil
+}
+
+// AddServer adds a validated server. A server with that name must not exist.
+func (s *State) AddServer(srv Server) error {
+	if err := ValidateServer(srv); err != nil {
+		return err
+	}
+	if _, ok := s.Server(srv.Name); ok {
+		return inputErrorf("server %q already exists", srv.Name)
+	}
+	s.Servers = append(s.Servers, srv)
+	slices.SortFunc(s.Servers, func(a, b Server) int { return compareStrings(a.Name, b.Name) })
+	return nil
+}
+
+// ReplaceServer changes the configuration of an existing server, keeping its
+// decisions.
+func (s *State) ReplaceServer(srv Server) error {
+	if err := ValidateServer(srv); err != nil {
+		return err
+	}
+	i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == srv.Name })
+	if i < 0 {
+		return inputErrorf("no server %q", srv.Name)
+	}
+	s.Servers[i] = srv
+	return nil
+}
+
+// RemoveServer forgets a server and every decision about it.
+func (s *State) RemoveServer(name string) error {
+	i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == name })
+	if i < 0 {
+		return inputErrorf("no server %q", name)
+	}
+	s.Servers = slices.Delete(s.Servers, i, i+1)
+	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == name })
+	return nil
+}
+
+// Decide records a person's decision for (server, root), replacing any
+// earlier one.
+func (s *State) Decide(d Decision) error {
+	if _, ok := s.Server(d.Server); !ok {
+		return inputErrorf("no server %q", d.Server)
+	}
+	if _, ok := s.Root(d.Root); !ok {
+		return inputErrorf("no root %q", d.Root)
+	}
+	if d.Verdict != Allow && d.Verdict != Deny {
+		return inputErrorf("invalid verdict %q (want allow or deny)", d.Verdict)
+	}
+	if d.Scope == "" {
+		d.Scope = Always
+	}
+	if d.Scope != Always && d.Scope != UntilQuit {
+		return inputErrorf("invalid scope %q (want always or until-quit)", d.Scope)
+	}
+	if d.At.IsZero() {
+		d.At = time.Now().UTC()
+	}
+	s.Revoke(d.Server, d.Root)
+	s.Decisions = append(s.Decisions, d)
+	slices.SortFunc(s.Decisions, func(a, b Decision) int {
+		if c := compareStrings(a.Server, b.Server); c != 0 {
+			return c
+		}
+		return compareStrings(a.Root, b.Root)
+	})
+	return nil
+}
+
+// Revoke forgets the decision for (server, root), so the root is undecided
+// (and so not visible) for that server again. It reports whether there was a
+// decision.
+func (s *State) Revoke(server, rootPath string) bool {
+	n := len(s.Decisions)
+	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool {
+		return d.Server == server && d.Root == rootPath
+	})
+	return len(s.Decisions) != n
+}
+
+// DropUntilQuit forgets every decision scoped until quit. The long-running app
+// calls it when it starts, since the app those decisions were made for has
+// quit.
+func (s *State) DropUntilQuit() int {
+	n := len(s.Decisions)
+	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Scope == UntilQuit })
+	return n - len(s.Decisions)
+}
+
+// ValidateServer checks a server's configuration and names the first bad
+// value it finds.
+func ValidateServer(srv Server) error {
+	if err := validServerName(srv.Name); err != nil {
+		return err
+	}
+	switch srv.Mode() {
+	case RootsProtocol, RootsArgs, RootsEnv, RootsOff:
+	default:
+		return inputErrorf("invalid roots mode %q for server %q (want protocol, args, env or off)", srv.RootsMode, srv.Name)
+	}
+	switch srv.Type {
+	case TransportStdio:
+		if strings.TrimSpace(srv.Command) == "" {
+			return inputErrorf("server %q has no command", srv.Name)
+		}
+		if srv.URL != "" {
+			return inputErrorf("server %q is stdio but has a url %q", srv.Name, srv.URL)
+		}
+		for k := range srv.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return inputErrorf("invalid environment variable name %q for server %q", k, srv.Name)
+			}
+		}
+	case TransportHTTP, TransportSSE:
+		u, err := url.Parse(srv.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return inputErrorf("invalid url %q for server %q (want http:// or https:// with a host)", srv.URL, srv.Name)
+		}
+		if srv.Command != "" {
+			return inputErrorf("server %q is %s but has a command %q", srv.Name, srv.Type, srv.Command)
+		}
+		if srv.Mode() == RootsArgs || srv.Mode() == RootsEnv {
+			return inputErrorf("roots mode %q needs a stdio server; %q is %s", srv.Mode(), srv.Name, srv.Type)
+		}
+		for k := range srv.Headers {
+			if !validHeaderName(k) {
+				return inputErrorf("invalid header name %q for server %q", k, srv.Name)
+			}
+		}
+	default:
+		return inputErrorf("invalid server type %q for server %q (want stdio, http or sse)", srv.Type, srv.Name)
+	}
+	return nil
+}
+
+func validServerName(name string) error {
+	if name == "" {
+		return inputErrorf("server name is empty")
+	}
+	if len(name) > 64 {
+		return inputErrorf("server name %q is longer than 64 characters", name)
+	}
+	if strings.TrimSpace(name) != name || strings.HasPrefix(name, "-") {
+		return inputErrorf("invalid server name %q (no leading dash or surrounding spaces)", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == '/' {
+			return inputErrorf("invalid server name %q (no control characters or '/')", name)
+		}
+	}
+	return nil
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range k {
+		if c > unicode.MaxASCII || c <= ' ' || strings.ContainsRune("()<>@,;:\\\"/[]?={}", c) {
+			return false
+		}
+	}
+	return true
+}
+
+func baseName(p string) string {
+	p = strings.TrimRight(p, "/")
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[i+1:]
+	}
+	if p == "" {
+		return "/"
+	}
+	return p
+}

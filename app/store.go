@@ -1,0 +1,385 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// File names inside the state folder.
+const (
+	StateFileName = "state.json"
+	lockFileName  = "state.lock"
+	tempPrefix    = StateFileName + ".tmp-"
+)
+
+// DefaultStateDir is os.UserConfigDir()/rootkeeper.
+func DefaultStateDir() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the config folder: %w", err)
+	}
+	return filepath.Join(dir, "rootkeeper"), nil
+}
+
+// CorruptError says a state file could not be parsed and was moved aside.
+// It is a warning: the store goes on with an empty state (nothing exposed).
+type CorruptError struct {
+	MovedTo string // where the unreadable file now is
+	Err     error  // why it could not be read
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("state file was unreadable (%v); moved it to %s and started with nothing exposed", e.Err, e.MovedTo)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// VersionError says the state file was written by a newer Rootkeeper. Such a
+// file is refused, never overwritten.
+type VersionError struct {
+	Path    string
+	Version int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s has version %d but this Rootkeeper understands up to %d; refusing to touch it", e.Path, e.Version, StateVersion)
+}
+
+// Store keeps the State in one JSON file in a folder. Writes are atomic
+// (temp file, fsync, rename, fsync of the folder) and serialised across
+// processes by an flock on a lock file, so the command line and the running
+// app never interleave or lose each other's updates.
+type Store struct {
+	dir string
+	// OnCorrupt, when set, is told when an unreadable file was moved aside.
+	OnCorrupt func(*CorruptError)
+}
+
+// OpenStore opens (creating, mode 0700) the state folder dir.
+func OpenStore(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, &InputError{Msg: "state folder is empty"}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state folder %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state folder %q: %w", abs, err)
+	}
+	return &Store{dir: abs}, nil
+}
+
+// Dir is the state folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the state file.
+func (s *Store) Path() string { return filepath.Join(s.dir, StateFileName) }
+
+// Load reads the state. A missing file is an empty state; an unparseable one
+// is moved aside (see CorruptError) and is an empty state too. It takes the
+// exclusive lock, since moving a corrupt file aside is a write.
+func (s *Store) Load() (State, error) {
+	var st State
+	err := s.withLock(true, func() error {
+		var err error
+		st, err = s.read()
+		return err
+	})
+	return st, err
+}
+
+// Update applies fn to the current state under an exclusive lock and saves
+// the result atomically. If fn returns an error nothing is written. It
+// returns the state as saved.
+func (s *Store) Update(fn func(*State) error) (State, error) {
+	var st State
+	err := s.withLock(true, func() error {
+		var err error
+		st, err = s.read()
+		if err != nil {
+			return err
+		}
+		if err := fn(&st); err != nil {
+			return err
+		}
+		return s.write(st)
+	})
+	return st, err
+}
+
+// read parses the state file; the caller holds the exclusive lock.
+func (s *Store) read() (State, error) {
+	data, err := os.ReadFile(s.Path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{Version: StateVersion}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("reading %s: %w", s.Path(), err)
+	}
+	st, perr := decodeState(data)
+	var verr *VersionError
+	if errors.As(perr, &verr) {
+		verr.Path = s.Path()
+		return State{}, verr
+	}
+	if perr != nil {
+		moved := s.Path() + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		if err := os.Rename(s.Path(), moved); err != nil {
+			return State{}, fmt.Errorf("moving unreadable %s aside: %w", s.Path(), err)
+		}
+		syncDir(s.dir)
+		if s.OnCorrupt != nil {
+			s.OnCorrupt(&CorruptError{MovedTo: moved, Err: perr})
+		}
+		return State{Version: StateVersion}, nil
+	}
+	return st, nil
+}
+
+// beforeRename is a test hook: it runs after the temp file is written and
+// synced, just before it replaces the state file.
+var beforeRename = func() {}
+
+func (s *Store) write(st State) error {
+	st.Version = StateVersion
+	data, err := EncodeState(st)
+	if err != nil {
+		return err
+	}
+	s.removeStaleTemps()
+	f, err := os.CreateTemp(s.dir, tempPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("saving state: %w", err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("saving state: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("saving state: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("saving state: %w", err)
+	}
+	beforeRename()
+	if err := os.Rename(tmp, s.Path()); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("saving state: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("saving state: %w", err)
+	}
+	return nil
+}
+
+// removeStaleTemps deletes temp files left by a process that died before
+// renaming; the caller holds the exclusive lock, so none is in use.
+func (s *Store) removeStaleTemps() {
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tempPrefix) {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+		}
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// EncodeState renders st as the state file's JSON, indented, ending in a
+// newline.
+func EncodeState(st State) ([]byte, error) {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding state: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// decodeState parses and migrates a state file.
+func decodeState(data []byte) (State, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return State{}, errors.New("file is empty")
+	}
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return State{}, err
+	}
+	if head.Version == nil {
+		return State{}, errors.New(`no "version" field`)
+	}
+	if *head.Version > StateVersion {
+		return State{}, &VersionError{Version: *head.Version}
+	}
+	if *head.Version < 0 {
+		return State{}, fmt.Errorf("invalid version %d", *head.Version)
+	}
+	data, err := migrate(data, *head.Version)
+	if err != nil {
+		return State{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var st State
+	if err := dec.Decode(&st); err != nil {
+		return State{}, err
+	}
+	if err := st.check(); err != nil {
+		return State{}, err
+	}
+	return st, nil
+}
+
+// check rejects a parsed state that breaks the invariants everything else
+// relies on (canonical absolute root paths, unique names).
+func (s *State) check() error {
+	paths := map[string]bool{}
+	for _, r := range s.Roots {
+		if err := ValidAbsPath(r.Path); err != nil {
+			return err
+		}
+		if paths[r.Path] {
+			return fmt.Errorf("root %q listed twice", r.Path)
+		}
+		paths[r.Path] = true
+	}
+	names := map[string]bool{}
+	for _, srv := range s.Servers {
+		if names[srv.Name] {
+			return fmt.Errorf("server %q listed twice", srv.Name)
+		}
+		names[srv.Name] = true
+	}
+	return nil
+}
+
+// migration turns the JSON of version From into that of version From+1.
+type migration struct {
+	From  int
+	Apply func(map[string]any) error
+}
+
+// migrations is the table of state-file upgrades, applied in order.
+var migrations = []migration{
+	// Version 0 was the unversioned prototype format, which called the
+	// decisions "grants" and had no verdict or scope: every grant was an
+	// allow, always.
+	{From: 0, Apply: func(doc map[string]any) error {
+		if grants, ok := doc["grants"]; ok {
+			list, _ := grants.([]any)
+			for _, g := range list {
+				if m, ok := g.(map[string]any); ok {
+					m["verdict"] = string(Allow)
+					m["scope"] = string(Always)
+				}
+			}
+			doc["decisions"] = list
+			delete(doc, "grants")
+		}
+		return nil
+	}},
+}
+
+func migrate(data []byte, version int) ([]byte, error) {
+	if version == StateVersion {
+		return data, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	for _, m := range migrations {
+		if m.From < version {
+			continue
+		}
+		if err := m.Apply(doc); err != nil {
+			return nil, fmt.Errorf("migrating from version %d: %w", m.From, err)
+		}
+		version = m.From + 1
+	}
+	doc["version"] = version
+	return json.Marshal(doc)
+}
+
+// Watch calls onChange (from one goroutine) soon after the state file is
+// replaced by anyone, until ctx ends. It uses fsnotify on the folder and falls
+// back to polling every 250 ms when fsnotify is unavailable.
+func (s *Store) Watch(ctx context.Context, onChange func()) error {
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = w.Add(s.dir)
+		if err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		return s.poll(ctx, onChange)
+	}
+	defer w.Close()
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if filepath.Base(ev.Name) == StateFileName {
+				debounce = time.After(20 * time.Millisecond)
+			}
+		case <-w.Errors:
+			// An overflow may have hidden a change: look anyway.
+			debounce = time.After(20 * time.Millisecond)
+		case <-debounce:
+			debounce = nil
+			onChange()
+		}
+	}
+}
+
+func (s *Store) poll(ctx context.Context, onChange func()) error {
+	var last os.FileInfo
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			fi, err := os.Stat(s.Path())
+			if err != nil {
+				continue
+			}
+			if last == nil || !os.SameFile(fi, last) || fi.ModTime() != last.ModTime() || fi.Size() != last.Size() {
+				if last != nil {
+					onChange()
+				}
+				last = fi
+			}
+		}
+	}
+}
