@@ -19,12 +19,17 @@ func Visible(snap *Snapshot, server string) []Root {
 	if !ok || srv.Mode() == RootsOff {
 		return nil
 	}
+	// Index the decisions once: Visible runs for every server on every
+	// change, and a lookup per root would make it quadratic.
+	allowed := map[string]bool{}
+	for _, d := range snap.State.Decisions {
+		if d.Server == server && d.Verdict == Allow {
+			allowed[d.Root] = true
+		}
+	}
 	var out []Root
 	for _, r := range snap.State.Roots {
-		if !r.Enabled || !snap.Health[r.Path].OK() {
-			continue
-		}
-		if d, ok := snap.State.Decision(server, r.Path); ok && d.Verdict == Allow {
+		if r.Enabled && allowed[r.Path] && snap.Health[r.Path].OK() {
 			out = append(out, r)
 		}
 	}
@@ -79,12 +84,15 @@ func Pending(snap *Snapshot, server string) []Root {
 	if srv, ok := snap.State.Server(server); !ok || srv.Mode() == RootsOff {
 		return nil
 	}
+	decided := map[string]bool{}
+	for _, d := range snap.State.Decisions {
+		if d.Server == server {
+			decided[d.Root] = true
+		}
+	}
 	var out []Root
 	for _, r := range snap.State.Roots {
-		if !r.Enabled {
-			continue
-		}
-		if _, decided := snap.State.Decision(server, r.Path); !decided {
+		if r.Enabled && !decided[r.Path] {
 			out = append(out, r)
 		}
 	}
