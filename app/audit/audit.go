@@ -1,0 +1,182 @@
+// Package audit records what each MCP server was told about its roots: every
+// roots/list answered (or refused), one JSON object per line in
+// STATE/audit.jsonl, rotated to audit.jsonl.1 when it grows past a limit.
+//
+// It owns only those two files and the `rootkeeper audit` command that prints
+// them. It imports nothing but the standard library and package app.
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// File names inside the state folder.
+const (
+	FileName    = "audit.jsonl"
+	RotatedName = FileName + ".1"
+)
+
+// DefaultMaxSize is the size at which the log is rotated: 10 MB.
+const DefaultMaxSize = 10 << 20
+
+// Ways a server learns its roots, for Entry.Via.
+const (
+	ViaRootsList    = "roots/list"    // the server sent roots/list
+	ViaInputRequest = "input-request" // a roots/list input request inside a client request (SEP-2322)
+	ViaArgs         = "args"          // rootsMode args: paths appended to the command line at start
+	ViaEnv          = "env"           // rootsMode env: paths in ROOTKEEPER_ROOTS at start
+)
+
+// Entry is one answer given to a server.
+type Entry struct {
+	Time            time.Time `json:"time"`
+	Server          string    `json:"server"`
+	ProtocolVersion string    `json:"protocolVersion,omitempty"`
+	// Roots are the URIs sent; empty (not absent) for an empty list.
+	Roots []string `json:"roots"`
+	// Error is the JSON-RPC error sent instead of a list, if any.
+	Error string `json:"error,omitempty"`
+	Via   string `json:"via"`
+}
+
+// Log appends entries to DIR/audit.jsonl. It is safe for concurrent use.
+type Log struct {
+	dir string
+	// MaxSize is the size in bytes past which the file is rotated (the
+	// previous audit.jsonl.1 is replaced). Zero means DefaultMaxSize.
+	MaxSize int64
+
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+}
+
+// NewLog returns a log writing into the folder dir (created on first write).
+func NewLog(dir string) *Log { return &Log{dir: dir} }
+
+// Path is the current log file.
+func (l *Log) Path() string { return filepath.Join(l.dir, FileName) }
+
+// Append writes e as one line. A zero Time is set to now; nil Roots become
+// an empty list.
+func (l *Log) Append(e Entry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	if e.Roots == nil && e.Error == "" {
+		e.Roots = []string{}
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit: encoding entry: %w", err)
+	}
+	line = append(line, '\n')
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.open(); err != nil {
+		return err
+	}
+	max := l.MaxSize
+	if max <= 0 {
+		max = DefaultMaxSize
+	}
+	if l.size > 0 && l.size+int64(len(line)) > max {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.f.Write(line)
+	l.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("audit: writing %s: %w", l.Path(), err)
+	}
+	return nil
+}
+
+// open opens the file if it is not open; l.mu is held.
+func (l *Log) open() error {
+	if l.f != nil {
+		return nil
+	}
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit: %w", err)
+	}
+	l.f, l.size = f, fi.Size()
+	return nil
+}
+
+// rotate moves the current file to audit.jsonl.1 and starts a new one.
+func (l *Log) rotate() error {
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	l.f = nil
+	if err := os.Rename(l.Path(), filepath.Join(l.dir, RotatedName)); err != nil {
+		return fmt.Errorf("audit: rotating: %w", err)
+	}
+	return l.open()
+}
+
+// Close closes the file; a later Append opens it again.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Read returns the entries in dir, oldest first: the rotated file, then the
+// current one. A non-empty server keeps only that server's entries. Lines
+// that cannot be parsed (a write cut short by a crash) are skipped. A folder
+// with no log is no entries, not an error.
+func Read(dir, server string) ([]Entry, error) {
+	var out []Entry
+	for _, name := range []string{RotatedName, FileName} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			var e Entry
+			if json.Unmarshal(sc.Bytes(), &e) != nil {
+				continue
+			}
+			if server == "" || e.Server == server {
+				out = append(out, e)
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("audit: reading %s: %w", name, err)
+		}
+	}
+	return out, nil
+}
