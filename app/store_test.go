@@ -1,0 +1,290 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The store tests re-execute the test binary to get real second processes.
+// The child's role comes from ROOTKEEPER_STORE_CHILD.
+func TestMain(m *testing.M) {
+	switch os.Getenv("ROOTKEEPER_STORE_CHILD") {
+	case "":
+		os.Exit(m.Run())
+	case "writer":
+		storeWriterChild()
+	case "crash-before-rename":
+		storeCrashChild()
+	}
+	os.Exit(3)
+}
+
+// storeWriterChild adds N servers named PREFIX-i, one Update each.
+func storeWriterChild() {
+	dir, prefix := os.Getenv("STORE_DIR"), os.Getenv("STORE_PREFIX")
+	n, _ := strconv.Atoi(os.Getenv("STORE_N"))
+	s, err := OpenStore(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		if _, err := s.Update(func(st *State) error {
+			return st.AddServer(Server{Name: name, Type: TransportStdio, Command: "x"})
+		}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(0)
+}
+
+// storeCrashChild dies by SIGKILL after writing and syncing the temp file,
+// before the rename that would publish it.
+func storeCrashChild() {
+	s, err := OpenStore(os.Getenv("STORE_DIR"))
+	if err != nil {
+		os.Exit(1)
+	}
+	beforeRename = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	s.Update(func(st *State) error {
+		return st.AddServer(Server{Name: "never-saved", Type: TransportStdio, Command: "x"})
+	})
+	os.Exit(0) // not reached
+}
+
+func child(t *testing.T, role string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "ROOTKEEPER_STORE_CHILD="+role), env...)
+	return cmd
+}
+
+func TestConcurrentProcessesLoseNoUpdate(t *testing.T) {
+	dir := t.TempDir()
+	const procs, each = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for p := 0; p < procs; p++ {
+		cmd := child(t, "writer", "STORE_DIR="+dir, fmt.Sprintf("STORE_PREFIX=p%d", p), fmt.Sprintf("STORE_N=%d", each))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("writer: %v: %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s, _ := OpenStore(dir)
+	st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Servers) != procs*each {
+		t.Fatalf("%d servers saved, want %d: updates were lost", len(st.Servers), procs*each)
+	}
+	for p := 0; p < procs; p++ {
+		for i := 0; i < each; i++ {
+			if _, ok := st.Server(fmt.Sprintf("p%d-%d", p, i)); !ok {
+				t.Fatalf("server p%d-%d was lost", p, i)
+			}
+		}
+	}
+}
+
+func TestKilledBeforeRenameLeavesOldStateIntact(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := OpenStore(dir)
+	if _, err := s.Update(func(st *State) error {
+		return st.AddServer(Server{Name: "kept", Type: TransportStdio, Command: "x"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(s.Path())
+
+	err := child(t, "crash-before-rename", "STORE_DIR="+dir).Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die by SIGKILL: %v", err)
+	}
+	after, _ := os.ReadFile(s.Path())
+	if string(before) != string(after) {
+		t.Fatalf("state file changed by a writer killed before rename:\n%s", after)
+	}
+	temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+	if len(temps) != 1 {
+		t.Fatalf("want the dead writer's temp file left behind, found %v", temps)
+	}
+	st, err := s.Load()
+	if err != nil || len(st.Servers) != 1 || st.Servers[0].Name != "kept" {
+		t.Fatalf("after crash: %v %+v", err, st.Servers)
+	}
+	// The next write cleans up after the dead one.
+	if _, err := s.Update(func(st *State) error { st.Paused = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*")); len(temps) != 0 {
+		t.Fatalf("stale temp files not removed: %v", temps)
+	}
+}
+
+func TestCorruptFileIsMovedAsideAndReported(t *testing.T) {
+	for name, content := range map[string]string{
+		"garbage":    "\x00\x01 this is not json",
+		"truncated":  `{"version": 1, "roots": [{"path": "/a", "ena`,
+		"empty":      "",
+		"no version": `{"roots": []}`,
+		"bad root":   `{"version": 1, "roots": [{"path": "relative/x"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, _ := OpenStore(dir)
+			os.WriteFile(s.Path(), []byte(content), 0o600)
+			var reported *CorruptError
+			s.OnCorrupt = func(e *CorruptError) { reported = e }
+			st, err := s.Load()
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if len(st.Roots)+len(st.Servers)+len(st.Decisions) != 0 {
+				t.Fatalf("corrupt file gave a non-empty state: %+v", st)
+			}
+			if reported == nil {
+				t.Fatal("corruption was not reported")
+			}
+			if !strings.Contains(reported.MovedTo, StateFileName+".corrupt-") || strings.Contains(reported.Error(), "\n") {
+				t.Fatalf("bad report: %q", reported.Error())
+			}
+			moved, err := os.ReadFile(reported.MovedTo)
+			if err != nil || string(moved) != content {
+				t.Fatalf("the corrupt file was not preserved at %s: %v", reported.MovedTo, err)
+			}
+			if _, err := os.Stat(s.Path()); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("corrupt file still in place: %v", err)
+			}
+		})
+	}
+}
+
+func TestCoreStartsWithNothingExposedAndANoticeOnCorruptFile(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := OpenStore(dir)
+	os.WriteFile(s.Path(), []byte("{nope"), 0o600)
+	c, err := NewCore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Snapshot().Notices[NoticeCorrupt]; !strings.Contains(n, "moved it to") {
+		t.Fatalf("notice = %q", n)
+	}
+}
+
+func TestNewerVersionIsRefusedNotOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := OpenStore(dir)
+	content := `{"version": 99, "roots": []}`
+	os.WriteFile(s.Path(), []byte(content), 0o600)
+	_, err := s.Update(func(st *State) error { st.Paused = true; return nil })
+	var verr *VersionError
+	if !errors.As(err, &verr) || verr.Version != 99 {
+		t.Fatalf("err = %v, want a VersionError", err)
+	}
+	if got, _ := os.ReadFile(s.Path()); string(got) != content {
+		t.Fatalf("newer file was overwritten: %s", got)
+	}
+}
+
+func TestMigrationFromVersion0(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := OpenStore(dir)
+	v0, err := os.ReadFile("testdata/state-v0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(s.Path(), v0, 0o600)
+	st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Decision{{Server: "fs", Root: "/home/p/src", Verdict: Allow, Scope: Always, By: ByCommandLine,
+		At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	if !slices.Equal(st.Decisions, want) {
+		t.Fatalf("migrated decisions = %+v, want %+v", st.Decisions, want)
+	}
+	if st.Version != 0 && st.Version != StateVersion {
+		t.Fatalf("version %d", st.Version)
+	}
+	if _, err := s.Update(func(*State) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := s.Load()
+	if again.Version != StateVersion || !slices.Equal(again.Decisions, want) {
+		t.Fatalf("after save: %+v", again)
+	}
+}
+
+func TestFailedUpdateWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := OpenStore(dir)
+	s.Update(func(st *State) error { st.Paused = true; return nil })
+	before, _ := os.ReadFile(s.Path())
+	_, err := s.Update(func(st *State) error {
+		st.Paused = false
+		return st.AddServer(Server{Name: "", Type: TransportStdio})
+	})
+	if err == nil {
+		t.Fatal("invalid server accepted")
+	}
+	if after, _ := os.ReadFile(s.Path()); string(after) != string(before) {
+		t.Fatal("a failed update changed the file")
+	}
+}
+
+func TestCoreReloadsChangesFromAnotherWriter(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := OpenStore(dir)
+	c, err := NewCore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := contextWithCancel()
+	defer cancel()
+	go c.Run(ctx)
+	ch, stop := c.Subscribe()
+	defer stop()
+	time.Sleep(100 * time.Millisecond) // let the watch start
+	// Another process (here: another Store on the same folder) writes.
+	other, _ := OpenStore(dir)
+	if _, err := other.Update(func(st *State) error { st.Paused = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for !c.Snapshot().State.Paused {
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatal("the core did not pick up the other writer's change")
+		}
+	}
+}
+
+func contextWithCancel() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}
