@@ -1,0 +1,156 @@
+// Command rootkeeper decides which folders of this machine each MCP server
+// may see. With no verb it opens the window and the tray icon; `rootkeeper
+// --help` lists the verbs.
+//
+// This file only wires the parts together: the command line (app/cli), the
+// domain hub (app), the project scanner (detect), root health (app/health),
+// the MCP clients (mcp) and the GUI (gui).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/audit"
+	"rootkeeper/app/cli"
+	"rootkeeper/app/control"
+	"rootkeeper/app/health"
+	"rootkeeper/detect"
+	"rootkeeper/gui"
+	"rootkeeper/mcp"
+)
+
+var version = "0.1.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cli.Version = version
+	cwd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	code := cli.Run(ctx, os.Args[1:], cli.Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Cwd: cwd, Home: home,
+	}, cli.Extensions{
+		Scan:                 scan,
+		DefaultSearchFolders: detect.DefaultSearchFolders,
+		GUI:                  runGUI,
+		Headless:             runHeadless,
+		Audit:                audit.RunCommand,
+	})
+	stop()
+	os.Exit(code)
+}
+
+// scan adapts detect.Scan to app.Scanner; the two packages share the shape
+// of their types so that the conversions are free.
+func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
+	sum, err := detect.Scan(ctx, detect.Request(req),
+		func(c detect.Candidate) { found(app.Candidate(c)) },
+		func(p detect.Progress) { progress(app.ScanProgress(p)) })
+	return app.ScanSummary(sum), err
+}
+
+// runtime is everything the long-running app runs besides the GUI.
+type runtime struct {
+	core    *app.Core
+	manager *mcp.Manager
+	control *control.Server
+	wg      sync.WaitGroup
+}
+
+// start opens the core, forgets last run's until-quit decisions, and starts
+// the state watcher, the health monitor, the MCP clients and the control
+// socket, all bound to ctx.
+func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*runtime, error) {
+	ctl, err := control.Listen(store.Dir())
+	if err != nil {
+		return nil, err
+	}
+	core, err := app.NewCore(store)
+	if err != nil {
+		return nil, err
+	}
+	if n := core.Snapshot().Notices[app.NoticeCorrupt]; n != "" {
+		logger.Warn(n)
+	}
+	if err := core.DropUntilQuit(); err != nil {
+		return nil, err
+	}
+	rt := &runtime{core: core, control: ctl, manager: mcp.NewManager(core, mcp.Options{StateDir: store.Dir(), Logger: logger})}
+	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
+		return cli.BuildStatus(core.Snapshot(), true), nil
+	})
+	monitor := health.NewMonitor(core, health.Options{Logger: logger})
+	for name, run := range map[string]func(context.Context) error{
+		"state watcher":   core.Run,
+		"health monitor":  monitor.Run,
+		"mcp clients":     rt.manager.Run,
+		"control channel": ctl.Serve,
+	} {
+		rt.wg.Add(1)
+		go func() {
+			defer rt.wg.Done()
+			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				logger.Error(name+" stopped", "err", err)
+			}
+		}()
+	}
+	return rt, nil
+}
+
+func newLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func runHeadless(ctx context.Context, store *app.Store) error {
+	logger := newLogger()
+	rt, err := start(ctx, store, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("rootkeeper running headless", "state", store.Dir())
+	<-ctx.Done()
+	logger.Info("shutting down")
+	rt.wg.Wait()
+	return nil
+}
+
+func runGUI(ctx context.Context, store *app.Store) error {
+	// A second launch brings the running window forward instead.
+	raiseCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err := control.Call(raiseCtx, store.Dir(), "raise", nil, nil)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	rt, err := start(ctx, store, newLogger())
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	err = gui.Run(gui.Options{
+		Core:     rt.core,
+		Scan:     scan,
+		Servers:  rt.manager,
+		Control:  rt.control,
+		StateDir: store.Dir(),
+		Home:     home,
+	})
+	quit()
+	rt.wg.Wait()
+	if err != nil {
+		return fmt.Errorf("gui: %w", err)
+	}
+	return nil
+}
