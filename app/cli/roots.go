@@ -48,7 +48,6 @@ func (c *command) roots(args []string) error {
 	return usagef("unknown verb %q for %q", sub, "roots")
 }
 
-
 func findRoot(s *app.State, ref, cwd string) (app.Root, error) {
 	r, err := s.FindRoot(ref, cwd)
 	if err != nil {
