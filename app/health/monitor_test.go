@@ -1,0 +1,561 @@
+package health
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"rootkeeper/app"
+)
+
+func TestDeleteAndRecreate(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	start(t, NewMonitor(core, Options{}))
+
+	waitStatus(t, core, root, app.HealthOK)
+	if got := visible(core); !contains(got, root) {
+		t.Fatalf("visible = %v, want %s in it", got, root)
+	}
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	h := waitStatus(t, core, root, app.HealthMissing)
+	if h.Err == "" || h.MovedTo != "" {
+		t.Errorf("missing health = %+v, want an error and no MovedTo", h)
+	}
+	if got := visible(core); contains(got, root) {
+		t.Fatalf("visible = %v after delete", got)
+	}
+	mkdir(t, root)
+	waitStatus(t, core, root, app.HealthOK)
+	if got := visible(core); !contains(got, root) {
+		t.Fatalf("visible = %v after re-create, want %s in it", got, root)
+	}
+	// The re-created folder is watched again: a second delete is seen too.
+	if err := os.Remove(root); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, core, root, app.HealthMissing)
+}
+
+func TestRenameIsMoved(t *testing.T) {
+	core := newCore(t)
+	base := t.TempDir()
+	root := mkdir(t, base, "proj")
+	other := mkdir(t, base, "stays")
+	addPaths(t, core, root, other)
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, root, app.HealthOK)
+	waitStatus(t, core, other, app.HealthOK)
+
+	moved := filepath.Join(filepath.Dir(root), "proj-renamed")
+	if err := os.Rename(root, moved); err != nil {
+		t.Fatal(err)
+	}
+	h := waitStatus(t, core, root, app.HealthMoved)
+	if h.MovedTo != moved {
+		t.Errorf("MovedTo = %q, want %q", h.MovedTo, moved)
+	}
+	if got, want := visible(core), []string{other}; !equal(got, want) {
+		t.Errorf("visible = %v, want %v (the new path needs a new consent)", got, want)
+	}
+	// Moved back: ok again, MovedTo forgotten.
+	if err := os.Rename(moved, root); err != nil {
+		t.Fatal(err)
+	}
+	h = waitStatus(t, core, root, app.HealthOK)
+	if h.MovedTo != "" {
+		t.Errorf("MovedTo = %q after moving back", h.MovedTo)
+	}
+	// Moved somewhere nobody watches: missing, since where it went is unknown.
+	elsewhere := filepath.Join(t.TempDir(), "away")
+	if err := os.Rename(root, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	h = waitStatus(t, core, root, app.HealthMissing)
+	if h.MovedTo != "" {
+		t.Errorf("MovedTo = %q for a move into an unwatched folder", h.MovedTo)
+	}
+}
+
+func TestReplacedByFile(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, root, app.HealthOK)
+
+	if err := os.Remove(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, core, root, app.HealthNotDir)
+	if got := visible(core); len(got) != 0 {
+		t.Errorf("visible = %v, want nothing", got)
+	}
+}
+
+func TestSymlinkTargetDeleted(t *testing.T) {
+	core := newCore(t)
+	base := t.TempDir()
+	target := mkdir(t, base, "real", "proj")
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	addRoots(t, core, app.Root{Path: target, Given: link})
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, target, app.HealthOK)
+
+	if err := os.RemoveAll(target); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, core, target, app.HealthMissing)
+	if got := visible(core); len(got) != 0 {
+		t.Errorf("visible = %v, want nothing", got)
+	}
+}
+
+func TestBranch(t *testing.T) {
+	core := newCore(t)
+	base := t.TempDir()
+	repo := mkdir(t, base, "repo")
+	mkdir(t, repo, ".git")
+	writeHEAD(t, filepath.Join(repo, ".git"), "ref: refs/heads/main\n")
+	// A linked worktree: .git is a file naming the git directory.
+	wt := mkdir(t, base, "wt")
+	wtGit := mkdir(t, repo, ".git", "worktrees", "wt")
+	writeHEAD(t, wtGit, "ref: refs/heads/topic\n")
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+wtGit+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := mkdir(t, base, "plain")
+	addPaths(t, core, repo, wt, plain)
+	counter := &checkCounter{}
+	m := NewMonitor(core, Options{})
+	m.onCheck = counter.hook
+	start(t, m)
+
+	branch := func(path, want string) {
+		t.Helper()
+		waitHealth(t, core, path, "branch "+want, func(h app.Health) bool { return h.OK() && h.Branch == want })
+	}
+	branch(repo, "main")
+	branch(wt, "topic")
+	branch(plain, "")
+
+	writeHEAD(t, filepath.Join(repo, ".git"), "ref: refs/heads/feature/x\n")
+	branch(repo, "feature/x")
+	writeHEAD(t, filepath.Join(repo, ".git"), "0123456789abcdef0123456789abcdef01234567\n")
+	branch(repo, "0123456")
+	writeHEAD(t, wtGit, "ref: refs/heads/other\n")
+	branch(wt, "other")
+
+	// git init in a plain folder: the branch appears.
+	mkdir(t, plain, ".git")
+	writeHEAD(t, filepath.Join(plain, ".git"), "ref: refs/heads/trunk\n")
+	branch(plain, "trunk")
+}
+
+// writeHEAD replaces HEAD the way git does: HEAD.lock, then rename.
+func writeHEAD(t *testing.T, gitDir, content string) {
+	t.Helper()
+	lock := filepath.Join(gitDir, "HEAD.lock")
+	if err := os.WriteFile(lock, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(lock, filepath.Join(gitDir, "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBranchFromHEAD(t *testing.T) {
+	for _, tc := range []struct{ head, want string }{
+		{"ref: refs/heads/main\n", "main"},
+		{"ref:refs/heads/feat/a", "feat/a"},
+		{"ref: refs/remotes/origin/main\n", "remotes/origin/main"},
+		{"0123456789abcdef0123456789abcdef01234567\n", "0123456"},
+		{"garbage", ""},
+		{"", ""},
+	} {
+		if got := branchFromHEAD([]byte(tc.head)); got != tc.want {
+			t.Errorf("branchFromHEAD(%q) = %q, want %q", tc.head, got, tc.want)
+		}
+	}
+}
+
+// A checkout or a big copy inside a root must not cost thousands of checks;
+// a flurry of chmods of the root itself costs a handful.
+func TestBurst(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	counter := &checkCounter{}
+	m := NewMonitor(core, Options{})
+	m.onCheck = counter.hook
+	start(t, m)
+	waitStatus(t, core, root, app.HealthOK)
+	before := counter.get(root)
+
+	began := time.Now()
+	for i := range 5000 {
+		if err := os.WriteFile(filepath.Join(root, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := mkdir(t, root, "sub")
+	for i := range 200 {
+		if err := os.Chmod(root, 0o755-os.FileMode(i%2)*0o050); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(sub, 0o700+os.FileMode(i%2)*0o055); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(began)
+	time.Sleep(5 * DefaultDebounce)
+	checks := counter.get(root) - before
+	t.Logf("5,000 creations and 400 chmods in %v: %d checks", took.Round(time.Millisecond), checks)
+	limit := 3 + int(took/DefaultDebounce)
+	if checks < 1 || checks > limit {
+		t.Errorf("%d checks for the burst, want 1..%d", checks, limit)
+	}
+	waitStatus(t, core, root, app.HealthOK)
+}
+
+func TestThousandRoots(t *testing.T) {
+	const n = 1000
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+		limit, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if limit < 3*n {
+			if os.Getuid() != 0 {
+				t.Fatalf("fs.inotify.max_user_watches is %d; %d roots need about %d watches", limit, n, 2*n)
+			}
+			if err := os.WriteFile("/proc/sys/fs/inotify/max_user_watches", []byte(strconv.Itoa(8*n)), 0o644); err != nil {
+				t.Fatalf("raising fs.inotify.max_user_watches from %d: %v", limit, err)
+			}
+		}
+	}
+	core := newCore(t)
+	base := t.TempDir()
+	paths := make([]string, n)
+	for i := range paths {
+		// Each in its own parent: 2,000 watches.
+		paths[i] = mkdir(t, base, fmt.Sprintf("p%04d", i), "proj")
+	}
+	addPaths(t, core, paths...)
+	began := time.Now()
+	start(t, NewMonitor(core, Options{}))
+	for _, p := range paths {
+		waitStatus(t, core, p, app.HealthOK)
+	}
+	t.Logf("%d roots checked and watched in %v", n, time.Since(began).Round(time.Millisecond))
+	if msg := core.Snapshot().Notices[NoticeTopic]; msg != "" {
+		t.Fatalf("notice %q, want none", msg)
+	}
+	for _, i := range []int{0, 499, n - 1} {
+		if err := os.Remove(paths[i]); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, core, paths[i], app.HealthMissing)
+	}
+	if got := len(visible(core)); got != n-3 {
+		t.Errorf("%d visible, want %d", got, n-3)
+	}
+}
+
+// When the watch limit is hit the roots are polled, and the notice says so
+// once.
+func TestLimitFallsBackToPolling(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EMFILE} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			core := newCore(t)
+			base := t.TempDir()
+			watched := mkdir(t, base, "a", "watched")
+			polled := mkdir(t, base, "b", "polled")
+			polled2 := mkdir(t, base, "c", "polled2")
+			addPaths(t, core, watched, polled, polled2)
+			real, err := newFSWatcher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lw := &limitWatcher{Watcher: real, err: errno, fail: func(p string) bool {
+				return !strings.HasPrefix(p, filepath.Dir(watched))
+			}}
+			var notices []string
+			sub, cancel := core.Subscribe()
+			defer cancel()
+			stop := make(chan struct{})
+			collected := make(chan []string)
+			go func() {
+				last := ""
+				var seen []string
+				for {
+					select {
+					case <-sub:
+						if msg := core.Snapshot().Notices[NoticeTopic]; msg != last {
+							seen = append(seen, msg)
+							last = msg
+						}
+					case <-stop:
+						collected <- seen
+						return
+					}
+				}
+			}()
+			start(t, NewMonitor(core, Options{Watcher: lw, PollInterval: 50 * time.Millisecond}))
+			for _, p := range []string{watched, polled, polled2} {
+				waitStatus(t, core, p, app.HealthOK)
+			}
+			if err := os.Remove(polled); err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(t, core, polled, app.HealthMissing)
+			mkdir(t, polled)
+			waitStatus(t, core, polled, app.HealthOK)
+			if err := os.Remove(watched); err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(t, core, watched, app.HealthMissing)
+			time.Sleep(200 * time.Millisecond) // a few more polls
+			close(stop)
+			notices = <-collected
+			if len(notices) != 1 || !strings.Contains(notices[0], "limit") {
+				t.Errorf("notices = %q, want one about the limit", notices)
+			}
+		})
+	}
+}
+
+// No watcher at all (inotify instances exhausted): everything is polled.
+func TestNoWatcherPolls(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	m := NewMonitor(core, Options{Watcher: &limitWatcher{err: syscall.EMFILE, fail: func(string) bool { return true }, Watcher: newSilentWatcher()}, PollInterval: 30 * time.Millisecond})
+	start(t, m)
+	waitStatus(t, core, root, app.HealthOK)
+	os.Remove(root)
+	waitStatus(t, core, root, app.HealthMissing)
+	if msg := core.Snapshot().Notices[NoticeTopic]; msg == "" {
+		t.Error("no notice")
+	}
+}
+
+func TestClockJumpRechecksAll(t *testing.T) {
+	core := newCore(t)
+	base := t.TempDir()
+	var paths []string
+	for i := range 5 {
+		paths = append(paths, mkdir(t, base, strconv.Itoa(i)))
+	}
+	addPaths(t, core, paths...)
+	counter := &checkCounter{}
+	var offset atomic.Int64
+	m := NewMonitor(core, Options{Watcher: newSilentWatcher(), ClockJump: time.Minute})
+	m.onCheck = counter.hook
+	m.wall = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	m.tick = 10 * time.Millisecond
+	start(t, m)
+	for _, p := range paths {
+		waitStatus(t, core, p, app.HealthOK)
+	}
+	time.Sleep(100 * time.Millisecond) // ten ticks without a jump
+	if got := counter.total(); got != len(paths) {
+		t.Fatalf("%d checks before the jump, want %d", got, len(paths))
+	}
+	// Nobody sees this (the watcher is silent), as after a sleep.
+	os.Remove(paths[2])
+	offset.Store(int64(time.Hour))
+	waitStatus(t, core, paths[2], app.HealthMissing)
+	for _, p := range paths {
+		if got := counter.get(p); got != 2 {
+			t.Errorf("%s checked %d times, want 2", p, got)
+		}
+	}
+}
+
+func TestOverflowRechecksAll(t *testing.T) {
+	core := newCore(t)
+	base := t.TempDir()
+	a, b := mkdir(t, base, "a"), mkdir(t, base, "b")
+	addPaths(t, core, a, b)
+	w := newSilentWatcher()
+	start(t, NewMonitor(core, Options{Watcher: w}))
+	waitStatus(t, core, a, app.HealthOK)
+	waitStatus(t, core, b, app.HealthOK)
+	os.Remove(b)
+	w.errs <- fsnotify.ErrEventOverflow
+	waitStatus(t, core, b, app.HealthMissing)
+}
+
+func TestCheckNow(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	m := NewMonitor(core, Options{Watcher: newSilentWatcher()})
+	start(t, m)
+	waitStatus(t, core, root, app.HealthOK)
+	os.Remove(root)
+	m.CheckNow(root)
+	m.CheckNow("/not/a/root")
+	waitStatus(t, core, root, app.HealthMissing)
+}
+
+// A disabled root is not watched; its health goes back to unknown, so that
+// enabling it again waits for a fresh check.
+func TestDisableAndEnable(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, root, app.HealthOK)
+	setEnabled(t, core, root, false)
+	waitStatus(t, core, root, app.HealthUnknown)
+	os.Remove(root)
+	time.Sleep(3 * DefaultDebounce)
+	if h := core.Snapshot().Health[root]; h.Status != app.HealthUnknown {
+		t.Errorf("disabled root's health = %+v, want unknown", h)
+	}
+	setEnabled(t, core, root, true)
+	waitStatus(t, core, root, app.HealthMissing)
+	mkdir(t, root)
+	waitStatus(t, core, root, app.HealthOK)
+}
+
+func setEnabled(t *testing.T, core *app.Core, path string, on bool) {
+	t.Helper()
+	if err := core.Update(func(s *app.State) error { return s.SetEnabled(path, on) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An unmounted drive leaves its mount point behind, on another device.
+func TestUnmount(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	mp := mkdir(t, t.TempDir(), "drive")
+	if out, err := exec.Command("mount", "-t", "tmpfs", "rootkeeper-test", mp).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	mounted := true
+	t.Cleanup(func() {
+		if mounted {
+			exec.Command("umount", mp).Run()
+		}
+	})
+	root := mkdir(t, mp, "proj")
+	core := newCore(t)
+	addRoots(t, core, app.Root{Path: mp, Device: app.DeviceOf(mp)}, app.Root{Path: root, Device: app.DeviceOf(root)})
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, mp, app.HealthOK)
+	waitStatus(t, core, root, app.HealthOK)
+	if out, err := exec.Command("umount", mp).CombinedOutput(); err != nil {
+		t.Fatalf("umount: %v: %s", err, out)
+	}
+	mounted = false
+	waitStatus(t, core, mp, app.HealthUnmounted)
+	waitStatus(t, core, root, app.HealthMissing)
+}
+
+// chmod 000 withdraws a root and chmod 755 brings it back, and a root that
+// is enabled while unreadable never becomes visible. Run as an unprivileged
+// user: root reads anything.
+func TestUnreadable(t *testing.T) {
+	if !asNobody(t) {
+		return
+	}
+	core := newCore(t)
+	base := t.TempDir()
+	root := mkdir(t, base, "proj")
+	locked := mkdir(t, base, "locked")
+	addPaths(t, core, root)
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+
+	// Record every visible set ever published.
+	sub, cancel := core.Subscribe()
+	defer cancel()
+	leaked := make(chan string, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sub:
+				if v := visible(core); contains(v, locked) {
+					select {
+					case leaked <- fmt.Sprint(v):
+					default:
+					}
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer close(stop)
+
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, root, app.HealthOK)
+	if err := os.Chmod(root, 0); err != nil {
+		t.Fatal(err)
+	}
+	h := waitStatus(t, core, root, app.HealthUnreadable)
+	if !strings.Contains(h.Err, "permission denied") {
+		t.Errorf("Err = %q, want the OS error", h.Err)
+	}
+	if got := visible(core); contains(got, root) {
+		t.Errorf("visible = %v with %s unreadable", got, root)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, core, root, app.HealthOK)
+	if got := visible(core); !contains(got, root) {
+		t.Errorf("visible = %v after chmod 755", got)
+	}
+
+	// Enabled (and allowed) while unreadable: never visible.
+	addPaths(t, core, locked)
+	waitStatus(t, core, locked, app.HealthUnreadable)
+	time.Sleep(3 * DefaultDebounce)
+	select {
+	case v := <-leaked:
+		t.Errorf("an unreadable root was visible: %s", v)
+	default:
+	}
+	// Unlocked: it appears.
+	if err := os.Chmod(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, core, locked, app.HealthOK)
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+

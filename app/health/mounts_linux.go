@@ -1,0 +1,60 @@
+package health
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountCheckMillis is how often the mount table is read when the kernel has
+// not signalled a change.
+const mountCheckMillis = 1000
+
+// watchMounts signals changed (without blocking) whenever the mount table
+// changes, until ctx ends. fsnotify does not report an unmount of a watched
+// folder (it drops IN_UNMOUNT), and an unmounted drive leaves its mount point
+// behind, so nothing else would notice. The kernel flags
+// /proc/self/mountinfo with POLLPRI on a mount, but (seen on Linux 6.18) not
+// always on an unmount, so the table is also compared every second: a read
+// of a few kilobytes.
+func watchMounts(ctx context.Context, changed chan<- struct{}) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	read := func(buf *bytes.Buffer) error {
+		buf.Reset()
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		_, err := buf.ReadFrom(f)
+		return err
+	}
+	last, cur := new(bytes.Buffer), new(bytes.Buffer)
+	if read(last) != nil {
+		return
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLPRI}}
+	for ctx.Err() == nil {
+		fds[0].Revents = 0
+		if _, err := unix.Poll(fds, mountCheckMillis); err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		if read(cur) != nil {
+			return
+		}
+		if bytes.Equal(cur.Bytes(), last.Bytes()) {
+			continue
+		}
+		last, cur = cur, last
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+}
