@@ -558,4 +558,3 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
-
