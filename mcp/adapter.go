@@ -1,0 +1,568 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+	"rootkeeper/app/audit"
+)
+
+// legacyVersion is what a server that cannot take the server/discover probe
+// is offered in initialize.
+const legacyVersion = "2025-11-25"
+
+// modernVersion is the first protocol version where roots are deprecated and
+// reach servers only as input requests.
+const modernVersion = "2026-07-28"
+
+type adapterCmd int
+
+const (
+	cmdRestart adapterCmd = iota + 1
+	cmdStop
+	cmdEmptied // the visible set became empty: restart so the server forgets
+)
+
+// adapter owns one server: its SDK client, its session, its subprocess and
+// its status. run drives connections; syncRoots follows roots changes.
+type adapter struct {
+	m      *Manager
+	cfg    app.Server // fixed for the adapter's life; a new config makes a new adapter
+	mode   app.RootsMode
+	client *sdk.Client
+	stderr *ring
+	logf   *os.File // StateDir/logs/NAME.log, nil if none
+
+	wake     chan struct{}   // roots may have changed (buffered 1)
+	cmds     chan adapterCmd // restart, stop (buffered)
+	cancel   context.CancelFunc
+	ctxReady chan struct{} // closed once cancel is set
+	done     chan struct{} // closed when run has returned
+
+	quiet atomic.Bool // suppress roots list_changed (see setClientRoots)
+
+	mu          sync.Mutex
+	status      app.ServerStatus
+	sess        *sdk.ClientSession
+	proc        *process
+	startedWith []string // args/env modes: the paths the process got
+	legacy      bool     // skip the server/discover probe (go-sdk #1177)
+}
+
+func newAdapter(m *Manager, srv app.Server) *adapter {
+	a := &adapter{
+		m:        m,
+		cfg:      srv,
+		mode:     srv.Mode(),
+		stderr:   newRing(m.opts.StderrBytes),
+		wake:     make(chan struct{}, 1),
+		cmds:     make(chan adapterCmd, 4),
+		ctxReady: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	caps := &sdk.ClientCapabilities{} // no roots capability
+	if a.mode == app.RootsProtocol {
+		caps.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
+	copts := &sdk.ClientOptions{
+		Logger:       m.log.With("server", srv.Name),
+		Capabilities: caps,
+		// Input requests are fulfilled by our own loop (roots.go) so that
+		// they obey the same rule, errors and audit as roots/list.
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+	}
+	if srv.Type != app.TransportStdio && m.opts.KeepAlive > 0 {
+		copts.KeepAlive = m.opts.KeepAlive
+		copts.KeepAliveFailureThreshold = 2
+	}
+	a.client = sdk.NewClient(&sdk.Implementation{Name: "rootkeeper", Version: Version}, copts)
+	a.client.AddReceivingMiddleware(a.receivingMiddleware)
+	a.client.AddSendingMiddleware(a.sendingMiddleware)
+	a.status = app.ServerStatus{State: app.ServerStarting, Since: time.Now().UTC()}
+	return a
+}
+
+// Version is the client version Rootkeeper announces to servers.
+var Version = "0.1.0"
+
+// poke tells the adapter that its visible set may have changed.
+func (a *adapter) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (a *adapter) command(c adapterCmd) {
+	select {
+	case a.cmds <- c:
+	default: // enough commands are queued already
+	}
+}
+
+// retire ends the adapter: its server is shut down and it publishes no
+// more status.
+func (a *adapter) retire() {
+	go func() {
+		<-a.ctxReady
+		a.cancel()
+	}()
+}
+
+func (a *adapter) currentSession() *sdk.ClientSession {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sess
+}
+
+// update edits the status and publishes it.
+func (a *adapter) update(edit func(*app.ServerStatus)) {
+	a.mu.Lock()
+	edit(&a.status)
+	st := a.status
+	st.LastSent = slices.Clone(st.LastSent)
+	if st.LastSent == nil {
+		st.LastSent = []string{}
+	}
+	a.mu.Unlock()
+	a.m.setStatus(a, st)
+}
+
+func (a *adapter) setState(state app.ServerState, err error) {
+	a.update(func(s *app.ServerStatus) {
+		s.State = state
+		s.Since = time.Now().UTC()
+		s.Error = ""
+		if err != nil {
+			s.Error = err.Error()
+		}
+		if state != app.ServerConnected {
+			s.PID = 0
+			if state != app.ServerStarting {
+				s.ProtocolVersion, s.ServerName, s.ServerVersion = "", "", ""
+			}
+		}
+	})
+}
+
+// run connects, serves and reconnects until ctx ends or the adapter is
+// retired, then shuts the server down.
+func (a *adapter) run(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	a.cancel = cancel
+	close(a.ctxReady)
+	defer close(a.done)
+	defer cancel()
+	a.openLog()
+	defer a.closeLog()
+
+	go a.syncRoots(ctx)
+	a.poke()
+
+	failures := 0
+	first := true
+	stopped := false
+	for {
+		if stopped {
+			a.setState(app.ServerStopped, nil)
+			if !a.waitCommand(ctx, 0) {
+				break
+			}
+			stopped = false
+		}
+		if !first {
+			a.update(func(s *app.ServerStatus) { s.Restarts++ })
+		}
+		first = false
+		a.setState(app.ServerStarting, nil)
+		cs, proc, err := a.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
+			a.setState(app.ServerFailed, err)
+			delay := backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, failures)
+			failures++
+			c, ok := a.waitOrCommand(ctx, delay)
+			if !ok {
+				break
+			}
+			if c == cmdStop {
+				stopped = true
+			} else if c != 0 {
+				failures = 0
+			}
+			continue
+		}
+		began := time.Now()
+		a.connected(cs, proc)
+		a.poke() // compare what the server got with the latest snapshot
+
+		exited := make(chan error, 1)
+		go func() { exited <- cs.Wait() }()
+		var why error
+		cmd := adapterCmd(0)
+		select {
+		case <-ctx.Done():
+		case err := <-exited:
+			why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
+		case cmd = <-a.cmds:
+		}
+		a.mu.Lock()
+		a.sess, a.proc = nil, nil
+		a.mu.Unlock()
+		a.shutdown(cs, proc)
+		if ctx.Err() != nil {
+			break
+		}
+		switch cmd {
+		case cmdStop:
+			stopped = true
+			continue
+		case cmdRestart, cmdEmptied:
+			failures = 0
+			continue
+		}
+		// The server went away by itself: back off before starting it again.
+		if time.Since(began) >= a.m.opts.StableAfter {
+			failures = 0
+		}
+		if tail := lastLine(a.stderr.String()); tail != "" {
+			why = fmt.Errorf("%w; stderr: %s", why, tail)
+		}
+		a.m.log.Warn("server went away", "server", a.cfg.Name, "error", why)
+		a.setState(app.ServerFailed, why)
+		delay := backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, failures)
+		failures++
+		c, ok := a.waitOrCommand(ctx, delay)
+		if !ok {
+			break
+		}
+		if c == cmdStop {
+			stopped = true
+		} else if c != 0 {
+			failures = 0
+		}
+	}
+	a.setState(app.ServerStopped, nil)
+}
+
+// waitOrCommand waits for d, a command, or the end of ctx (ok false).
+func (a *adapter) waitOrCommand(ctx context.Context, d time.Duration) (adapterCmd, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case c := <-a.cmds:
+		return c, true
+	case <-t.C:
+		return 0, true
+	}
+}
+
+// waitCommand waits, while stopped, for a restart.
+func (a *adapter) waitCommand(ctx context.Context, _ time.Duration) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case c := <-a.cmds:
+			if c == cmdRestart {
+				return true
+			}
+		}
+	}
+}
+
+func (a *adapter) connected(cs *sdk.ClientSession, proc *process) {
+	res := cs.InitializeResult()
+	a.mu.Lock()
+	a.sess, a.proc = cs, proc
+	a.mu.Unlock()
+	a.update(func(s *app.ServerStatus) {
+		s.State = app.ServerConnected
+		s.Since = time.Now().UTC()
+		s.Error = ""
+		s.PID = proc.PID()
+		s.ProtocolVersion = res.ProtocolVersion
+		s.ServerName, s.ServerVersion = "", ""
+		if res.ServerInfo != nil {
+			s.ServerName, s.ServerVersion = res.ServerInfo.Name, res.ServerInfo.Version
+		}
+	})
+	a.m.log.Info("server connected", "server", a.cfg.Name, "protocol", res.ProtocolVersion, "pid", proc.PID())
+	if a.mode == app.RootsProtocol && res.ProtocolVersion >= modernVersion {
+		// SEP-2577 asks implementations to warn when a deprecated capability
+		// is negotiated.
+		a.m.log.Warn("roots capability negotiated on a protocol version that deprecates it (SEP-2577)",
+			"server", a.cfg.Name, "protocol", res.ProtocolVersion)
+	}
+}
+
+// connect makes one connection attempt. A stdio server that fails the
+// first attempt, which starts with the server/discover probe, is started
+// once more and offered initialize only: a server predating 2026-07-28 may
+// exit on the unknown method (go-sdk #1177). If that works it is remembered.
+func (a *adapter) connect(ctx context.Context) (*sdk.ClientSession, *process, error) {
+	a.mu.Lock()
+	legacy := a.legacy
+	a.mu.Unlock()
+	version := ""
+	if legacy {
+		version = legacyVersion
+	}
+	cs, proc, err := a.dial(ctx, version)
+	if err == nil || legacy || ctx.Err() != nil || a.cfg.Type != app.TransportStdio || a.m.opts.NewTransport != nil {
+		return cs, proc, err
+	}
+	cs, proc, err2 := a.dial(ctx, legacyVersion)
+	if err2 != nil {
+		return nil, nil, err
+	}
+	a.m.log.Info("server did not survive the server/discover probe; speaking initialize only from now on (go-sdk #1177)",
+		"server", a.cfg.Name, "probe_error", err)
+	a.mu.Lock()
+	a.legacy = true
+	a.mu.Unlock()
+	return cs, proc, nil
+}
+
+// dial starts the transport and runs the handshake, within ConnectTimeout.
+func (a *adapter) dial(ctx context.Context, version string) (*sdk.ClientSession, *process, error) {
+	t, proc, err := a.transport(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, a.m.opts.ConnectTimeout)
+	defer cancel()
+	// If the handshake runs out of time, kill the process so that nothing
+	// waits on it.
+	stopKill := context.AfterFunc(hctx, func() {
+		if proc != nil {
+			proc.kill()
+		}
+	})
+	cs, err := a.client.Connect(hctx, t, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	stopKill()
+	if err != nil {
+		if proc != nil {
+			a.reapGroup(proc)
+		}
+		if tail := lastLine(a.stderr.String()); tail != "" && a.cfg.Type == app.TransportStdio {
+			err = fmt.Errorf("%w; stderr: %s", err, tail)
+		}
+		return nil, nil, err
+	}
+	return cs, proc, nil
+}
+
+// transport makes the server's transport. For stdio it also returns the
+// process, whose pid is known once the transport has connected.
+func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error) {
+	srv := a.cfg
+	if a.m.opts.NewTransport != nil {
+		t, err := a.m.opts.NewTransport(srv)
+		return t, nil, err
+	}
+	switch srv.Type {
+	case app.TransportStdio:
+		args := slices.Clone(srv.Args)
+		env := srv.Env
+		var paths []string
+		switch a.mode {
+		case app.RootsArgs, app.RootsEnv:
+			paths = app.VisiblePaths(a.m.core.Snapshot(), srv.Name)
+			if a.mode == app.RootsArgs {
+				args = append(args, paths...)
+			} else {
+				env = make(map[string]string, len(srv.Env)+1)
+				for k, v := range srv.Env {
+					env[k] = v
+				}
+				env["ROOTKEEPER_ROOTS"] = strings.Join(paths, string(os.PathListSeparator))
+			}
+		}
+		cmd := newCommand(srv.Command, args, envWith(env), srv.Cwd)
+		cmd.Stderr = a.stderrWriter()
+		// Let Wait return even if a grandchild keeps stderr open.
+		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
+		proc := &process{}
+		if a.mode == app.RootsArgs || a.mode == app.RootsEnv {
+			a.mu.Lock()
+			a.startedWith = paths
+			a.mu.Unlock()
+			a.recordStartRoots(paths)
+		}
+		return &stdioTransport{
+			inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: a.m.opts.StopGrace},
+			proc:  proc,
+		}, proc, nil
+	case app.TransportHTTP:
+		return &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.Headers)}, nil, nil
+	case app.TransportSSE:
+		// The SSE stream lives on the context given to Connect, so give it
+		// the adapter's, not the handshake's.
+		return &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.Headers)}}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("server %q: unknown transport type %q", srv.Name, srv.Type)
+}
+
+// recordStartRoots notes the paths an args/env server was started with, in
+// the status and the audit log.
+func (a *adapter) recordStartRoots(paths []string) {
+	uris := make([]string, len(paths))
+	for i, p := range paths {
+		uris[i] = app.URIFromPath(p)
+	}
+	via := audit.ViaArgs
+	if a.mode == app.RootsEnv {
+		via = audit.ViaEnv
+	}
+	a.m.writeAudit(audit.Entry{Server: a.cfg.Name, Roots: uris, Via: via})
+	now := time.Now().UTC()
+	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = uris, now })
+}
+
+// shutdown ends a session: stdin is closed; after StopGrace the process
+// group gets SIGTERM, after KillAfter more SIGKILL. Processes the server
+// left behind in its group get the same treatment once it has exited.
+func (a *adapter) shutdown(cs *sdk.ClientSession, proc *process) {
+	closed := make(chan struct{})
+	go func() {
+		cs.Close()
+		close(closed)
+	}()
+	if proc == nil {
+		select {
+		case <-closed:
+		case <-time.After(a.m.opts.StopGrace + a.m.opts.KillAfter):
+			a.m.log.Warn("session did not close", "server", a.cfg.Name)
+		}
+		return
+	}
+	select {
+	case <-closed:
+	case <-time.After(a.m.opts.StopGrace):
+		proc.terminate()
+		select {
+		case <-closed:
+		case <-time.After(a.m.opts.KillAfter):
+			proc.kill()
+			<-closed
+		}
+	}
+	a.reapGroup(proc)
+}
+
+// reapGroup ends what is left of a server's process group after the server
+// itself has exited: SIGTERM, then SIGKILL after KillAfter.
+func (a *adapter) reapGroup(proc *process) {
+	if !proc.groupAlive() {
+		return
+	}
+	proc.terminate()
+	deadline := time.Now().Add(a.m.opts.KillAfter)
+	for proc.groupAlive() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if proc.groupAlive() {
+		proc.kill()
+	}
+}
+
+func (a *adapter) openLog() {
+	p := a.m.logPath(a.cfg.Name)
+	if p == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		a.m.log.Warn("cannot create the server log folder", "error", err)
+		return
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Size() > 10<<20 {
+		os.Rename(p, p+".1")
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		a.m.log.Warn("cannot open the server log", "error", err)
+		return
+	}
+	a.logf = f
+}
+
+func (a *adapter) closeLog() {
+	if a.logf != nil {
+		a.logf.Close()
+	}
+}
+
+func (a *adapter) stderrWriter() io.Writer {
+	if a.logf == nil {
+		return a.stderr
+	}
+	return io.MultiWriter(a.stderr, a.logf)
+}
+
+// longLived connects its inner transport with its own context rather than
+// the (short) one of the handshake.
+type longLived struct {
+	ctx   context.Context
+	inner sdk.Transport
+}
+
+func (t *longLived) Connect(context.Context) (sdk.Connection, error) { return t.inner.Connect(t.ctx) }
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+func httpClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return &http.Client{}
+	}
+	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: headers}}
+}
+
+func orEOF(err error) error {
+	if err == nil {
+		return io.EOF
+	}
+	return err
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[len(s)-300:]
+	}
+	return s
+}
+
+var _ = errors.New

@@ -1,0 +1,49 @@
+// Package mcp is Rootkeeper's embedded MCP client: one go-sdk Client per
+// configured server, each answering roots/list with exactly what the one rule
+// ([app.Visible]) allows that server to see, at the moment it asks.
+//
+//	            app.Core ──Subscribe()──> Manager.Run ──poke──> adapter (one per server)
+//	               ▲                        │ reconcile          ├─ sdk.Client (roots, middleware)
+//	SetServerStatus│                        │ app.Changed        ├─ session ── transport ── server process
+//	               └────────────────────────┴────────────────────┤    (stdio: own process group,
+//	                                                             │     stderr → ring + logs/NAME.log)
+//	        roots/list, input requests ──> answerRoots ──> app.Visible(core.Snapshot(), S)
+//	                                              └──> audit.jsonl
+//
+// # How roots reach a server
+//
+// Every answer is computed when it is given, from the latest snapshot, so it
+// is never stale: roots/list sent by the server (protocol versions up to
+// 2025-11-25) and roots/list input requests embedded in the results of the
+// client's own tools/call, prompts/get and resources/read (SEP-2322, protocol
+// 2026-07-28) both go through one function, which also writes the audit
+// entry. When a change moves a server's visible set (app.Changed), its
+// adapter updates the Client's roots, and the SDK sends that server — and no
+// other — notifications/roots/list_changed. Each adapter does this on its own
+// goroutine, so a server that stops reading never delays another.
+//
+// A server whose visible set becomes empty is restarted (unless
+// Options.NoRestartOnEmpty): some servers, server-filesystem among them,
+// ignore an empty roots list and keep the folders they had.
+//
+// rootsMode off declares no roots capability and answers roots/list with
+// -32601 "Roots not supported", data {"reason": "Client does not have roots
+// capability"}; args and env declare none either and pass the visible paths
+// on the command line or in ROOTKEEPER_ROOTS, restarting the server when they
+// change. If the roots cannot be computed the answer is -32603.
+//
+// # Connections
+//
+// Servers connect in parallel; each adapter reconnects with exponential
+// backoff and jitter (capped, 60 s by default) after a failure or exit, and
+// publishes its status with core.SetServerStatus at every change. A stdio
+// server runs in its own process group; stopping it closes its stdin, then
+// sends SIGTERM to the group after Options.StopGrace and SIGKILL after
+// Options.KillAfter. go-sdk first probes with server/discover (2026-07-28);
+// a stdio server that exits on that unknown method (go-sdk issue #1177,
+// https://github.com/modelcontextprotocol/go-sdk/issues/1177) is started
+// again and spoken to with initialize only, and remembered as legacy.
+//
+// This package must not import Fyne, and changes no state: it reads the
+// snapshot and reports status.
+package mcp

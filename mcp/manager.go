@@ -1,0 +1,264 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+	"rootkeeper/app/audit"
+)
+
+// Options configures a Manager. Zero fields take the documented defaults.
+type Options struct {
+	// StateDir holds the audit log (StateDir/audit.jsonl, rotated) and the
+	// servers' stderr logs (StateDir/logs/NAME.log). Empty: neither is
+	// written (stderr is still kept in memory for Log).
+	StateDir string
+	// Logger receives the manager's own log. Nil: discard.
+	Logger *slog.Logger
+
+	// BackoffMin is the delay before the first reconnection (default 1 s);
+	// it doubles with each further failure up to BackoffMax (default 60 s),
+	// with jitter.
+	BackoffMin, BackoffMax time.Duration
+	// StableAfter is how long a session must last for the backoff to start
+	// again from BackoffMin when it ends (default 30 s).
+	StableAfter time.Duration
+	// ConnectTimeout bounds one connection attempt, handshake included
+	// (default 30 s).
+	ConnectTimeout time.Duration
+	// DiscoverTimeout bounds the server/discover probe; a server silent for
+	// that long is taken for a legacy one and sent initialize (default 5 s).
+	DiscoverTimeout time.Duration
+	// StopGrace is how long a stdio server has to exit once its stdin is
+	// closed before its process group gets SIGTERM (default 2 s); KillAfter
+	// is how long after SIGTERM it gets SIGKILL (default 5 s).
+	StopGrace, KillAfter time.Duration
+	// KeepAlive is the ping interval for http and sse servers, whose drop
+	// would otherwise go unnoticed until the next request (default 30 s;
+	// negative: no pings). Only protocol versions before 2026-07-28 have
+	// ping.
+	KeepAlive time.Duration
+	// StderrBytes is how much of each server's stderr Log keeps (default
+	// 64 KiB).
+	StderrBytes int
+	// NoRestartOnEmpty keeps a server running when its visible set becomes
+	// empty instead of restarting it. By default it is restarted, since some
+	// servers (server-filesystem 2026.8.31) ignore an empty roots list and
+	// keep the folders they had.
+	NoRestartOnEmpty bool
+
+	// NewTransport, when set, makes the transport of a server instead of the
+	// built-in stdio, http and sse transports (tests use in-memory ones).
+	NewTransport func(srv app.Server) (sdk.Transport, error)
+}
+
+func (o *Options) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.BackoffMin, time.Second)
+	def(&o.BackoffMax, 60*time.Second)
+	def(&o.StableAfter, 30*time.Second)
+	def(&o.ConnectTimeout, 30*time.Second)
+	def(&o.DiscoverTimeout, 5*time.Second)
+	def(&o.StopGrace, 2*time.Second)
+	def(&o.KillAfter, 5*time.Second)
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 30 * time.Second
+	}
+	if o.StderrBytes <= 0 {
+		o.StderrBytes = 64 << 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
+// Manager runs one MCP client per configured server and keeps each server's
+// roots equal to its visible set. Create it with NewManager and start it with
+// Run; Restart, Stop, Log and CallTool may be called from any goroutine.
+type Manager struct {
+	core  *app.Core
+	opts  Options
+	log   *slog.Logger
+	audit *audit.Log // nil without a StateDir
+
+	// visible is app.Visible; tests replace it to make roots uncomputable.
+	visible func(*app.Snapshot, string) []app.Root
+
+	mu       sync.Mutex
+	adapters map[string]*adapter // the current adapter of each server
+	wg       sync.WaitGroup      // every adapter, current or retiring
+}
+
+// NewManager returns a manager for the servers configured in core.
+func NewManager(core *app.Core, opts Options) *Manager {
+	opts.setDefaults()
+	m := &Manager{
+		core:     core,
+		opts:     opts,
+		log:      opts.Logger,
+		visible:  app.Visible,
+		adapters: map[string]*adapter{},
+	}
+	if opts.StateDir != "" {
+		m.audit = audit.NewLog(opts.StateDir)
+	}
+	return m
+}
+
+// Run connects every configured server in parallel and follows the core
+// until ctx ends: servers added, removed or reconfigured are started,
+// stopped or restarted; servers whose visible set changed are told. On
+// return every server has been shut down.
+func (m *Manager) Run(ctx context.Context) error {
+	sig, unsubscribe := m.core.Subscribe()
+	defer unsubscribe()
+	prev := m.core.Snapshot()
+	m.reconcile(ctx, prev)
+	for {
+		select {
+		case <-ctx.Done():
+			m.wg.Wait()
+			if m.audit != nil {
+				m.audit.Close()
+			}
+			return nil
+		case <-sig:
+		}
+		cur := m.core.Snapshot()
+		if !reflect.DeepEqual(prev.State.Servers, cur.State.Servers) {
+			m.reconcile(ctx, cur)
+		}
+		for _, name := range app.Changed(prev, cur) {
+			if a := m.adapter(name); a != nil {
+				a.poke()
+			}
+		}
+		prev = cur
+	}
+}
+
+// reconcile starts an adapter for each server without one, replaces those
+// whose configuration changed, and retires those no longer configured.
+func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := map[string]bool{}
+	for _, srv := range snap.State.Servers {
+		want[srv.Name] = true
+		old := m.adapters[srv.Name]
+		if old != nil && reflect.DeepEqual(old.cfg, srv) {
+			continue
+		}
+		if old != nil {
+			m.log.Info("server reconfigured; restarting it", "server", srv.Name)
+			old.retire()
+		}
+		a := newAdapter(m, srv)
+		m.adapters[srv.Name] = a
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			a.run(ctx)
+		}()
+	}
+	for name, a := range m.adapters {
+		if want[name] {
+			continue
+		}
+		m.log.Info("server removed; stopping it", "server", name)
+		delete(m.adapters, name)
+		a.retire()
+		go func() {
+			<-a.done
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.adapters[name] == nil {
+				m.core.ClearServerStatus(name)
+			}
+		}()
+	}
+}
+
+func (m *Manager) adapter(name string) *adapter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.adapters[name]
+}
+
+// setStatus publishes st for a, unless a has been replaced or removed.
+func (m *Manager) setStatus(a *adapter, st app.ServerStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.adapters[a.cfg.Name] == a {
+		m.core.SetServerStatus(a.cfg.Name, st)
+	}
+}
+
+// Restart stops the server called name (if running) and starts it again
+// at once, without waiting for a backoff. Unknown names are ignored.
+func (m *Manager) Restart(name string) {
+	if a := m.adapter(name); a != nil {
+		a.command(cmdRestart)
+	}
+}
+
+// Stop stops the server called name until Restart is called for it (or
+// its configuration changes).
+func (m *Manager) Stop(name string) {
+	if a := m.adapter(name); a != nil {
+		a.command(cmdStop)
+	}
+}
+
+// Log returns the recent stderr output of the server called name.
+func (m *Manager) Log(name string) string {
+	if a := m.adapter(name); a != nil {
+		return a.stderr.String()
+	}
+	return ""
+}
+
+// CallTool calls a tool of a connected server. Input requests the server
+// embeds in the result (SEP-2322) are fulfilled like any roots/list.
+func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (*sdk.CallToolResult, error) {
+	a := m.adapter(server)
+	if a == nil {
+		return nil, fmt.Errorf("no server %q", server)
+	}
+	cs := a.currentSession()
+	if cs == nil {
+		return nil, fmt.Errorf("server %q is not connected", server)
+	}
+	if args == nil {
+		args = map[string]any{} // a nil map would go out as null
+	}
+	return cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+}
+
+// Session returns the live session of a server, nil if it is not connected.
+func (m *Manager) Session(server string) *sdk.ClientSession {
+	if a := m.adapter(server); a != nil {
+		return a.currentSession()
+	}
+	return nil
+}
+
+func (m *Manager) logPath(name string) string {
+	if m.opts.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(m.opts.StateDir, "logs", name+".log")
+}

@@ -1,0 +1,303 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+	"rootkeeper/app/audit"
+)
+
+// Method names this package intercepts.
+const (
+	methodListRoots        = "roots/list"
+	methodRootsListChanged = "notifications/roots/list_changed"
+	methodDiscover         = "server/discover"
+	methodCallTool         = "tools/call"
+	methodGetPrompt        = "prompts/get"
+	methodReadResource     = "resources/read"
+)
+
+// JSON-RPC error codes of roots answers.
+const (
+	CodeMethodNotFound = -32601
+	CodeInternalError  = -32603
+)
+
+// maxRounds bounds the input-request rounds of one client request.
+const maxRounds = 10
+
+// ErrRootsNotSupported is the answer to roots/list for a server that may not
+// have roots (rootsMode off, args or env): the error the MCP specification
+// gives for a client without the roots capability.
+func ErrRootsNotSupported() *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code:    CodeMethodNotFound,
+		Message: "Roots not supported",
+		Data:    json.RawMessage(`{"reason":"Client does not have roots capability"}`),
+	}
+}
+
+func errRootsUnavailable(reason string) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]string{"reason": reason})
+	return &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error: roots unavailable", Data: data}
+}
+
+// rootsFor computes the roots server may see now, or the JSON-RPC error to
+// answer instead. It never returns a partial list.
+func (m *Manager) rootsFor(a *adapter) (roots []app.Root, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.log.Error("computing roots panicked", "server", a.cfg.Name, "panic", r)
+			roots, err = nil, errRootsUnavailable(fmt.Sprint("computing the visible roots failed: ", r))
+		}
+	}()
+	if a.mode != app.RootsProtocol {
+		return nil, ErrRootsNotSupported()
+	}
+	snap := m.core.Snapshot()
+	if snap == nil {
+		return nil, errRootsUnavailable("no state")
+	}
+	srv, ok := snap.State.Server(a.cfg.Name)
+	if !ok {
+		return nil, errRootsUnavailable(fmt.Sprintf("server %q is no longer configured", a.cfg.Name))
+	}
+	if srv.Mode() != app.RootsProtocol {
+		return nil, ErrRootsNotSupported()
+	}
+	return m.visible(snap, a.cfg.Name), nil
+}
+
+// answerRoots is the one place a server's roots are answered, whether it
+// sent roots/list or embedded the request in a result (via says which). It
+// records the answer in the audit log and the status.
+func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRootsResult, error) {
+	version := ""
+	if cs != nil {
+		if res := cs.InitializeResult(); res != nil {
+			version = res.ProtocolVersion
+		}
+	}
+	roots, err := a.m.rootsFor(a)
+	e := audit.Entry{Time: time.Now().UTC(), Server: a.cfg.Name, ProtocolVersion: version, Via: via}
+	if err != nil {
+		if werr, ok := err.(*jsonrpc.Error); ok {
+			e.Error = fmt.Sprintf("%d %s", werr.Code, werr.Message)
+		} else {
+			e.Error = err.Error()
+		}
+		a.m.writeAudit(e)
+		return nil, err
+	}
+	out := &sdk.ListRootsResult{Roots: make([]*sdk.Root, len(roots))}
+	e.Roots = make([]string, len(roots))
+	for i, r := range roots {
+		out.Roots[i] = &sdk.Root{URI: r.URI(), Name: r.Name}
+		e.Roots[i] = out.Roots[i].URI
+	}
+	a.m.writeAudit(e)
+	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
+	return out, nil
+}
+
+func (m *Manager) writeAudit(e audit.Entry) {
+	if m.audit == nil {
+		return
+	}
+	if err := m.audit.Append(e); err != nil {
+		m.log.Error("cannot write the audit log", "error", err)
+	}
+}
+
+// receivingMiddleware answers roots/list itself: the SDK's own handler would
+// answer even without the capability, and from a copy of the roots.
+func (a *adapter) receivingMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != methodListRoots {
+			return next(ctx, method, req)
+		}
+		cs, _ := req.GetSession().(*sdk.ClientSession)
+		res, err := a.answerRoots(cs, audit.ViaRootsList)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
+// sendingMiddleware bounds the server/discover probe, holds back a
+// list_changed while the client's roots are being replaced, and fulfils
+// input requests (SEP-2322).
+func (a *adapter) sendingMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case methodRootsListChanged:
+			if a.quiet.Load() {
+				return nil, nil
+			}
+		case methodDiscover:
+			dctx, cancel := context.WithTimeout(ctx, a.m.opts.DiscoverTimeout)
+			defer cancel()
+			return next(dctx, method, req)
+		case methodCallTool, methodGetPrompt, methodReadResource:
+			return a.multiRoundTrip(ctx, next, method, req)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// multiRoundTrip sends req and, while the server answers with input
+// requests, fulfils them and sends the request again with the responses
+// (SEP-2322). roots/list input requests get answerRoots; an error there
+// (rootsMode off, roots unavailable) ends the call with that error, since an
+// input response cannot carry one. Rootkeeper offers no sampling or
+// elicitation, so those end the call too.
+func (a *adapter) multiRoundTrip(ctx context.Context, next sdk.MethodHandler, method string, req sdk.Request) (sdk.Result, error) {
+	for round := 1; ; round++ {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		requests, state, needs := inputRequestsOf(res)
+		if requests == nil && !needs {
+			return res, nil
+		}
+		if round >= maxRounds {
+			return nil, fmt.Errorf("%s: server still asks for input after %d rounds", method, round)
+		}
+		cs, ok := req.GetSession().(*sdk.ClientSession)
+		if !ok {
+			return res, nil
+		}
+		responses := make(sdk.InputResponseMap, len(requests))
+		for id, ir := range requests {
+			switch p := ir.(type) {
+			case *sdk.ListRootsParams:
+				r, err := a.answerRoots(cs, audit.ViaInputRequest)
+				if err != nil {
+					return nil, err
+				}
+				responses[id] = r
+			default:
+				return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("input request %q: Rootkeeper does not support %T", id, p)}
+			}
+		}
+		if req, err = retryRequest(cs, req, responses, state); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// inputRequestsOf returns the input requests and request state of a result
+// that asks for input.
+func inputRequestsOf(res sdk.Result) (sdk.InputRequestMap, string, bool) {
+	switch r := res.(type) {
+	case *sdk.CallToolResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	case *sdk.GetPromptResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	case *sdk.ReadResourceResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	}
+	return nil, "", false
+}
+
+// retryRequest is req again with the responses and the echoed state, on a
+// copy of its params (the caller's are never changed).
+func retryRequest(cs *sdk.ClientSession, req sdk.Request, responses sdk.InputResponseMap, state string) (sdk.Request, error) {
+	switch p := req.GetParams().(type) {
+	case *sdk.CallToolParams:
+		cp := *p
+		cp.InputResponses, cp.RequestState = responses, state
+		return &sdk.ClientRequest[*sdk.CallToolParams]{Session: cs, Params: &cp}, nil
+	case *sdk.GetPromptParams:
+		cp := *p
+		cp.InputResponses, cp.RequestState = responses, state
+		return &sdk.ClientRequest[*sdk.GetPromptParams]{Session: cs, Params: &cp}, nil
+	case *sdk.ReadResourceParams:
+		cp := *p
+		cp.InputResponses, cp.RequestState = responses, state
+		return &sdk.ClientRequest[*sdk.ReadResourceParams]{Session: cs, Params: &cp}, nil
+	}
+	return nil, fmt.Errorf("multi round-trip: unsupported params %T", req.GetParams())
+}
+
+// syncRoots follows roots changes (pokes) until ctx ends. In protocol mode
+// it makes the client's roots equal to the visible set, which sends one
+// list_changed when they differ; in args/env mode it restarts the server
+// when the paths it was started with are no longer the visible ones. It
+// runs on its own goroutine: a server that stops reading may block it
+// without blocking anyone else.
+func (a *adapter) syncRoots(ctx context.Context) {
+	var have []*sdk.Root // what the client holds
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.wake:
+		}
+		snap := a.m.core.Snapshot()
+		switch a.mode {
+		case app.RootsProtocol:
+			want := make([]*sdk.Root, 0)
+			for _, r := range app.Visible(snap, a.cfg.Name) {
+				want = append(want, &sdk.Root{URI: r.URI(), Name: r.Name})
+			}
+			if sameRoots(have, want) {
+				continue
+			}
+			a.setClientRoots(have, want)
+			if len(have) > 0 && len(want) == 0 && !a.m.opts.NoRestartOnEmpty && a.currentSession() != nil {
+				a.m.log.Info("server can see nothing now; restarting it so that it forgets its roots", "server", a.cfg.Name)
+				a.command(cmdEmptied)
+			}
+			have = want
+		case app.RootsArgs, app.RootsEnv:
+			paths := app.VisiblePaths(snap, a.cfg.Name)
+			a.mu.Lock()
+			same := slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0)
+			running := a.sess != nil
+			a.mu.Unlock()
+			if !same && running {
+				a.m.log.Info("visible roots changed; restarting the server with the new ones", "server", a.cfg.Name, "mode", a.mode)
+				a.command(cmdRestart)
+			}
+		}
+	}
+}
+
+// setClientRoots replaces the client's roots have by want so that the SDK
+// sends exactly one notifications/roots/list_changed to the connected server.
+func (a *adapter) setClientRoots(have, want []*sdk.Root) {
+	keep := map[string]bool{}
+	for _, r := range want {
+		keep[r.URI] = true
+	}
+	var stale []string
+	for _, r := range have {
+		if !keep[r.URI] {
+			stale = append(stale, r.URI)
+		}
+	}
+	if len(want) == 0 {
+		a.client.RemoveRoots(stale...)
+		return
+	}
+	// Removing notifies when something was removed, adding always
+	// notifies: hold back the first.
+	a.quiet.Store(true)
+	a.client.RemoveRoots(stale...)
+	a.quiet.Store(false)
+	a.client.AddRoots(want...)
+}
+
+func sameRoots(a, b []*sdk.Root) bool {
+	return slices.EqualFunc(a, b, func(x, y *sdk.Root) bool { return x.URI == y.URI && x.Name == y.Name })
+}
