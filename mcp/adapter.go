@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,6 +56,7 @@ type adapter struct {
 	mu          sync.Mutex
 	status      app.ServerStatus
 	sess        *sdk.ClientSession
+	version     string // protocol version of sess
 	proc        *process
 	startedWith []string // args/env modes: the paths the process got
 	legacy      bool     // skip the server/discover probe (go-sdk #1177)
@@ -223,7 +223,7 @@ func (a *adapter) run(parent context.Context) {
 		case cmd = <-a.cmds:
 		}
 		a.mu.Lock()
-		a.sess, a.proc = nil, nil
+		a.sess, a.proc, a.version = nil, nil, ""
 		a.mu.Unlock()
 		a.shutdown(cs, proc)
 		if ctx.Err() != nil {
@@ -292,7 +292,7 @@ func (a *adapter) waitCommand(ctx context.Context, _ time.Duration) bool {
 func (a *adapter) connected(cs *sdk.ClientSession, proc *process) {
 	res := cs.InitializeResult()
 	a.mu.Lock()
-	a.sess, a.proc = cs, proc
+	a.sess, a.proc, a.version = cs, proc, res.ProtocolVersion
 	a.mu.Unlock()
 	a.update(func(s *app.ServerStatus) {
 		s.State = app.ServerConnected
@@ -377,7 +377,10 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	srv := a.cfg
 	if a.m.opts.NewTransport != nil {
 		t, err := a.m.opts.NewTransport(srv)
-		return t, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return &refusingTransport{inner: t}, nil, nil
 	}
 	switch srv.Type {
 	case app.TransportStdio:
@@ -408,16 +411,18 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			a.mu.Unlock()
 			a.recordStartRoots(paths)
 		}
-		return &stdioTransport{
+		return &refusingTransport{inner: &stdioTransport{
 			inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: a.m.opts.StopGrace},
 			proc:  proc,
-		}, proc, nil
+		}}, proc, nil
 	case app.TransportHTTP:
-		return &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.Headers)}, nil, nil
+		hc := httpClient(srv.Headers)
+		hc.Transport = &refusingRoundTripper{base: hc.Transport}
+		return &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil, nil
 	case app.TransportSSE:
 		// The SSE stream lives on the context given to Connect, so give it
 		// the adapter's, not the handshake's.
-		return &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.Headers)}}, nil, nil
+		return &refusingTransport{inner: &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.Headers)}}}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("server %q: unknown transport type %q", srv.Name, srv.Type)
 }
@@ -542,7 +547,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func httpClient(headers map[string]string) *http.Client {
 	if len(headers) == 0 {
-		return &http.Client{}
+		return &http.Client{Transport: http.DefaultTransport}
 	}
 	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: headers}}
 }
@@ -565,4 +570,3 @@ func lastLine(s string) string {
 	return s
 }
 
-var _ = errors.New

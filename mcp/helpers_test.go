@@ -261,3 +261,9 @@ func (w *tWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+type slogLogger = slog.Logger
+
+func newSlog(w *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

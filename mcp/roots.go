@@ -79,12 +79,14 @@ func (m *Manager) rootsFor(a *adapter) (roots []app.Root, err error) {
 // sent roots/list or embedded the request in a result (via says which). It
 // records the answer in the audit log and the status.
 func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRootsResult, error) {
+	// The session's version is known once Connect has returned; reading
+	// cs.InitializeResult here would race with Connect.
 	version := ""
-	if cs != nil {
-		if res := cs.InitializeResult(); res != nil {
-			version = res.ProtocolVersion
-		}
+	a.mu.Lock()
+	if cs != nil && cs == a.sess {
+		version = a.version
 	}
+	a.mu.Unlock()
 	roots, err := a.m.rootsFor(a)
 	e := audit.Entry{Time: time.Now().UTC(), Server: a.cfg.Name, ProtocolVersion: version, Via: via}
 	if err != nil {

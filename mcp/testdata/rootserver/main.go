@@ -1,0 +1,155 @@
+// Command rootserver is a small MCP server for Rootkeeper's tests and
+// benchmark. It asks for the client's roots when initialized and on every
+// notifications/roots/list_changed, and reports each answer as a line
+//
+//	NAME roots ["file:///a","file:///b"]
+//	NAME rootserr {"code":-32601,"message":"...","data":{...}}
+//
+// on stderr and, when RK_REPORT names a unix socket, to that socket. Its
+// tool "roots" asks for the roots with an input request (SEP-2322), which
+// the SDK turns into roots/list for clients before 2026-07-28.
+//
+// Flags make it misbehave: -exit-on-discover exits on server/discover like
+// servers predating 2026-07-28 (go-sdk #1177); -exit-after exits some time
+// after initialization; -hang stops reading stdin once initialized.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	name           = flag.String("name", "rootserver", "name used in reports")
+	version        = flag.String("version", "", "the only protocol version to speak (default: all)")
+	exitOnDiscover = flag.Bool("exit-on-discover", false, "exit when sent server/discover")
+	exitAfter      = flag.Duration("exit-after", 0, "exit this long after initialization")
+	hang           = flag.Bool("hang", false, "stop reading stdin once initialized")
+)
+
+var (
+	reportMu sync.Mutex
+	reportW  io.Writer
+	hangNow  = make(chan struct{})
+	hangOnce sync.Once
+)
+
+func report(event string, payload any) {
+	data, _ := json.Marshal(payload)
+	line := fmt.Sprintf("%s %s %s\n", *name, event, data)
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	os.Stderr.WriteString(line)
+	if reportW != nil {
+		io.WriteString(reportW, line)
+	}
+}
+
+func reportRoots(res *mcp.ListRootsResult, err error) {
+	if err != nil {
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			report("rootserr", map[string]any{"code": werr.Code, "message": werr.Message, "data": werr.Data})
+		} else {
+			report("rootserr", map[string]any{"message": err.Error()})
+		}
+		return
+	}
+	uris := []string{}
+	for _, r := range res.Roots {
+		uris = append(uris, r.URI)
+	}
+	report("roots", uris)
+}
+
+func fetch(ss *mcp.ServerSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reportRoots(ss.ListRoots(ctx, nil))
+}
+
+// stdin stops delivering input once hangNow is closed.
+type stdin struct{}
+
+func (stdin) Read(p []byte) (int, error) {
+	select {
+	case <-hangNow:
+		select {}
+	default:
+	}
+	return os.Stdin.Read(p)
+}
+func (stdin) Close() error { return os.Stdin.Close() }
+
+func main() {
+	flag.Parse()
+	if sock := os.Getenv("RK_REPORT"); sock != "" {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "report socket:", err)
+			os.Exit(1)
+		}
+		reportW = c
+	}
+	opts := &mcp.ServerOptions{
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			if *hang {
+				hangOnce.Do(func() { close(hangNow) })
+			}
+			if *exitAfter > 0 {
+				time.AfterFunc(*exitAfter, func() { os.Exit(3) })
+			}
+			// Ask even a client without the roots capability: it must refuse.
+			go fetch(req.Session)
+		},
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
+			go fetch(req.Session)
+		},
+	}
+	if *version != "" {
+		opts.SupportedProtocolVersions = []string{*version}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "rootserver", Version: "1.0"}, opts)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "server/discover" && *exitOnDiscover {
+				fmt.Fprintln(os.Stderr, "unexpected first message", method)
+				os.Exit(2)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			resp, ok := req.Params.InputResponses["roots"]
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil
+			}
+			res, _ := resp.(*mcp.ListRootsResult)
+			if res == nil {
+				return nil, fmt.Errorf("input response %T is not a roots list", resp)
+			}
+			reportRoots(res, nil)
+			data, _ := json.Marshal(res.Roots)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil
+		})
+	t := &mcp.IOTransport{Reader: stdin{}, Writer: nopCloser{os.Stdout}}
+	if err := s.Run(context.Background(), t); err != nil {
+		fmt.Fprintln(os.Stderr, "run:", err)
+	}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
