@@ -569,4 +569,3 @@ func lastLine(s string) string {
 	}
 	return s
 }
-
