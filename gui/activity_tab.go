@@ -1,0 +1,241 @@
+package gui
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+const allServers = "All servers"
+
+// activityTab shows the audit log, newest first: which server got which
+// roots when. It filters by server and text and exports what it shows.
+type activityTab struct {
+	u       *ui
+	content fyne.CanvasObject
+
+	server *widget.Select
+	filter *widget.Entry
+	export *widget.Button
+	list   *widget.List
+	empty  *widget.Label
+	status *widget.Label
+
+	entries []auditEntry // newest first
+	shown   []auditEntry
+	loading bool
+	again   bool // another reload was asked for while loading
+}
+
+func newActivityTab(u *ui) *activityTab {
+	t := &activityTab{u: u}
+	t.server = widget.NewSelect([]string{allServers}, nil)
+	t.server.SetSelected(allServers)
+	t.filter = widget.NewEntry()
+	t.filter.SetPlaceHolder("Filter by folder, server or error")
+	t.filter.OnChanged = func(string) { t.apply() }
+	t.export = widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), t.save)
+	refresh := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), t.reload)
+	t.status = widget.NewLabel("")
+	t.status.Importance = widget.LowImportance
+	t.list = widget.NewList(func() int { return len(t.shown) }, newActivityItem, t.updateItem)
+	t.empty = hint("")
+	top := container.NewBorder(nil, nil, t.server, container.NewHBox(refresh, t.export), t.filter)
+	t.content = container.NewBorder(top, t.status, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
+	t.server.OnChanged = func(string) { t.apply() }
+	t.apply()
+	return t
+}
+
+// render keeps the server choices in step with the configuration and
+// reloads the log while the tab is on screen.
+func (t *activityTab) render(snap *app.Snapshot) {
+	opts := append([]string{allServers}, snap.ServerNames()...)
+	if !slices.Equal(opts, t.server.Options) {
+		t.server.Options = opts
+		if !slices.Contains(opts, t.server.Selected) {
+			t.server.SetSelected(allServers)
+		}
+		t.server.Refresh()
+	}
+	if t.u.tabs != nil && t.u.tabs.Selected() != nil && t.u.tabs.Selected().Text == "Activity" {
+		t.reload()
+	}
+}
+
+// reload reads the audit log off the UI goroutine.
+func (t *activityTab) reload() {
+	if t.loading {
+		t.again = true
+		return
+	}
+	t.loading = true
+	dir := t.u.opts.StateDir
+	t.u.async(func() {
+		entries, err := readAudit(dir, "")
+		t.u.do(func() {
+			t.loading = false
+			if err != nil {
+				t.status.SetText("Could not read the activity log: " + err.Error())
+			} else {
+				slices.Reverse(entries)
+				t.entries = entries
+				t.status.SetText(fmt.Sprintf("%s in the log.", plural(len(entries), "answer")))
+			}
+			t.apply()
+			if t.again {
+				t.again = false
+				t.reload()
+			}
+		})
+	})
+}
+
+// apply filters the entries into the list.
+func (t *activityTab) apply() {
+	server := t.server.Selected
+	q := strings.ToLower(strings.TrimSpace(t.filter.Text))
+	t.shown = t.shown[:0]
+	for _, e := range t.entries {
+		if server != "" && server != allServers && e.Server != server {
+			continue
+		}
+		if q != "" && !strings.Contains(strings.ToLower(e.Server+" "+strings.Join(e.Roots, " ")+" "+e.Error+" "+e.Via), q) {
+			continue
+		}
+		t.shown = append(t.shown, e)
+	}
+	switch {
+	case len(t.shown) > 0:
+		t.empty.Hide()
+	case len(t.entries) > 0:
+		t.empty.SetText("Nothing matches the filter.")
+		t.empty.Show()
+	default:
+		t.empty.SetText("No activity yet.\nEach time a server asks which folders it may see, the answer is logged here.")
+		t.empty.Show()
+	}
+	if len(t.shown) == 0 {
+		t.export.Disable()
+	} else {
+		t.export.Enable()
+	}
+	t.list.Refresh()
+}
+
+// activityItem is one line of the log.
+type activityItem struct {
+	widget.BaseWidget
+	when, server, what *widget.Label
+	box                fyne.CanvasObject
+}
+
+func newActivityItem() fyne.CanvasObject {
+	it := &activityItem{
+		when:   widget.NewLabel("2006-01-02 15:04:05"),
+		server: widget.NewLabelWithStyle("server-name", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		what:   widget.NewLabel(""),
+	}
+	it.when.Importance = widget.LowImportance
+	it.what.Truncation = fyne.TextTruncateEllipsis
+	it.box = container.NewBorder(nil, nil, container.NewHBox(it.when, it.server), nil, it.what)
+	it.ExtendBaseWidget(it)
+	return it
+}
+
+// CreateRenderer is part of fyne.Widget.
+func (it *activityItem) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(it.box)
+}
+
+func (t *activityTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
+	it, ok := o.(*activityItem)
+	if !ok || id >= len(t.shown) {
+		return
+	}
+	e := t.shown[id]
+	it.when.SetText(e.Time.Local().Format("2006-01-02 15:04:05"))
+	it.server.SetText(e.Server)
+	it.what.Importance = widget.MediumImportance
+	it.what.SetText(activityText(e))
+	if e.Error != "" {
+		it.what.Importance = widget.DangerImportance
+		it.what.Refresh()
+	}
+}
+
+// activityText says what one answer gave, in a line.
+func activityText(e auditEntry) string {
+	var s string
+	switch {
+	case e.Error != "":
+		s = "error: " + e.Error
+	case len(e.Roots) == 0:
+		s = "got no folders"
+	default:
+		names := make([]string, len(e.Roots))
+		for i, r := range e.Roots {
+			if p, err := app.PathFromURI(r); err == nil {
+				r = p
+			}
+			names[i] = r
+		}
+		s = "got " + strings.Join(names, ", ")
+	}
+	if e.Via != "" {
+		s += " (" + e.Via + ")"
+	}
+	if e.ProtocolVersion != "" {
+		s += " · " + e.ProtocolVersion
+	}
+	return s
+}
+
+// save writes the entries on screen as JSON lines to a file the person picks.
+func (t *activityTab) save() {
+	entries := slices.Clone(t.shown)
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil {
+			t.u.showError(err)
+			return
+		}
+		if w == nil {
+			return
+		}
+		t.u.async(func() {
+			err := writeEntries(w, entries)
+			t.u.do(func() {
+				if err != nil {
+					t.u.showError(fmt.Errorf("export: %w", err))
+					return
+				}
+				t.status.SetText(fmt.Sprintf("Exported %s to %s.", plural(len(entries), "answer"), w.URI().Path()))
+			})
+		})
+	}, t.u.win)
+	d.SetFileName("rootkeeper-activity-" + time.Now().Format("2006-01-02") + ".jsonl")
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".jsonl", ".json"}))
+	d.Show()
+}
+
+func writeEntries(w fyne.URIWriteCloser, entries []auditEntry) error {
+	enc := json.NewEncoder(w)
+	for _, e := range entries {
+		if err := enc.Encode(e); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}

@@ -1,0 +1,19 @@
+// Package gui is Rootkeeper's desktop face: the main window (Roots, Discover,
+// Servers, Activity), the consent dialogs and the tray menu, built with Fyne
+// on top of package app.
+//
+//	core.Subscribe() ──> loop ──fyne.Do──> ui.refresh(snapshot)
+//	                                         ├─ tabs (roots, discover, servers, activity)
+//	                                         ├─ tray menu = trayMenu(snapshot, actions)
+//	                                         └─ consent queue (one dialog per server)
+//	clicks ──> ui.update(fn) ──goroutine──> core.Update ──> (next snapshot)
+//
+// Every check mark, list and status line is derived from an app.Snapshot
+// through app's functions (Visible, SharedWith, Pending, RiskWarnings); this
+// package decides no policy. The UI goroutine never touches the disk, a
+// subprocess or the network: such work runs in a goroutine and comes back
+// through fyne.Do.
+//
+// gui must not import mcp or detect; it sees them only through the
+// interfaces app defines (app.Scanner, app.ServerController).
+package gui

@@ -1,0 +1,83 @@
+package gui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// pasteDialog takes server definitions pasted from another app's config
+// (an "mcpServers" block, VS Code's "servers", or one entry) and shows what
+// it found before adding them.
+type pasteDialog struct {
+	OnImport func([]app.Server)
+
+	text    *widget.Entry
+	preview *widget.Label
+	found   []app.Server
+	dlg     *dialog.ConfirmDialog
+}
+
+func (d *pasteDialog) content() fyne.CanvasObject {
+	d.text = widget.NewMultiLineEntry()
+	d.text.SetPlaceHolder(`{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}}`)
+	d.text.SetMinRowsVisible(10)
+	d.text.Wrapping = fyne.TextWrapBreak
+	d.preview = widget.NewLabel("Paste a config to see the servers in it.")
+	d.preview.Wrapping = fyne.TextWrapWord
+	d.text.OnChanged = func(string) { d.parse() }
+	return container.NewBorder(nil, d.preview, nil, nil, d.text)
+}
+
+// parse reads the pasted text and says what it found.
+func (d *pasteDialog) parse() {
+	d.found = nil
+	if strings.TrimSpace(d.text.Text) == "" {
+		d.preview.SetText("Paste a config to see the servers in it.")
+		d.preview.Importance = widget.MediumImportance
+		d.preview.Refresh()
+		return
+	}
+	servers, err := app.ParseServerConfig([]byte(d.text.Text))
+	if err != nil {
+		d.preview.SetText(err.Error())
+		d.preview.Importance = widget.DangerImportance
+		d.preview.Refresh()
+		return
+	}
+	d.found = servers
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		names[i] = fmt.Sprintf("%s (%s)", s.Name, s.Type)
+	}
+	d.preview.SetText("Found " + plural(len(servers), "server") + ": " + strings.Join(names, ", ") +
+		". Added servers see no folder until you allow one.")
+	d.preview.Importance = widget.SuccessImportance
+	d.preview.Refresh()
+}
+
+// Show opens the dialog over parent.
+func (d *pasteDialog) Show(parent fyne.Window) {
+	body := d.content()
+	d.dlg = dialog.NewCustomConfirm("Paste servers from another app", "Add servers", "Cancel", body, func(ok bool) {
+		if !ok {
+			return
+		}
+		d.parse()
+		if len(d.found) == 0 {
+			dialog.ShowError(fmt.Errorf("no servers to add: %s", d.preview.Text), parent)
+			return
+		}
+		if d.OnImport != nil {
+			d.OnImport(d.found)
+		}
+	}, parent)
+	d.dlg.Resize(fyne.NewSize(680, 440))
+	d.dlg.Show()
+}

@@ -1,0 +1,149 @@
+package gui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// Scope choices as shown in the consent dialogs.
+const (
+	scopeAlways    = "Always"
+	scopeUntilQuit = "Until I quit Rootkeeper"
+)
+
+// pendingDialog asks about every enabled root a connected server has no
+// decision for: one checkbox per root (none ticked), a scope, and Allow
+// selected / Deny all. Ticked roots are allowed and unticked ones denied,
+// both remembered with the chosen scope.
+type pendingDialog struct {
+	Server string
+	Roots  []rootInfo
+	// OnSubmit gets the ticked and unticked root paths and the scope.
+	OnSubmit func(allowed, denied []string, scope app.Scope)
+
+	checks []*widget.Check
+	scope  *widget.RadioGroup
+	allow  *widget.Button
+	deny   *widget.Button
+	dlg    *dialog.CustomDialog
+}
+
+// content builds the dialog's body and buttons.
+func (d *pendingDialog) content() fyne.CanvasObject {
+	intro := widget.NewLabel(d.Server + " has connected and may ask which folders it can see. " +
+		"It sees none of these until you allow them. Tick the folders it may see:")
+	intro.Wrapping = fyne.TextWrapWord
+	rows := container.NewVBox()
+	d.checks = nil
+	for _, info := range d.Roots {
+		c := widget.NewCheck(info.Root.Name, nil)
+		d.checks = append(d.checks, c)
+		rows.Add(rootConsentRow(c, info))
+	}
+	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.scope.Horizontal = true
+	d.scope.Required = true
+	d.scope.SetSelected(scopeAlways)
+	d.deny = widget.NewButtonWithIcon("Deny all", theme.CancelIcon(), func() { d.submit(false) })
+	d.allow = widget.NewButtonWithIcon("Allow selected", theme.ConfirmIcon(), func() { d.submit(true) })
+	d.allow.Importance = widget.HighImportance
+	scroll := container.NewVScroll(rows)
+	scroll.SetMinSize(fyne.NewSize(560, min(rows.MinSize().Height, 360)))
+	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
+	note := widget.NewLabel("Unticked folders are denied; you can change any answer later in Roots.")
+	note.Importance = widget.LowImportance
+	note.Wrapping = fyne.TextWrapWord
+	return container.NewBorder(intro, container.NewVBox(remember, note), nil, nil, scroll)
+}
+
+// Show opens the dialog over parent.
+func (d *pendingDialog) Show(parent fyne.Window) {
+	body := d.content()
+	d.dlg = dialog.NewCustomWithoutButtons(d.Server+" asks to see folders", body, parent)
+	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, layout.NewSpacer(), d.allow})
+	d.dlg.Resize(fyne.NewSize(640, 0))
+	d.dlg.Show()
+}
+
+func (d *pendingDialog) submit(allowTicked bool) {
+	var allowed, denied []string
+	for i, c := range d.checks {
+		if allowTicked && c.Checked {
+			allowed = append(allowed, d.Roots[i].Root.Path)
+		} else {
+			denied = append(denied, d.Roots[i].Root.Path)
+		}
+	}
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnSubmit != nil {
+		d.OnSubmit(allowed, denied, scopeOf(d.scope.Selected))
+	}
+}
+
+func scopeOf(choice string) app.Scope {
+	if choice == scopeUntilQuit {
+		return app.UntilQuit
+	}
+	return app.Always
+}
+
+// rootConsentRow shows one root in a consent dialog: the check (or title),
+// the resolved path, the access check and the warnings.
+func rootConsentRow(head fyne.CanvasObject, info rootInfo) fyne.CanvasObject {
+	box := container.NewVBox(head)
+	path := newPathLabel(info.Root.Path)
+	box.Add(container.NewPadded(path))
+	if info.Root.Given != "" && info.Root.Given != info.Root.Path {
+		given := widget.NewLabel("picked as " + info.Root.Given)
+		given.Importance = widget.LowImportance
+		given.Truncation = fyne.TextTruncateEllipsis
+		box.Add(given)
+	}
+	box.Add(accessLabel(info.Access))
+	for _, w := range info.Warnings {
+		box.Add(warningLabel(w))
+	}
+	return box
+}
+
+// accessLabel states the result of an access check.
+func accessLabel(h app.Health) fyne.CanvasObject {
+	if h.OK() {
+		return iconLine(theme.ConfirmIcon(), "Access check passed: the folder exists and can be listed.", widget.SuccessImportance)
+	}
+	msg := "Access check failed: " + healthText(h)
+	if h.Err != "" {
+		msg += " (" + h.Err + ")"
+	}
+	return iconLine(theme.ErrorIcon(), msg, widget.DangerImportance)
+}
+
+// warningLabel shows one risk warning.
+func warningLabel(text string) fyne.CanvasObject {
+	return iconLine(theme.WarningIcon(), text, widget.WarningImportance)
+}
+
+// iconLine is an icon beside a wrapped label of the given importance.
+func iconLine(icon fyne.Resource, text string, imp widget.Importance) fyne.CanvasObject {
+	l := widget.NewLabel(text)
+	l.Importance = imp
+	l.Wrapping = fyne.TextWrapWord
+	var res fyne.Resource = icon
+	switch imp {
+	case widget.SuccessImportance:
+		res = theme.NewSuccessThemedResource(icon)
+	case widget.DangerImportance:
+		res = theme.NewErrorThemedResource(icon)
+	case widget.WarningImportance:
+		res = theme.NewWarningThemedResource(icon)
+	}
+	return container.NewBorder(nil, nil, widget.NewIcon(res), nil, l)
+}

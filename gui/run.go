@@ -1,0 +1,152 @@
+package gui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+	"fyne.io/fyne/v2/driver/desktop"
+
+	"rootkeeper/app"
+	"rootkeeper/app/control"
+	"rootkeeper/assets"
+)
+
+// AppID is the Fyne application ID (also in FyneApp.toml).
+const AppID = "io.rootkeeper.app"
+
+// Options is what Run needs. Nil optional fields switch a feature off.
+type Options struct {
+	// Core is the running app's hub (required).
+	Core *app.Core
+	// Scan finds candidates for the Discover tab; nil says scanning is
+	// unavailable.
+	Scan app.Scanner
+	// Servers restarts servers and reads their stderr; nil disables Log
+	// and Restart.
+	Servers app.ServerController
+	// Control is the control socket; Run registers its "raise" op, which
+	// shows and focuses the window.
+	Control *control.Server
+	// StateDir holds the audit log shown in the Activity tab.
+	StateDir string
+	// Home is the person's home folder, for the risk warnings.
+	Home string
+}
+
+// Run opens the main window and the tray icon and blocks until the person
+// quits. Closing the window hides it to the tray; without a tray host (no
+// StatusNotifierWatcher on the session bus) closing the window quits, so
+// that no invisible app is left behind.
+//
+// For screenshots, the environment variable ROOTKEEPER_SHOW_TAB selects the
+// tab shown first (roots, discover, servers, activity), and
+// ROOTKEEPER_SHOW_SHARE=PATH opens the share dialog for PATH at start.
+func Run(opts Options) error {
+	if opts.Core == nil {
+		return errors.New("gui: no core")
+	}
+	fa := fyneapp.NewWithID(AppID)
+	fa.SetIcon(assets.Icon)
+	win := fa.NewWindow("Rootkeeper")
+	win.SetIcon(assets.Icon)
+	u := newUI(fa, win, opts)
+	win.SetContent(u.build())
+	win.Resize(fyne.NewSize(980, 680))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	tray := trayHostPresent()
+	desk, isDesktop := fa.(desktop.App)
+	if tray && isDesktop {
+		t := &trayIcon{u: u, desk: desk}
+		u.onRefresh = t.render
+		win.SetCloseIntercept(func() {
+			// The tray host may have gone since start: ask again, off the
+			// UI goroutine, before hiding into it.
+			go func() {
+				still := trayHostPresent()
+				fyne.Do(func() {
+					if still {
+						win.Hide()
+					} else {
+						fa.Quit()
+					}
+				})
+			}()
+		})
+	} else {
+		win.SetCloseIntercept(fa.Quit)
+	}
+
+	if opts.Control != nil {
+		opts.Control.Handle("raise", func(context.Context, json.RawMessage) (any, error) {
+			fyne.Do(u.raise)
+			return "raised", nil
+		})
+	}
+
+	kick := make(chan struct{}, 1)
+	fa.Lifecycle().SetOnStarted(func() {
+		u.refresh()
+		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
+			u.selectTab(tab)
+		}
+		if p := strings.TrimSpace(os.Getenv("ROOTKEEPER_SHOW_SHARE")); p != "" {
+			u.shareFolder(p, app.SourcePicked, "", "")
+		}
+		go u.loop(ctx, kick)
+	})
+	win.Show()
+	fa.Run()
+	return nil
+}
+
+// trayIcon keeps the tray's icon and menu in step with the snapshots the
+// window renders.
+type trayIcon struct {
+	u      *ui
+	desk   desktop.App
+	key    string
+	paused *bool
+}
+
+// render rebuilds the tray menu whole from snap when what it shows changed.
+func (t *trayIcon) render(snap *app.Snapshot) {
+	if t.paused == nil || *t.paused != snap.State.Paused {
+		p := snap.State.Paused
+		t.paused = &p
+		if p {
+			t.desk.SetSystemTrayIcon(assets.TrayPaused)
+		} else {
+			t.desk.SetSystemTrayIcon(assets.Tray)
+		}
+	}
+	m := trayMenu(snap, t.u.trayActions())
+	if k := menuKey(m); k != t.key {
+		t.key = k
+		t.desk.SetSystemTrayMenu(m)
+	}
+}
+
+// trayActions are what the tray's items do.
+func (u *ui) trayActions() trayActions {
+	return trayActions{
+		ToggleRoot: func(path string, on bool) {
+			if on {
+				u.turnOn(path)
+			} else {
+				u.turnOff(path)
+			}
+		},
+		SetPaused:  u.setPaused,
+		ShowServer: func(string) { u.raise(); u.selectTab("Servers") },
+		Open:       u.raise,
+		Quit:       u.fa.Quit,
+	}
+}

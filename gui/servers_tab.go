@@ -1,0 +1,191 @@
+package gui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// serversTab lists each server with its live status, protocol version, the
+// roots it sees and its roots mode, with Log, Restart, Edit and Remove; and
+// offers Add server… and Paste JSON….
+type serversTab struct {
+	u       *ui
+	content fyne.CanvasObject
+	list    *fyne.Container
+	add     *widget.Button
+	paste   *widget.Button
+}
+
+func newServersTab(u *ui) *serversTab {
+	t := &serversTab{u: u, list: container.NewVBox()}
+	t.add = widget.NewButtonWithIcon("Add server…", theme.ContentAddIcon(), func() {
+		(&serverForm{OnSave: t.save(false)}).Show(u.win)
+	})
+	t.paste = widget.NewButtonWithIcon("Paste JSON…", theme.ContentPasteIcon(), func() {
+		(&pasteDialog{OnImport: t.importServers}).Show(u.win)
+	})
+	top := container.NewBorder(nil, nil, nil, container.NewHBox(t.add, t.paste),
+		widget.NewLabel("MCP servers Rootkeeper connects to. Each sees only the folders you allowed it."))
+	t.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(t.list))
+	return t
+}
+
+func (t *serversTab) render(snap *app.Snapshot) {
+	t.list.Objects = nil
+	if len(snap.State.Servers) == 0 {
+		t.list.Add(hint("No servers yet.\nAdd one with Add server…, or copy an \"mcpServers\" block from another app's config and use Paste JSON…."))
+	}
+	for i, srv := range snap.State.Servers {
+		if i > 0 {
+			t.list.Add(widget.NewSeparator())
+		}
+		t.list.Add(t.card(snap, srv))
+	}
+	t.list.Refresh()
+}
+
+func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject {
+	name := srv.Name
+	st := snap.Servers[name]
+	title := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	stateText := string(st.State)
+	if stateText == "" {
+		stateText = "not running"
+	}
+	state := widget.NewLabel(stateText)
+	switch st.State {
+	case app.ServerConnected:
+		state.Importance = widget.SuccessImportance
+	case app.ServerFailed:
+		state.Importance = widget.DangerImportance
+	default:
+		state.Importance = widget.LowImportance
+	}
+	state.Truncation = fyne.TextTruncateEllipsis
+
+	logBtn := widget.NewButtonWithIcon("Log", theme.DocumentIcon(), func() { t.showLog(name) })
+	restart := widget.NewButtonWithIcon("Restart", theme.ViewRefreshIcon(), func() { t.restart(name) })
+	if t.u.opts.Servers == nil {
+		logBtn.Disable()
+		restart.Disable()
+	}
+	edit := widget.NewButtonWithIcon("Edit…", theme.DocumentCreateIcon(), func() {
+		(&serverForm{Server: srv, Editing: true, OnSave: t.save(true)}).Show(t.u.win)
+	})
+	remove := widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { t.confirmRemove(name) })
+	head := container.NewBorder(nil, nil, title, container.NewHBox(logBtn, restart, edit, remove), state)
+
+	var facts []string
+	if st.ProtocolVersion != "" {
+		facts = append(facts, "protocol "+st.ProtocolVersion)
+	}
+	if st.ServerName != "" {
+		facts = append(facts, strings.TrimSpace(st.ServerName+" "+st.ServerVersion))
+	}
+	facts = append(facts, "roots mode: "+string(srv.Mode()), transportText(srv))
+	factsLabel := widget.NewLabel(strings.Join(facts, " · "))
+	factsLabel.Truncation = fyne.TextTruncateEllipsis
+
+	visible := app.Visible(snap, name)
+	var sees string
+	switch {
+	case srv.Mode() == app.RootsOff:
+		sees = "May see no folders: roots are off for this server."
+	case len(visible) == 0:
+		sees = "May see no folders."
+		if n := len(app.Pending(snap, name)); n > 0 {
+			sees += fmt.Sprintf(" %s waiting for your decision.", plural(n, "folder"))
+		}
+	default:
+		names := make([]string, len(visible))
+		for i, r := range visible {
+			names[i] = r.Name
+		}
+		sees = "May see " + strings.Join(names, ", ")
+	}
+	seesLabel := widget.NewLabel(sees)
+	seesLabel.Wrapping = fyne.TextWrapWord
+	box := container.NewVBox(head, factsLabel, seesLabel)
+	if st.Error != "" {
+		box.Add(iconLine(theme.ErrorIcon(), st.Error, widget.DangerImportance))
+	}
+	return box
+}
+
+// transportText says how the server is reached.
+func transportText(srv app.Server) string {
+	if srv.Type == app.TransportStdio {
+		return "runs " + strings.Join(append([]string{srv.Command}, srv.Args...), " ")
+	}
+	return srv.Type + " " + srv.URL
+}
+
+// save returns the form's OnSave: add or replace the server.
+func (t *serversTab) save(replace bool) func(app.Server) {
+	return func(srv app.Server) {
+		t.u.update("save server "+srv.Name, func(s *app.State) error {
+			if replace {
+				return s.ReplaceServer(srv)
+			}
+			return s.AddServer(srv)
+		}, nil)
+	}
+}
+
+func (t *serversTab) importServers(servers []app.Server) {
+	t.u.update("add the pasted servers", func(s *app.State) error {
+		for _, srv := range servers {
+			if err := s.AddServer(srv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil)
+}
+
+func (t *serversTab) confirmRemove(name string) {
+	dialog.ShowConfirm("Remove "+name+"?",
+		"Rootkeeper disconnects it and forgets it and every decision about it.",
+		func(ok bool) {
+			if ok {
+				t.u.update("remove server "+name, func(s *app.State) error { return s.RemoveServer(name) }, nil)
+			}
+		}, t.u.win)
+}
+
+func (t *serversTab) restart(name string) {
+	ctl := t.u.opts.Servers
+	if ctl == nil {
+		return
+	}
+	t.u.async(func() { ctl.Restart(name) })
+}
+
+// showLog shows the server's recent stderr.
+func (t *serversTab) showLog(name string) {
+	ctl := t.u.opts.Servers
+	if ctl == nil {
+		return
+	}
+	t.u.async(func() {
+		text := ctl.Log(name)
+		t.u.do(func() {
+			if strings.TrimSpace(text) == "" {
+				text = "(nothing written to stderr yet)"
+			}
+			grid := widget.NewTextGridFromString(text)
+			scroll := container.NewScroll(grid)
+			scroll.SetMinSize(fyne.NewSize(760, 420))
+			scroll.ScrollToBottom()
+			dialog.ShowCustom(name+": stderr", "Close", scroll, t.u.win)
+		})
+	})
+}

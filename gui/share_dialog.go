@@ -1,0 +1,104 @@
+package gui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// shareDialog asks before a folder is shared: it shows the resolved path,
+// the access check and the warnings, and one checkbox per server, none
+// ticked. Share enables the folder (adding it when IsNew) with the ticked
+// servers allowed and the others denied; Cancel changes nothing.
+type shareDialog struct {
+	Root    rootInfo
+	Servers []string // the servers to ask about
+	IsNew   bool     // the folder is not a root yet
+	// OnSubmit gets the ticked and unticked server names and the scope.
+	OnSubmit func(allowed, denied []string, scope app.Scope)
+	OnCancel func()
+
+	checks []*widget.Check
+	scope  *widget.RadioGroup
+	share  *widget.Button
+	cancel *widget.Button
+	dlg    *dialog.CustomDialog
+}
+
+func (d *shareDialog) content() fyne.CanvasObject {
+	title := widget.NewLabelWithStyle(d.Root.Root.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	info := rootConsentRow(title, d.Root)
+	servers := container.NewVBox()
+	d.checks = nil
+	if len(d.Servers) == 0 {
+		hint := widget.NewLabel("No servers are set up yet. The folder will be added, and each server you add later will ask before it sees it.")
+		hint.Wrapping = fyne.TextWrapWord
+		servers.Add(hint)
+	} else {
+		servers.Add(widget.NewLabel("Which servers may see it?"))
+		for _, name := range d.Servers {
+			c := widget.NewCheck(name, nil)
+			d.checks = append(d.checks, c)
+			servers.Add(c)
+		}
+	}
+	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.scope.Horizontal = true
+	d.scope.Required = true
+	d.scope.SetSelected(scopeAlways)
+	if len(d.Servers) > 0 {
+		servers.Add(container.NewHBox(widget.NewLabel("Remember:"), d.scope))
+		note := widget.NewLabel("Servers left unticked will not see it; you can change this later in Roots.")
+		note.Importance = widget.LowImportance
+		note.Wrapping = fyne.TextWrapWord
+		servers.Add(note)
+	}
+	label := "Share"
+	if d.IsNew && len(d.Servers) == 0 {
+		label = "Add folder"
+	}
+	d.share = widget.NewButtonWithIcon(label, theme.ConfirmIcon(), d.submit)
+	d.share.Importance = widget.HighImportance
+	d.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), d.dismiss)
+	return container.NewVBox(info, widget.NewSeparator(), servers)
+}
+
+// Show opens the dialog over parent.
+func (d *shareDialog) Show(parent fyne.Window) {
+	body := d.content()
+	d.dlg = dialog.NewCustomWithoutButtons("Share a folder", body, parent)
+	d.dlg.SetButtons([]fyne.CanvasObject{d.cancel, layout.NewSpacer(), d.share})
+	d.dlg.Resize(fyne.NewSize(640, 0))
+	d.dlg.Show()
+}
+
+func (d *shareDialog) submit() {
+	var allowed, denied []string
+	for i, c := range d.checks {
+		if c.Checked {
+			allowed = append(allowed, d.Servers[i])
+		} else {
+			denied = append(denied, d.Servers[i])
+		}
+	}
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnSubmit != nil {
+		d.OnSubmit(allowed, denied, scopeOf(d.scope.Selected))
+	}
+}
+
+func (d *shareDialog) dismiss() {
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnCancel != nil {
+		d.OnCancel()
+	}
+}

@@ -1,0 +1,220 @@
+package gui
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"rootkeeper/app"
+)
+
+// demo is a state with a few roots and two servers, for the tab goldens.
+func demo(s *app.State) error {
+	if err := threeRoots(s); err != nil {
+		return err
+	}
+	if err := s.UpdateRoot(rootA, func(r *app.Root) { r.Branch = "main" }); err != nil {
+		return err
+	}
+	if err := s.SetEnabled(rootC, false); err != nil {
+		return err
+	}
+	if err := s.Decide(allow("fs", rootA)); err != nil {
+		return err
+	}
+	d := allow("fs", rootB)
+	d.Verdict = app.Deny
+	if err := s.Decide(d); err != nil {
+		return err
+	}
+	s.SearchFolders = []string{"/home/ada/src", "/home/ada/work"}
+	return nil
+}
+
+func demoFixture(t *testing.T, opts Options) *fixture {
+	f := newFixture(t, opts, demo)
+	f.core.SetHealth(rootA, app.Health{Status: app.HealthOK})
+	f.core.SetHealth(rootB, app.Health{Status: app.HealthOK, Branch: "feature/tray"})
+	f.core.SetHealth(rootC, app.Health{Status: app.HealthMissing, Err: "stat /home/ada/work/gamma: no such file or directory"})
+	f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected, ProtocolVersion: "2025-06-18",
+		ServerName: "secure-filesystem-server", ServerVersion: "0.2.0"})
+	f.core.SetServerStatus("git", app.ServerStatus{State: app.ServerFailed, Error: "exec: \"mcp-server-git\": executable file not found in $PATH"})
+	f.u.refresh()
+	return f
+}
+
+func TestRootsTab(t *testing.T) {
+	f := demoFixture(t, Options{})
+	f.assertMarkup("roots.xml")
+	f.capture("roots.png")
+
+	// Revoke from the Roots tab: fs's allow on alpha becomes undecided.
+	row := f.u.roots.rows[rootA]
+	row.decisions["fs"].SetSelected(choiceUndecided)
+	f.wantDecisions("git "+rootA+" allow always command-line", "fs "+rootB+" deny always command-line")
+	if v := app.VisiblePaths(f.core.Snapshot(), "fs"); len(v) != 0 {
+		t.Errorf("fs sees %q after the revoke", v)
+	}
+	// Turning a root off hides it from everyone.
+	test.Tap(f.u.roots.rows[rootA].enabled)
+	if r, _ := f.core.Snapshot().State.Root(rootA); r.Enabled {
+		t.Error("alpha still enabled after unticking Enabled")
+	}
+}
+
+func TestRootsTabEmpty(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	f.assertMarkup("roots-empty.xml")
+}
+
+func TestDiscoverTab(t *testing.T) {
+	scan := func(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
+		if !slices.Equal(req.Dirs, []string{"/home/ada/src", "/home/ada/work"}) {
+			t.Errorf("scan of %q, want the search folders", req.Dirs)
+		}
+		progress(app.ScanProgress{Visited: 10, Current: "/home/ada/src"})
+		found(app.Candidate{Path: rootA, Kind: "repo", Branch: "main"})
+		found(app.Candidate{Path: rootA + "/web", Kind: "project", Markers: []string{"package.json"}, Repo: rootA})
+		found(app.Candidate{Path: rootA + "/vendor-sub", Kind: "repo", Submodule: true, Repo: rootA, Branch: "v2"})
+		found(app.Candidate{Path: "/home/ada/src/delta", Kind: "project", Markers: []string{"go.mod"}})
+		return app.ScanSummary{Visited: 42, Found: 4}, nil
+	}
+	f := demoFixture(t, Options{Scan: scan})
+	f.u.selectTab("discover")
+	test.Tap(f.u.discover.scanBtn)
+	var got []string
+	for _, r := range f.u.discover.rows {
+		got = append(got, strings.Repeat("  ", r.Depth)+r.C.Path)
+	}
+	want := []string{rootA, "  " + rootA + "/vendor-sub", "  " + rootA + "/web", "/home/ada/src/delta"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s := f.u.discover.status.Text; !strings.Contains(s, "42 folders visited, 4 found") {
+		t.Errorf("status %q", s)
+	}
+	f.assertMarkup("discover.xml")
+	f.capture("discover.png")
+
+	test.Type(f.u.discover.filter, "package.json")
+	if n := len(f.u.discover.rows); n != 2 {
+		t.Errorf("filter kept %d rows, want alpha and its web project", n)
+	}
+}
+
+func TestDiscoverWithoutScanner(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	f.u.selectTab("discover")
+	if !f.u.discover.scanBtn.Disabled() {
+		t.Error("Scan enabled without a scanner")
+	}
+	if !strings.Contains(f.u.discover.status.Text, "not available") {
+		t.Errorf("status %q", f.u.discover.status.Text)
+	}
+}
+
+func TestServersTab(t *testing.T) {
+	f := demoFixture(t, Options{})
+	f.u.selectTab("servers")
+	f.assertMarkup("servers.xml")
+	f.capture("servers.png")
+}
+
+func TestPasteServers(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	d := &pasteDialog{OnImport: f.u.servers.importServers}
+	d.Show(f.win)
+	test.Type(d.text, `"mcpServers": {"docs": {"url": "https://example.com/mcp"}, "fs": {"command": "npx", "args": ["-y", "x"]}}`)
+	if !strings.Contains(d.preview.Text, "Found 2 servers: docs (http), fs (stdio)") {
+		t.Errorf("preview %q", d.preview.Text)
+	}
+	d.dlg.Confirm()
+	names := f.core.Snapshot().ServerNames()
+	if !slices.Equal(names, []string{"docs", "fs"}) {
+		t.Errorf("servers after paste: %q", names)
+	}
+}
+
+func TestServerForm(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	form := &serverForm{OnSave: f.u.servers.save(false)}
+	form.Show(f.win)
+	test.Type(form.name, "fs")
+	test.Type(form.command, "mcp-server-filesystem")
+	test.Type(form.args, "--verbose")
+	form.dlg.(interface{ Confirm() }).Confirm()
+	srv, ok := f.core.Snapshot().State.Server("fs")
+	if !ok || srv.Command != "mcp-server-filesystem" || !slices.Equal(srv.Args, []string{"--verbose"}) || srv.Type != app.TransportStdio {
+		t.Errorf("server after the form: %+v (found %t)", srv, ok)
+	}
+}
+
+func TestActivityTab(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2025, 11, 21, 9, 30, 0, 0, time.UTC)
+	var lines []string
+	for i, e := range []auditEntry{
+		{Time: base, Server: "fs", ProtocolVersion: "2025-06-18", Roots: []string{app.URIFromPath(rootA)}, Via: "roots/list"},
+		{Time: base.Add(time.Minute), Server: "git", Error: "connection closed", Via: "roots/list"},
+		{Time: base.Add(2 * time.Minute), Server: "fs", Roots: nil, Via: "roots/list"},
+	} {
+		data, _ := json.Marshal(e)
+		lines = append(lines, string(data))
+		_ = i
+	}
+	os.WriteFile(filepath.Join(dir, "audit.jsonl"), []byte(strings.Join(lines, "\n")+"\n{torn"), 0o600)
+	f := demoFixture(t, Options{StateDir: dir})
+	f.u.selectTab("activity")
+	if n := len(f.u.activity.shown); n != 3 {
+		t.Fatalf("%d entries shown, want 3", n)
+	}
+	if f.u.activity.shown[0].Time != base.Add(2*time.Minute) {
+		t.Errorf("not newest first: %v", f.u.activity.shown[0].Time)
+	}
+	f.assertMarkup("activity.xml")
+	f.capture("activity.png")
+	f.u.activity.server.SetSelected("git")
+	if n := len(f.u.activity.shown); n != 1 || f.u.activity.shown[0].Server != "git" {
+		t.Errorf("server filter: %+v", f.u.activity.shown)
+	}
+	f.u.activity.server.SetSelected(allServers)
+	test.Type(f.u.activity.filter, "alpha")
+	if n := len(f.u.activity.shown); n != 1 {
+		t.Errorf("text filter kept %d entries, want 1", n)
+	}
+}
+
+func TestConsentDialogGoldens(t *testing.T) {
+	f := demoFixture(t, Options{})
+	if err := f.core.Update(func(s *app.State) error { return s.SetEnabled(rootC, true) }); err != nil {
+		t.Fatal(err)
+	}
+	f.core.SetHealth(rootC, app.Health{Status: app.HealthOK})
+	f.connect("git")
+	if _, ok := f.u.openDialog.(*pendingDialog); !ok {
+		t.Fatalf("no pending dialog for git: %T", f.u.openDialog)
+	}
+	f.assertMarkup("dialog-pending.xml")
+	f.capture("dialog-pending.png")
+}
+
+func TestShareDialogGolden(t *testing.T) {
+	f := demoFixture(t, Options{})
+	// The home folder itself, with credentials inside: every warning.
+	f.u.inspect = func(roots []app.Root, home string) []rootInfo {
+		return []rootInfo{{Root: roots[0], Access: app.Health{Status: app.HealthOK}, Warnings: []string{
+			"This is your home folder itself: documents, settings and keys would all be shared.",
+			"It holds .ssh, where credentials are kept.",
+		}}}
+	}
+	f.u.askShare(app.Root{Path: "/home/ada", Name: "ada", Source: app.SourcePicked}, true, []string{"fs", "git"})
+	f.assertMarkup("dialog-share.xml")
+	f.capture("dialog-share.png")
+}

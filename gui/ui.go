@@ -1,0 +1,198 @@
+package gui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// ui is the controller of the window, its tabs and the consent dialogs. Its
+// fields are touched only on the UI goroutine (inside u.do).
+type ui struct {
+	opts Options
+	fa   fyne.App
+	win  fyne.Window
+	core *app.Core
+
+	// async runs slow work (disk, subprocesses) off the UI goroutine; do
+	// brings its result back onto it. In the app they are `go f()` and
+	// fyne.Do; tests run both inline so that everything stays on one
+	// goroutine.
+	async func(func())
+	do    func(func())
+	// inspect runs the access checks and risk warnings a consent dialog
+	// shows (it reads the disk; async calls it).
+	inspect func(roots []app.Root, home string) []rootInfo
+	// notify sends a desktop notification.
+	notify func(title, body string)
+	// showWindow brings the window up (and notes that it is visible).
+	showWindow func()
+	// onRefresh is told about every rendered snapshot (the tray hooks in).
+	onRefresh func(*app.Snapshot)
+
+	snap *app.Snapshot
+
+	tabs     *container.AppTabs
+	banner   *fyne.Container
+	roots    *rootsTab
+	discover *discoverTab
+	servers  *serversTab
+	activity *activityTab
+
+	// consent is the open consent dialog's key ("server:NAME" or
+	// "root:PATH"), "" when none is open; busy holds servers whose answer is
+	// being written, so that they are not asked twice.
+	consent string
+	busy    map[string]bool
+	// openDialog is the consent dialog on screen (a *pendingDialog or a
+	// *shareDialog), for tests.
+	openDialog any
+}
+
+func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
+	u := &ui{
+		opts:  opts,
+		fa:    fa,
+		win:   win,
+		core:  opts.Core,
+		async: func(f func()) { go f() },
+		do:    fyne.Do,
+		notify: func(title, body string) {
+			fa.SendNotification(fyne.NewNotification(title, body))
+		},
+		inspect: inspect,
+		busy:    map[string]bool{},
+	}
+	u.showWindow = func() { u.win.Show(); u.win.RequestFocus() }
+	u.onRefresh = func(*app.Snapshot) {}
+	return u
+}
+
+// build makes the window's content. Call once, on the UI goroutine.
+func (u *ui) build() fyne.CanvasObject {
+	u.roots = newRootsTab(u)
+	u.discover = newDiscoverTab(u)
+	u.servers = newServersTab(u)
+	u.activity = newActivityTab(u)
+	u.tabs = container.NewAppTabs(
+		container.NewTabItem("Roots", u.roots.content),
+		container.NewTabItem("Discover", u.discover.content),
+		container.NewTabItem("Servers", u.servers.content),
+		container.NewTabItem("Activity", u.activity.content),
+	)
+	u.tabs.OnSelected = func(t *container.TabItem) {
+		if t.Text == "Activity" {
+			u.activity.reload()
+		}
+	}
+	u.banner = container.NewVBox()
+	return container.NewBorder(u.banner, nil, nil, nil, u.tabs)
+}
+
+// selectTab shows the tab called name (case-insensitive); unknown names are
+// ignored.
+func (u *ui) selectTab(name string) {
+	for _, t := range u.tabs.Items {
+		if strings.EqualFold(t.Text, name) {
+			u.tabs.Select(t)
+			return
+		}
+	}
+}
+
+// refresh renders the core's current snapshot everywhere, and opens the next
+// consent dialog if a server is waiting for one. UI goroutine only.
+func (u *ui) refresh() {
+	snap := u.core.Snapshot()
+	if u.snap == snap {
+		u.askNext()
+		return
+	}
+	u.snap = snap
+	u.renderBanner(snap)
+	u.roots.render(snap)
+	u.discover.render(snap)
+	u.servers.render(snap)
+	u.activity.render(snap)
+	u.onRefresh(snap)
+	u.askNext()
+}
+
+// loop re-renders after every change of the core's state, and whenever
+// kick is signalled, until ctx ends. It runs in its own goroutine.
+func (u *ui) loop(ctx context.Context, kick <-chan struct{}) {
+	changed, stop := u.core.Subscribe()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-kick:
+		}
+		u.do(u.refresh)
+	}
+}
+
+// update applies fn to the state off the UI goroutine (core.Update writes
+// and fsyncs the state file), then comes back to show a failure and
+// re-render. then, if not nil, runs on the UI goroutine with the error.
+func (u *ui) update(what string, fn func(*app.State) error, then func(error)) {
+	u.async(func() {
+		err := u.core.Update(fn)
+		u.do(func() {
+			if err != nil {
+				u.showError(fmt.Errorf("%s: %w", what, err))
+				u.snap = nil // render again: widgets may show what failed
+			}
+			if then != nil {
+				then(err)
+			}
+			u.refresh()
+		})
+	})
+}
+
+// showError shows err in a dialog over the window.
+func (u *ui) showError(err error) {
+	dialog.ShowError(err, u.win)
+}
+
+// renderBanner shows the notices and the paused state above the tabs.
+func (u *ui) renderBanner(snap *app.Snapshot) {
+	u.banner.Objects = nil
+	if snap.State.Paused {
+		resume := widget.NewButton("Resume sharing", func() { u.setPaused(false) })
+		u.banner.Add(newBanner("Sharing is paused: no server sees any folder.", resume))
+	}
+	for _, topic := range sortedKeys(snap.Notices) {
+		u.banner.Add(newBanner(snap.Notices[topic], nil))
+	}
+	u.banner.Refresh()
+}
+
+// setPaused pauses or resumes all sharing.
+func (u *ui) setPaused(paused bool) {
+	what := "pause sharing"
+	if !paused {
+		what = "resume sharing"
+	}
+	u.update(what, func(s *app.State) error { s.Paused = paused; return nil }, nil)
+}
+
+// home is the person's home folder, for risk warnings.
+func (u *ui) home() string {
+	if u.opts.Home != "" {
+		return u.opts.Home
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}

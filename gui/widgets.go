@@ -1,0 +1,134 @@
+package gui
+
+import (
+	"image/color"
+	"maps"
+	"slices"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// pathLabel shows a path, cut with an ellipsis when it does not fit; then
+// hovering shows the whole path in a tooltip.
+type pathLabel struct {
+	widget.Label
+	full string
+	tip  *widget.PopUp
+}
+
+func newPathLabel(path string) *pathLabel {
+	l := &pathLabel{full: path}
+	l.Text = path
+	l.Truncation = fyne.TextTruncateEllipsis
+	l.Importance = widget.MediumImportance
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// cut reports whether the path does not fit the label's width.
+func (l *pathLabel) cut() bool {
+	w := fyne.MeasureText(l.full, theme.TextSize(), l.TextStyle).Width
+	return w+2*theme.InnerPadding() > l.Size().Width
+}
+
+// MouseIn shows the tooltip when the path is cut.
+func (l *pathLabel) MouseIn(e *desktop.MouseEvent) {
+	if !l.cut() {
+		return
+	}
+	c := fyne.CurrentApp().Driver().CanvasForObject(l)
+	if c == nil {
+		return
+	}
+	tip := widget.NewLabel(l.full)
+	l.tip = widget.NewPopUp(tip, c)
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(l).Add(fyne.NewPos(0, l.Size().Height))
+	if room := c.Size().Width - tip.MinSize().Width - 2*theme.Padding(); pos.X > room {
+		pos.X = max(0, room)
+	}
+	l.tip.ShowAtPosition(pos)
+}
+
+// MouseMoved does nothing; it is part of desktop.Hoverable.
+func (l *pathLabel) MouseMoved(*desktop.MouseEvent) {}
+
+// MouseOut hides the tooltip.
+func (l *pathLabel) MouseOut() {
+	if l.tip != nil {
+		l.tip.Hide()
+		l.tip = nil
+	}
+}
+
+// newBanner is a tinted strip across the window with a message and an
+// optional action button.
+func newBanner(msg string, action fyne.CanvasObject) fyne.CanvasObject {
+	bg := canvas.NewRectangle(withAlpha(theme.Color(theme.ColorNameWarning), 0x40))
+	l := widget.NewLabel(msg)
+	l.Wrapping = fyne.TextWrapWord
+	row := container.NewBorder(nil, nil, widget.NewIcon(theme.NewWarningThemedResource(theme.WarningIcon())), action, l)
+	return container.NewStack(bg, container.NewPadded(row))
+}
+
+func withAlpha(c color.Color, a uint8) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
+}
+
+// hint is the text shown where a list is empty: what to do next.
+func hint(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
+	l.Alignment = fyne.TextAlignCenter
+	l.Importance = widget.LowImportance
+	return l
+}
+
+// healthText says what a health status means, in a few words.
+func healthText(h app.Health) string {
+	switch h.Status {
+	case app.HealthOK:
+		return "OK"
+	case app.HealthUnknown:
+		return "not checked yet"
+	case app.HealthMissing:
+		return "missing"
+	case app.HealthNotDir:
+		return "not a folder"
+	case app.HealthUnreadable:
+		return "unreadable"
+	case app.HealthUnmounted:
+		return "drive unmounted"
+	case app.HealthMoved:
+		if h.MovedTo != "" {
+			return "moved to " + h.MovedTo
+		}
+		return "moved"
+	}
+	return string(h.Status)
+}
+
+// healthBadge is a short coloured label for a root's health.
+func healthBadge(h app.Health) *widget.Label {
+	l := widget.NewLabel(healthText(h))
+	switch {
+	case h.OK():
+		l.Importance = widget.SuccessImportance
+	case h.Status == app.HealthUnknown:
+		l.Importance = widget.LowImportance
+	default:
+		l.Importance = widget.DangerImportance
+	}
+	return l
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
