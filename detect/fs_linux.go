@@ -1,0 +1,191 @@
+package detect
+
+import (
+	"bufio"
+	"encoding/binary"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// dir is an open folder.
+type dir struct{ fd int }
+
+// dirRef is an open folder whose sub-folders are still to be opened
+// relative to it, which spares the kernel a walk of the whole path for each.
+// Each pending sub-folder holds one reference; the last release closes it.
+type dirRef struct {
+	fd   int
+	refs atomic.Int32
+}
+
+// release drops one reference; r may be nil.
+func (r *dirRef) release() {
+	if r != nil && r.refs.Add(-1) == 0 {
+		unix.Close(r.fd)
+	}
+}
+
+// openDir opens the folder at path, relative to parent when there is one
+// (then path[nameOff:] is its name there). It never follows a symbolic
+// link.
+func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	at, name := unix.AT_FDCWD, path
+	if parent != nil {
+		at, name = parent.fd, path[nameOff:]
+	}
+	for {
+		fd, err := unix.Openat(at, name, flags, 0)
+		if err != unix.EINTR {
+			return dir{fd}, err
+		}
+	}
+}
+
+// share keeps d open for n sub-folders to be opened relative to it and
+// returns the reference they hold, or closes d and returns nil when n is 0.
+func (d dir) share(n int) *dirRef {
+	if n == 0 {
+		d.close()
+		return nil
+	}
+	r := &dirRef{fd: d.fd}
+	r.refs.Store(int32(n))
+	return r
+}
+
+func (d dir) close() { unix.Close(d.fd) }
+
+// list calls fn with the name and type of every entry, reading with
+// getdents64 into buf; it stats an entry only when the file system does not
+// report its type. The name passed to fn is valid only during the call.
+// dev is 0: on Linux the walk learns of other file systems from
+// mountPoints rather than from a stat per folder.
+func (d dir) list(buf []byte, fn func(name []byte, typ entryType)) (dev uint64, err error) {
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n <= 0 {
+			return 0, nil
+		}
+		// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen == 0 || off+reclen > n {
+				break
+			}
+			ino := binary.NativeEndian.Uint64(buf[off:])
+			typ := buf[off+18]
+			name := buf[off+19 : off+reclen]
+			off += reclen
+			for i, c := range name {
+				if c == 0 {
+					name = name[:i]
+					break
+				}
+			}
+			if ino == 0 || isDots(name) {
+				continue
+			}
+			var t entryType
+			switch typ {
+			case unix.DT_DIR:
+				t = typeDir
+			case unix.DT_REG:
+				t = typeFile
+			case unix.DT_LNK:
+				t = typeSymlink
+			case unix.DT_UNKNOWN:
+				t = d.lstatType(string(name))
+			default:
+				t = typeOther
+			}
+			fn(name, t)
+		}
+	}
+}
+
+func (d dir) lstatType(name string) entryType {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return typeOther
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return typeDir
+	case unix.S_IFREG:
+		return typeFile
+	case unix.S_IFLNK:
+		return typeSymlink
+	}
+	return typeOther
+}
+
+// mountPoints returns every mount point and the device mounted there, read
+// from /proc/self/mountinfo.
+func mountPoints() (map[string]uint64, bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	m, err := parseMountInfo(bufio.NewScanner(f))
+	if err != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// parseMountInfo reads lines like
+//
+//	36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw
+//
+// (ID, parent ID, major:minor, root, mount point, ...; see proc(5)).
+func parseMountInfo(sc *bufio.Scanner) (map[string]uint64, error) {
+	m := map[string]uint64{}
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 {
+			continue
+		}
+		maj, min, ok := strings.Cut(f[2], ":")
+		if !ok {
+			continue
+		}
+		a, err1 := strconv.ParseUint(maj, 10, 32)
+		b, err2 := strconv.ParseUint(min, 10, 32)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		m[unescapeMount(f[4])] = unix.Mkdev(uint32(a), uint32(b))
+	}
+	return m, sc.Err()
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

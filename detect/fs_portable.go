@@ -1,0 +1,67 @@
+//go:build !linux
+
+package detect
+
+import (
+	"io"
+	"io/fs"
+	"os"
+)
+
+// dir is an open folder.
+type dir struct{ f *os.File }
+
+// dirRef would let sub-folders be opened relative to their parent; here
+// they are opened by path, so it is always nil.
+type dirRef struct{}
+
+func (r *dirRef) release() {}
+
+// openDir opens the folder at path.
+func openDir(_ *dirRef, path string, _ int) (dir, error) {
+	f, err := os.Open(path)
+	return dir{f}, err
+}
+
+func (d dir) share(int) *dirRef { d.close(); return nil }
+
+func (d dir) close() { d.f.Close() }
+
+// list calls fn with the name and type of every entry. dev is the folder's
+// device where the platform has one (else 0), for the walk to notice other
+// file systems.
+func (d dir) list(_ []byte, fn func(name []byte, typ entryType)) (dev uint64, err error) {
+	fi, err := d.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		return 0, &fs.PathError{Op: "open", Path: d.f.Name(), Err: errNotDir}
+	}
+	dev, _ = deviceOf(fi)
+	for {
+		ents, err := d.f.ReadDir(256)
+		for _, e := range ents {
+			t := typeOther
+			switch m := e.Type(); {
+			case m.IsDir():
+				t = typeDir
+			case m.IsRegular():
+				t = typeFile
+			case m&fs.ModeSymlink != 0:
+				t = typeSymlink
+			}
+			fn([]byte(e.Name()), t)
+		}
+		if err == io.EOF || (err == nil && len(ents) == 0) {
+			return dev, nil
+		}
+		if err != nil {
+			return dev, err
+		}
+	}
+}
+
+// mountPoints is unknown here; list's dev keeps the walk on one file system
+// instead.
+func mountPoints() (map[string]uint64, bool) { return nil, false }

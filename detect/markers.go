@@ -1,0 +1,169 @@
+package detect
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// markerNames are file names that make the folder holding them a project.
+// The values are the same strings, so that recording a marker allocates
+// nothing.
+var markerNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{
+		"go.mod", "go.work", // Go
+		"package.json", "deno.json", "deno.jsonc", // JavaScript, TypeScript
+		"Cargo.toml",                                         // Rust
+		"pyproject.toml", "setup.py", "setup.cfg", "Pipfile", // Python
+		"pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "build.sbt", // JVM
+		"CMakeLists.txt", "meson.build", "configure.ac", // C, C++
+		"Gemfile",                 // Ruby
+		"composer.json",           // PHP
+		"mix.exs", "rebar.config", // Elixir, Erlang
+		"pubspec.yaml",                // Dart, Flutter
+		"Package.swift",               // Swift
+		"stack.yaml", "cabal.project", // Haskell
+		"dune-project",            // OCaml
+		"project.clj", "deps.edn", // Clojure
+		"Project.toml",                                 // Julia
+		"build.zig",                                    // Zig
+		"gleam.toml",                                   // Gleam
+		"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", // Bazel
+		"flake.nix", // Nix
+	} {
+		m[n] = n
+	}
+	return m
+}()
+
+// markerSuffixes are endings of file names that make a project.
+var markerSuffixes = [][]byte{
+	[]byte(".sln"), []byte(".csproj"), []byte(".fsproj"), []byte(".vbproj"), // .NET
+	[]byte(".cabal"),        // Haskell
+	[]byte(".nimble"),       // Nim
+	[]byte(workspaceSuffix), // VS Code multi-root workspace
+}
+
+// markerDirSuffixes are endings of folder names that are project markers
+// themselves (bundles the walk does not enter).
+var markerDirSuffixes = [][]byte{[]byte(".xcodeproj"), []byte(".xcworkspace")}
+
+const workspaceSuffix = ".code-workspace"
+
+// fileMarker returns the marker a file name stands for, or "".
+func fileMarker(name []byte) string {
+	if m, ok := markerNames[string(name)]; ok {
+		return m
+	}
+	for _, s := range markerSuffixes {
+		if len(name) > len(s) && bytes.HasSuffix(name, s) {
+			return string(name)
+		}
+	}
+	return ""
+}
+
+// dirMarker returns the marker a folder name stands for, or "".
+func dirMarker(name []byte) string {
+	for _, s := range markerDirSuffixes {
+		if len(name) > len(s) && bytes.HasSuffix(name, s) {
+			return string(name)
+		}
+	}
+	return ""
+}
+
+// workspaceFolders returns the local folders a VS Code .code-workspace file
+// lists, made absolute against the file's folder. The file is JSON with
+// comments and trailing commas; an unreadable or malformed file lists nothing.
+func workspaceFolders(file string) []string {
+	data, err := os.ReadFile(file)
+	if err != nil || len(data) > 1<<20 {
+		return nil
+	}
+	var ws struct {
+		Folders []struct {
+			Path string `json:"path"`
+			URI  string `json:"uri"`
+		} `json:"folders"`
+	}
+	if json.Unmarshal(jsoncToJSON(data), &ws) != nil {
+		return nil
+	}
+	base := filepath.Dir(file)
+	var out []string
+	for _, f := range ws.Folders {
+		p := f.Path
+		if p == "" && f.URI != "" {
+			u, err := url.Parse(f.URI)
+			if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") {
+				continue // a remote folder
+			}
+			p = filepath.FromSlash(u.Path)
+		}
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}
+
+// jsoncToJSON removes // and /* */ comments and trailing commas outside
+// strings, which VS Code allows in its JSON files.
+func jsoncToJSON(in []byte) []byte {
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(in) && in[j] != '"' {
+				if in[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(in) {
+				return append(out, in[i:]...)
+			}
+			out = append(out, in[i:j+1]...)
+			i = j
+		case c == '/' && i+1 < len(in) && in[i+1] == '/':
+			for i < len(in) && in[i] != '\n' {
+				i++
+			}
+			out = append(out, '\n')
+		case c == '/' && i+1 < len(in) && in[i+1] == '*':
+			end := bytes.Index(in[i+2:], []byte("*/"))
+			if end < 0 {
+				return out
+			}
+			i += 2 + end + 1
+			out = append(out, ' ')
+		case c == ',':
+			j := i + 1
+			for j < len(in) && strings.IndexByte(" \t\r\n", in[j]) >= 0 {
+				j++
+			}
+			if j < len(in) && (in[j] == ']' || in[j] == '}') {
+				continue
+			}
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	if !bytes.Equal(out, in) {
+		// Comments removed may have left a trailing comma next to a bracket.
+		return jsoncToJSON(out)
+	}
+	return out
+}
