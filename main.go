@@ -59,8 +59,8 @@ func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), p
 	return app.ScanSummary(sum), err
 }
 
-// runtime is everything the long-running app runs besides the GUI.
-type runtime struct {
+// services is everything the long-running app runs besides the GUI.
+type services struct {
 	core    *app.Core
 	manager *mcp.Manager
 	control *control.Server
@@ -70,7 +70,7 @@ type runtime struct {
 // start opens the core, forgets last run's until-quit decisions, and starts
 // the state watcher, the health monitor, the MCP clients and the control
 // socket, all bound to ctx.
-func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*runtime, error) {
+func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*services, error) {
 	ctl, err := control.Listen(store.Dir())
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*runtime
 	if err := core.DropUntilQuit(); err != nil {
 		return nil, err
 	}
-	rt := &runtime{core: core, control: ctl, manager: mcp.NewManager(core, mcp.Options{StateDir: store.Dir(), Logger: logger})}
+	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, mcp.Options{StateDir: store.Dir(), Logger: logger})}
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
 		return cli.BuildStatus(core.Snapshot(), true), nil
 	})

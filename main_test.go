@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/cli"
+)
+
+// These tests run the real binary, as a person or a script would.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rootkeeper-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "rootkeeper")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building rootkeeper: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func rootkeeper(t *testing.T, stateDir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--state-dir", stateDir}, args...)...)
+	cmd.Env = desktopEnv()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func mustRun(t *testing.T, stateDir string, args ...string) string {
+	t.Helper()
+	out, errOut, code := rootkeeper(t, stateDir, args...)
+	if code != 0 {
+		t.Fatalf("rootkeeper %q: exit %d: %s", args, code, errOut)
+	}
+	return out
+}
+
+func TestScanBadFolderIsAnInputError(t *testing.T) {
+	_, errOut, code := rootkeeper(t, t.TempDir(), "scan", "/no/such/folder")
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "/no/such/folder") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = rootkeeper(t, t.TempDir(), "scan", "--depth", "deep")
+	if code != 2 || !strings.Contains(errOut, "deep") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestScanFindsARepositoryAndPrintsJSONLines(t *testing.T) {
+	tree := t.TempDir()
+	repo := filepath.Join(tree, "my repo#1")
+	os.MkdirAll(repo, 0o755)
+	git := exec.Command("git", "init", "-q", "-b", "trunk", repo)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	os.MkdirAll(filepath.Join(tree, "node_modules", "dep"), 0o755)
+	os.WriteFile(filepath.Join(tree, "node_modules", "dep", "package.json"), []byte("{}"), 0o644)
+	out, errOut, code := rootkeeper(t, t.TempDir(), "scan", "--json", tree)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("want exactly the repository (node_modules skipped), got %q", out)
+	}
+	var c struct {
+		app.Candidate
+		URI string `json:"uri"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Path != repo || c.Kind != "repo" || c.Branch != "trunk" || c.URI != app.URIFromPath(repo) {
+		t.Fatalf("candidate = %+v", c)
+	}
+	if !strings.Contains(errOut, "found 1") {
+		t.Fatalf("summary line: %q", errOut)
+	}
+}
+
+// desktopEnv is this process's environment with a desktop's locale. Under
+// LANG=C.UTF-8 (common on servers and in CI) Fyne's lang package logs a
+// locale parse error while it initialises, before main runs, which would
+// add lines to every command's stderr; people at a desktop do not see it.
+func desktopEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LANG=") && !strings.HasPrefix(kv, "LC_ALL=") && !strings.HasPrefix(kv, "LC_MESSAGES=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "LANG=en_US.UTF-8")
+}
+
+func filesystemServer(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(".ci/npm/node_modules/.bin/mcp-server-filesystem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the real server-filesystem is not installed (run .ci/setup): %v", err)
+	}
+	return p
+}
+
+// status asks a running headless app (through the control socket) what
+// each server was last sent.
+func liveStatus(t *testing.T, stateDir string) cli.Status {
+	t.Helper()
+	var st cli.Status
+	out := mustRun(t, stateDir, "status", "--json")
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	return st
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func lastSent(st cli.Status, server string) ([]string, *app.ServerStatus) {
+	for _, s := range st.Servers {
+		if s.Name == server && s.Live != nil {
+			return s.Live.LastSent, s.Live
+		}
+	}
+	return nil, nil
+}
+
+// A headless app follows grants, revokes and pauses typed in another shell,
+// and `status --json` from that shell shows what the server was sent.
+func TestHeadlessFollowsTheCommandLine(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("unix sockets and the npm server setup are exercised on Linux")
+	}
+	server := filesystemServer(t)
+	state := t.TempDir()
+	home := t.TempDir()
+	a := filepath.Join(home, "project ä#1")
+	b := filepath.Join(home, "100% done")
+	os.MkdirAll(a, 0o755)
+	os.MkdirAll(b, 0o755)
+	mustRun(t, state, "roots", "add", a, "--enable")
+	mustRun(t, state, "roots", "add", b, "--enable")
+	mustRun(t, state, "servers", "add", "fs", "--", server)
+
+	headless := exec.Command(binary, "--state-dir", state, "headless")
+	headless.Env = desktopEnv()
+	var logs bytes.Buffer
+	headless.Stderr = &logs
+	if err := headless.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- headless.Wait() }()
+	defer func() {
+		headless.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			headless.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("headless log:\n%s", logs.String())
+		}
+	}()
+
+	waitFor(t, "the server to connect", func() bool {
+		_, live := lastSent(liveStatus(t, state), "fs")
+		return live != nil && live.State == app.ServerConnected
+	})
+	fi, err := os.Stat(filepath.Join(state, "control.sock"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("control socket: %v %v", fi, err)
+	}
+	if sent, _ := lastSent(liveStatus(t, state), "fs"); len(sent) != 0 {
+		t.Fatalf("before any grant the server was sent %q", sent)
+	}
+
+	uriA, uriB := app.URIFromPath(a), app.URIFromPath(b)
+	expect := func(what string, want ...string) {
+		t.Helper()
+		slices.Sort(want)
+		waitFor(t, what, func() bool {
+			sent, _ := lastSent(liveStatus(t, state), "fs")
+			return slices.Equal(sent, want) || (len(want) == 0 && len(sent) == 0)
+		})
+	}
+	mustRun(t, state, "grant", "fs", a)
+	mustRun(t, state, "grant", "fs", b)
+	expect("both roots sent", uriA, uriB)
+	mustRun(t, state, "revoke", "fs", b)
+	expect("b withdrawn", uriA)
+	mustRun(t, state, "pause")
+	expect("nothing while paused")
+	mustRun(t, state, "resume")
+	expect("a again", uriA)
+
+	// A second headless app on the same state folder is refused.
+	_, errOut, code := rootkeeper(t, state, "headless")
+	if code != 1 || !strings.Contains(errOut, "already running") {
+		t.Fatalf("second headless: exit %d %q", code, errOut)
+	}
+
+	_, live := lastSent(liveStatus(t, state), "fs")
+	headless.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("headless exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("headless did not stop on SIGTERM")
+	}
+	if live != nil && live.PID > 0 {
+		if err := syscall.Kill(live.PID, 0); err == nil {
+			t.Fatalf("server process %d outlived the app", live.PID)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "control.sock")); !os.IsNotExist(err) {
+		t.Fatalf("control socket left behind: %v", err)
+	}
+}
