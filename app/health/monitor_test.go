@@ -216,6 +216,8 @@ func TestBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	time.Sleep(3 * DefaultDebounce)
+	t.Logf("5,000 creations inside the root in %v: %d checks", time.Since(began).Round(time.Millisecond), counter.get(root)-before)
 	sub := mkdir(t, root, "sub")
 	for i := range 200 {
 		if err := os.Chmod(root, 0o755-os.FileMode(i%2)*0o050); err != nil {
@@ -292,8 +294,9 @@ func TestLimitFallsBackToPolling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var lifted atomic.Bool
 			lw := &limitWatcher{Watcher: real, err: errno, fail: func(p string) bool {
-				return !strings.HasPrefix(p, filepath.Dir(watched))
+				return !lifted.Load() && !strings.HasPrefix(p, filepath.Dir(watched))
 			}}
 			var notices []string
 			sub, cancel := core.Subscribe()
@@ -330,12 +333,27 @@ func TestLimitFallsBackToPolling(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitStatus(t, core, watched, app.HealthMissing)
-			time.Sleep(200 * time.Millisecond) // a few more polls
+			time.Sleep(200 * time.Millisecond) // a few more polls: no new notice
+			// The limit is raised: the next polls watch the folders, and the
+			// notice goes.
+			lifted.Store(true)
+			deadline := time.Now().Add(waitFor)
+			for core.Snapshot().Notices[NoticeTopic] != "" {
+				if time.Now().After(deadline) {
+					t.Fatal("the notice stayed after the limit was lifted")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			close(stop)
 			notices = <-collected
-			if len(notices) != 1 || !strings.Contains(notices[0], "limit") {
-				t.Errorf("notices = %q, want one about the limit", notices)
+			if len(notices) != 2 || !strings.Contains(notices[0], "limit") || notices[1] != "" {
+				t.Errorf("notices = %q, want one about the limit, then none", notices)
 			}
+			// Watched now: a deletion is seen without polling.
+			if err := os.Remove(polled2); err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(t, core, polled2, app.HealthMissing)
 		})
 	}
 }
