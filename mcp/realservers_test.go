@@ -81,3 +81,50 @@ func TestServerFilesystemFollowsGrants(t *testing.T) {
 		})
 	}
 }
+
+// everythingRoots asks server-everything's get-roots-list for its roots.
+func everythingRoots(t testing.TB, m *Manager) ([]string, error) {
+	text, err := callText(t, m, "everything", "get-roots-list", nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(line), "URI: "); ok {
+			out = append(out, u)
+		}
+	}
+	return sorted(out), nil
+}
+
+func TestServerEverythingGetRootsList(t *testing.T) {
+	bin := npmBin(t, "mcp-server-everything")
+	e := newEnv(t)
+	a, b := mkRoot(t, "one"), mkRoot(t, "two #2 %")
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "everything", Type: app.TransportStdio, Command: bin, Args: []string{"stdio"}})
+	})
+	e.addRoots(a, b)
+	e.start(e.fastOptions())
+	e.waitConnected("everything")
+	check := func(want ...string) {
+		t.Helper()
+		want = sorted(want)
+		eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
+			got, err := everythingRoots(t, e.m)
+			if err != nil {
+				return false, err.Error()
+			}
+			return slices.Equal(got, want), strings.Join(got, " ")
+		})
+	}
+	ua, ub := app.URIFromPath(a), app.URIFromPath(b)
+	e.grant("everything", a, b)
+	check(ua, ub)
+	e.revoke("everything", a)
+	check(ub)
+	e.setPaused(true)
+	check()
+	e.setPaused(false)
+	check(ub)
+}

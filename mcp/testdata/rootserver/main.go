@@ -11,10 +11,14 @@
 //
 // Flags make it misbehave: -exit-on-discover exits on server/discover like
 // servers predating 2026-07-28 (go-sdk #1177); -exit-after exits some time
-// after initialization; -hang stops reading stdin once initialized.
+// after initialization; -hang stops reading stdin once initialized;
+// -spawn-child leaves a child process in its process group. It reports
+// "start" with its pid, arguments and ROOTKEEPER_ROOTS when it starts.
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +27,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -36,6 +41,7 @@ var (
 	exitOnDiscover = flag.Bool("exit-on-discover", false, "exit when sent server/discover")
 	exitAfter      = flag.Duration("exit-after", 0, "exit this long after initialization")
 	hang           = flag.Bool("hang", false, "stop reading stdin once initialized")
+	spawnChild     = flag.Bool("spawn-child", false, "start a long sleep in the same process group")
 )
 
 var (
@@ -80,15 +86,15 @@ func fetch(ss *mcp.ServerSession) {
 }
 
 // stdin stops delivering input once hangNow is closed.
-type stdin struct{}
+type stdin struct{ r io.Reader }
 
-func (stdin) Read(p []byte) (int, error) {
+func (s stdin) Read(p []byte) (int, error) {
 	select {
 	case <-hangNow:
 		select {}
 	default:
 	}
-	return os.Stdin.Read(p)
+	return s.r.Read(p)
 }
 func (stdin) Close() error { return os.Stdin.Close() }
 
@@ -102,6 +108,16 @@ func main() {
 		}
 		reportW = c
 	}
+	start := map[string]any{"pid": os.Getpid(), "args": flag.Args(), "env": os.Getenv("ROOTKEEPER_ROOTS")}
+	if *spawnChild {
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "spawn:", err)
+			os.Exit(1)
+		}
+		start["child"] = cmd.Process.Pid
+	}
+	report("start", start)
 	opts := &mcp.ServerOptions{
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			if *hang {
@@ -121,15 +137,6 @@ func main() {
 		opts.SupportedProtocolVersions = []string{*version}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "rootserver", Version: "1.0"}, opts)
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "server/discover" && *exitOnDiscover {
-				fmt.Fprintln(os.Stderr, "unexpected first message", method)
-				os.Exit(2)
-			}
-			return next(ctx, method, req)
-		}
-	})
 	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			resp, ok := req.Params.InputResponses["roots"]
@@ -144,7 +151,19 @@ func main() {
 			data, _ := json.Marshal(res.Roots)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil
 		})
-	t := &mcp.IOTransport{Reader: stdin{}, Writer: nopCloser{os.Stdout}}
+	in := io.Reader(os.Stdin)
+	if *exitOnDiscover {
+		// Like servers predating 2026-07-28 that take anything but
+		// initialize as fatal.
+		br := bufio.NewReader(os.Stdin)
+		first, err := br.ReadBytes('\n')
+		if err != nil || !bytes.Contains(first, []byte(`"initialize"`)) {
+			fmt.Fprintf(os.Stderr, "unexpected first message %s\n", first)
+			os.Exit(2)
+		}
+		in = io.MultiReader(bytes.NewReader(first), br)
+	}
+	t := &mcp.IOTransport{Reader: stdin{in}, Writer: nopCloser{os.Stdout}}
 	if err := s.Run(context.Background(), t); err != nil {
 		fmt.Fprintln(os.Stderr, "run:", err)
 	}

@@ -1,0 +1,345 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+	buildOut  []byte
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// rootServer builds testdata/rootserver once and returns the binary.
+func rootServer(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "rootserver")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "rootserver"), "./testdata/rootserver")
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building the test server: %v\n%s", buildErr, buildOut)
+	}
+	return filepath.Join(buildDir, "rootserver")
+}
+
+// report is a line a rootserver sent.
+type report struct {
+	server, event string
+	payload       json.RawMessage
+	at            time.Time
+}
+
+func (r report) uris() []string {
+	var u []string
+	json.Unmarshal(r.payload, &u)
+	return sorted(u)
+}
+
+// reports listens on a unix socket for rootserver reports; it returns the
+// socket (for RK_REPORT) and a channel per server name, made on demand.
+type reports struct {
+	sock string
+	mu   sync.Mutex
+	chs  map[string]chan report
+}
+
+func listenReports(t testing.TB) *reports {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	r := &reports{sock: filepath.Join(dir, "r.sock"), chs: map[string]chan report{}}
+	ln, err := net.Listen("unix", r.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				sc := bufio.NewScanner(c)
+				sc.Buffer(make([]byte, 1<<16), 1<<22)
+				for sc.Scan() {
+					at := time.Now()
+					parts := strings.SplitN(sc.Text(), " ", 3)
+					if len(parts) != 3 {
+						continue
+					}
+					r.ch(parts[0]) <- report{server: parts[0], event: parts[1], payload: json.RawMessage(parts[2]), at: at}
+				}
+			}()
+		}
+	}()
+	return r
+}
+
+func (r *reports) ch(name string) chan report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.chs[name]
+	if c == nil {
+		c = make(chan report, 1000)
+		r.chs[name] = c
+	}
+	return c
+}
+
+// next waits for the server's next report of the event.
+func (r *reports) next(t testing.TB, server, event string) report {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case rep := <-r.ch(server):
+			if rep.event == event {
+				return rep
+			}
+		case <-deadline:
+			t.Fatalf("%s: no %q report within %v", server, event, wait)
+		}
+	}
+}
+
+// expectRoots waits until the server reports holding exactly want.
+func (r *reports) expectRoots(t testing.TB, server string, want ...string) report {
+	t.Helper()
+	want = sorted(want)
+	deadline := time.After(wait)
+	var seen []string
+	for {
+		select {
+		case rep := <-r.ch(server):
+			if rep.event == "roots" && strings.Join(rep.uris(), " ") == strings.Join(want, " ") {
+				return rep
+			}
+			seen = append(seen, rep.event+" "+string(rep.payload))
+		case <-deadline:
+			t.Fatalf("%s never reported roots %q; saw %q", server, want, seen)
+		}
+	}
+}
+
+func (e *testEnv) addRootServer(bin string, r *reports, name string, mode app.RootsMode, flags ...string) {
+	e.t.Helper()
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{
+			Name: name, Type: app.TransportStdio, Command: bin,
+			// A server on 2026-07-28 cannot ask for roots by itself, so
+			// these speak the last version before it.
+			Args:      append([]string{"-name", name, "-version", legacyVersion}, flags...),
+			Env:       map[string]string{"RK_REPORT": r.sock},
+			RootsMode: mode,
+		})
+	})
+}
+
+func TestStdioRootsModeOff(t *testing.T) {
+	bin := rootServer(t)
+	r := listenReports(t)
+	e := newEnv(t)
+	a := mkRoot(t, "a")
+	e.addRootServer(bin, r, "off", app.RootsOff)
+	e.addRoots(a)
+	e.grant("off", a)
+	e.start(e.fastOptions())
+	rep := r.next(t, "off", "rootserr")
+	var got struct {
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(rep.payload, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Code != -32601 || got.Message != "Roots not supported" {
+		t.Errorf("server got %d %q, want -32601 %q", got.Code, got.Message, "Roots not supported")
+	}
+	var data map[string]any
+	if json.Unmarshal(got.Data, &data) != nil || len(data) != 1 || data["reason"] != "Client does not have roots capability" {
+		t.Errorf("data %s", got.Data)
+	}
+}
+
+// TestDiscoverExitFallback: a server that exits on server/discover (go-sdk
+// #1177) still connects, speaking initialize, and is not probed again.
+func TestDiscoverExitFallback(t *testing.T) {
+	bin := rootServer(t)
+	r := listenReports(t)
+	e := newEnv(t)
+	a := mkRoot(t, "a")
+	e.addRootServer(bin, r, "old", "", "-exit-on-discover")
+	e.addRoots(a)
+	e.grant("old", a)
+	e.start(e.fastOptions())
+	r.next(t, "old", "start") // probed: exited
+	r.next(t, "old", "start") // initialize only
+	r.expectRoots(t, "old", app.URIFromPath(a))
+	st := e.waitConnected("old")
+	if st.ProtocolVersion != legacyVersion {
+		t.Errorf("protocol %q, want %q", st.ProtocolVersion, legacyVersion)
+	}
+	e.m.Restart("old")
+	r.next(t, "old", "start") // initialize only, at once
+	r.expectRoots(t, "old", app.URIFromPath(a))
+	if n := strings.Count(e.m.Log("old"), "unexpected first message"); n != 1 {
+		t.Errorf("server was probed %d times, want once; stderr:\n%s", n, e.m.Log("old"))
+	}
+}
+
+// TestExitedServerIsRestarted: a server that exits is started again (with
+// backoff), and the new process gets the roots.
+func TestExitedServerIsRestarted(t *testing.T) {
+	bin := rootServer(t)
+	r := listenReports(t)
+	e := newEnv(t)
+	a := mkRoot(t, "a")
+	e.addRootServer(bin, r, "flaky", "", "-exit-after", "300ms")
+	e.addRoots(a)
+	e.grant("flaky", a)
+	e.start(e.fastOptions())
+	pids := map[string]bool{}
+	for range 3 {
+		st := r.next(t, "flaky", "start")
+		pids[string(st.payload)] = true
+		r.expectRoots(t, "flaky", app.URIFromPath(a))
+	}
+	if len(pids) != 3 {
+		t.Errorf("3 starts, %d distinct processes", len(pids))
+	}
+	eventually(t, "restarts counted", func() (bool, string) {
+		st := e.status("flaky")
+		return st.Restarts >= 2, string(st.State)
+	})
+	if !strings.Contains(e.m.Log("flaky"), "flaky roots") {
+		t.Errorf("stderr not captured: %q", e.m.Log("flaky"))
+	}
+	if data, err := os.ReadFile(filepath.Join(e.dir, "logs", "flaky.log")); err != nil || !strings.Contains(string(data), "flaky start") {
+		t.Errorf("stderr log file: %v %q", err, data)
+	}
+}
+
+// TestHungServerDoesNotDelayOthers: a server that stopped reading stdin,
+// with a write to it stuck, does not keep another server from hearing of
+// a change they share.
+func TestHungServerDoesNotDelayOthers(t *testing.T) {
+	bin := rootServer(t)
+	r := listenReports(t)
+	e := newEnv(t)
+	a, b := mkRoot(t, "a"), mkRoot(t, "b")
+	e.addRootServer(bin, r, "hung", "", "-hang")
+	e.addRootServer(bin, r, "fine", "")
+	e.addRoots(a, b)
+	e.grant("hung", a)
+	e.grant("fine", a)
+	e.start(e.fastOptions())
+	r.expectRoots(t, "hung", app.URIFromPath(a))
+	r.expectRoots(t, "fine", app.URIFromPath(a))
+	e.waitConnected("hung")
+
+	// Fill the hung server's stdin: this call blocks in the write, holding
+	// the connection's write lock.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stuck := make(chan error, 1)
+	go func() {
+		_, err := e.m.CallTool(ctx, "hung", "roots", map[string]any{"pad": strings.Repeat("x", 4<<20)})
+		stuck <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-stuck:
+		t.Fatalf("the call to the hung server returned (%v); it should be stuck", err)
+	default:
+	}
+
+	e.update(func(s *app.State) error {
+		for _, srv := range []string{"hung", "fine"} {
+			if err := s.Decide(app.Decision{Server: srv, Root: b, Verdict: app.Allow}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r.expectRoots(t, "fine", app.URIFromPath(a), app.URIFromPath(b))
+	e.update(func(s *app.State) error { s.Revoke("fine", a); return nil })
+	r.expectRoots(t, "fine", app.URIFromPath(b))
+}
+
+func TestArgsAndEnvModes(t *testing.T) {
+	bin := rootServer(t)
+	r := listenReports(t)
+	e := newEnv(t)
+	a, b := mkRoot(t, "a b"), mkRoot(t, "c")
+	e.addRootServer(bin, r, "args", app.RootsArgs, "--")
+	e.addRootServer(bin, r, "env", app.RootsEnv)
+	e.addRoots(a, b)
+	e.grant("args", a)
+	e.grant("env", a)
+	e.start(e.fastOptions())
+
+	type start struct {
+		Args []string `json:"args"`
+		Env  string   `json:"env"`
+	}
+	read := func(name string) start {
+		var s start
+		rep := r.next(t, name, "start")
+		json.Unmarshal(rep.payload, &s)
+		return s
+	}
+	if s := read("args"); strings.Join(s.Args, "|") != a {
+		t.Errorf("args server started with %q, want [%s]", s.Args, a)
+	}
+	if s := read("env"); s.Env != a || len(s.Args) != 0 {
+		t.Errorf("env server started with %+v, want ROOTKEEPER_ROOTS=%s", s, a)
+	}
+	// Neither declares roots: asked anyway, they are refused.
+	r.next(t, "args", "rootserr")
+	r.next(t, "env", "rootserr")
+
+	e.grant("args", b)
+	e.grant("env", b)
+	if s := read("args"); strings.Join(s.Args, "|") != a+"|"+b {
+		t.Errorf("args server restarted with %q, want [%s %s]", s.Args, a, b)
+	}
+	if s := read("env"); s.Env != a+string(os.PathListSeparator)+b {
+		t.Errorf("env server restarted with %q", s.Env)
+	}
+	st := e.status("args")
+	if len(st.LastSent) != 2 {
+		t.Errorf("LastSent %q, want the two roots", st.LastSent)
+	}
+}
