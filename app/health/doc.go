@@ -10,6 +10,7 @@
 //	fsnotify events ────> │   .git dir) ─> dirty set ─> debounce ────│─> workers: CheckAccess,
 //	poll ticker ────────> │   (100 ms)     (polled roots)            │   inode, rename pairing,
 //	wall-clock jump ────> │   recheck all                            │   .git/HEAD branch
+//	sweep (1 min) ──────> │   recheck all                            │        │
 //	mount table change ─> │   recheck all                            │        │
 //	CheckNow(path) ─────> │   check now                              │<───────┘
 //	                      └──────────────────────────┬───────────────┘
@@ -23,6 +24,10 @@
 // checkout or a big copy costs no checks at all; events that can (a chmod of
 // the root, its removal) are collected for [Options.Debounce] and checked
 // once.
+//
+// Every root is also checked once a minute, a safety net for what no watch
+// sees: a folder above the parent made unreadable, an unmount the kernel did
+// not announce.
 //
 // When the kernel's watch or instance limit is hit (ENOSPC, EMFILE), the
 // roots that could not be watched are checked every [Options.PollInterval]

@@ -35,6 +35,10 @@ const (
 	// maxCandidates bounds the recent creations remembered as possible new
 	// names of a renamed root.
 	maxCandidates = 64
+	// defaultSweep is how often every root is checked regardless of events:
+	// a safety net for what no watch sees (a folder above the parent made
+	// unreadable, an unmount the kernel did not announce).
+	defaultSweep = time.Minute
 	// stopWait is how long Run waits for checks in flight when it returns; a
 	// check stuck on a dead network mount is abandoned after that.
 	stopWait = 2 * time.Second
@@ -70,6 +74,7 @@ type Monitor struct {
 	onCheck func(path string) // called by a worker before each check
 	wall    func() time.Time  // the wall clock compared against monotonic time
 	tick    time.Duration     // how often the clocks are compared
+	sweep   time.Duration     // how often every root is checked anyway
 
 	mu     sync.Mutex
 	asked  map[string]bool // paths CheckNow asked for
@@ -97,6 +102,7 @@ func NewMonitor(core *app.Core, opts Options) *Monitor {
 		log:    log,
 		wall:   time.Now,
 		tick:   time.Second,
+		sweep:  defaultSweep,
 		asked:  map[string]bool{},
 		askedC: make(chan struct{}, 1),
 	}
@@ -255,6 +261,8 @@ func (l *loop) run(ctx context.Context) error {
 	defer poll.Stop()
 	clock := time.NewTicker(l.m.tick)
 	defer clock.Stop()
+	sweep := time.NewTicker(l.m.sweep)
+	defer sweep.Stop()
 	lastWall, lastMono := l.m.wall().Round(0), time.Now()
 	l.debounce = time.NewTimer(time.Hour)
 	l.debounce.Stop()
@@ -326,6 +334,10 @@ func (l *loop) run(ctx context.Context) error {
 				}
 			}
 			lastWall, lastMono = wall, mono
+		case <-sweep.C:
+			for _, rs := range l.roots {
+				l.enqueue(rs)
+			}
 		case <-mounts:
 			l.m.log.Debug("the mount table changed; re-checking every root")
 			l.markAll()

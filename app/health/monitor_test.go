@@ -406,6 +406,19 @@ func TestClockJumpRechecksAll(t *testing.T) {
 	}
 }
 
+// A folder above the parent is not watched: the sweep finds what it does.
+func TestSweep(t *testing.T) {
+	core := newCore(t)
+	root := mkdir(t, t.TempDir(), "proj")
+	addPaths(t, core, root)
+	m := NewMonitor(core, Options{Watcher: newSilentWatcher()})
+	m.sweep = 50 * time.Millisecond
+	start(t, m)
+	waitStatus(t, core, root, app.HealthOK)
+	os.Remove(root)
+	waitStatus(t, core, root, app.HealthMissing)
+}
+
 func TestOverflowRechecksAll(t *testing.T) {
 	core := newCore(t)
 	base := t.TempDir()
