@@ -53,6 +53,9 @@ type adapter struct {
 
 	quiet atomic.Bool // suppress roots list_changed (see setClientRoots)
 
+	dirty   chan struct{} // the status changed and is not yet published (buffered 1)
+	publish atomic.Bool   // dirty is being served by publishLoop
+
 	mu          sync.Mutex
 	status      app.ServerStatus
 	sess        *sdk.ClientSession
@@ -72,6 +75,7 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		cmds:     make(chan adapterCmd, 4),
 		ctxReady: make(chan struct{}),
 		done:     make(chan struct{}),
+		dirty:    make(chan struct{}, 1),
 	}
 	caps := &sdk.ClientCapabilities{} // no roots capability
 	if a.mode == app.RootsProtocol {
@@ -128,10 +132,25 @@ func (a *adapter) currentSession() *sdk.ClientSession {
 	return a.sess
 }
 
-// update edits the status and publishes it.
+// update edits the status and publishes it: at once, or, while run is
+// going, soon after from publishLoop, so that answering roots/list never
+// waits for the core.
 func (a *adapter) update(edit func(*app.ServerStatus)) {
 	a.mu.Lock()
 	edit(&a.status)
+	a.mu.Unlock()
+	if a.publish.Load() {
+		select {
+		case a.dirty <- struct{}{}:
+		default:
+		}
+		return
+	}
+	a.publishNow()
+}
+
+func (a *adapter) publishNow() {
+	a.mu.Lock()
 	st := a.status
 	st.LastSent = slices.Clone(st.LastSent)
 	if st.LastSent == nil {
@@ -139,6 +158,20 @@ func (a *adapter) update(edit func(*app.ServerStatus)) {
 	}
 	a.mu.Unlock()
 	a.m.setStatus(a, st)
+}
+
+// publishLoop publishes the latest status after each change (bursts of
+// changes are published once) until stop is closed.
+func (a *adapter) publishLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-a.dirty:
+			a.publishNow()
+		}
+	}
 }
 
 func (a *adapter) setState(state app.ServerState, err error) {
@@ -168,6 +201,16 @@ func (a *adapter) run(parent context.Context) {
 	defer cancel()
 	a.openLog()
 	defer a.closeLog()
+	stopPub, pubDone := make(chan struct{}), make(chan struct{})
+	a.publish.Store(true)
+	go a.publishLoop(stopPub, pubDone)
+	defer func() {
+		// The last word (stopped) is published in order, after the loop.
+		a.publish.Store(false)
+		close(stopPub)
+		<-pubDone
+		a.publishNow()
+	}()
 
 	go a.syncRoots(ctx)
 	a.poke()

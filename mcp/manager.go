@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"time"
+	"unsafe"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -138,6 +139,12 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-sig:
 		}
 		cur := m.core.Snapshot()
+		if sameInputs(prev, cur) {
+			// Only live statuses or notices changed (most often our own
+			// status updates): nothing visible can have moved.
+			prev = cur
+			continue
+		}
 		if !reflect.DeepEqual(prev.State.Servers, cur.State.Servers) {
 			m.reconcile(ctx, cur)
 		}
@@ -148,6 +155,21 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		prev = cur
 	}
+}
+
+// sameInputs reports, cheaply, that b was published from a without touching
+// anything Visible reads: the core replaces the state and the health map
+// whole when they change (copy on write) and keeps them otherwise.
+func sameInputs(a, b *app.Snapshot) bool {
+	return a.State.Paused == b.State.Paused &&
+		sameSlice(a.State.Roots, b.State.Roots) &&
+		sameSlice(a.State.Servers, b.State.Servers) &&
+		sameSlice(a.State.Decisions, b.State.Decisions) &&
+		reflect.ValueOf(a.Health).UnsafePointer() == reflect.ValueOf(b.Health).UnsafePointer()
+}
+
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // reconcile starts an adapter for each server without one, replaces those

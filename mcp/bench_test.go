@@ -1,0 +1,102 @@
+package mcp
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+)
+
+// BenchmarkGrantToServer measures, for 1 and 50 stdio servers, the time from
+// a grant (core.Update, which writes the state file with fsync) to the
+// moment every server holds the new roots/list answer: each runs
+// testdata/rootserver, which on list_changed asks for the roots and reports
+// the answer over a unix socket. Iterations alternate granting and revoking
+// a second root (one stays granted, so no server is restarted for having
+// nothing). p50 and p99 are of the last server's arrival.
+func BenchmarkGrantToServer(b *testing.B) {
+	for _, n := range []int{1, 50} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchGrant(b, n) })
+	}
+}
+
+func benchGrant(b *testing.B, n int) {
+	bin := rootServer(b)
+	r := listenReports(b)
+	e := newEnv(b)
+	base, x := mkRoot(b, "base"), mkRoot(b, "x")
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%02d", i)
+		e.addRootServer(bin, r, names[i], "")
+	}
+	e.addRoots(base, x)
+	e.update(func(s *app.State) error {
+		for _, name := range names {
+			if err := s.Decide(app.Decision{Server: name, Root: base, Verdict: app.Allow}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	opts := e.fastOptions()
+	opts.Logger = nil
+	e.start(opts)
+	for _, name := range names {
+		r.expectRoots(b, name, app.URIFromPath(base))
+	}
+
+	lat := make([]time.Duration, 0, b.N)
+	after := make([]time.Duration, 0, b.N) // from Update's return
+	granted := false
+	b.ResetTimer()
+	for range b.N {
+		granted = !granted
+		want := 1
+		if granted {
+			want = 2
+		}
+		start := time.Now()
+		e.update(func(s *app.State) error {
+			for _, name := range names {
+				if granted {
+					if err := s.Decide(app.Decision{Server: name, Root: x, Verdict: app.Allow}); err != nil {
+						return err
+					}
+				} else {
+					s.Revoke(name, x)
+				}
+			}
+			return nil
+		})
+		updated := time.Now()
+		var last time.Time
+		for _, name := range names {
+			for {
+				rep := r.next(b, name, "roots")
+				if len(rep.uris()) == want {
+					if rep.at.After(last) {
+						last = rep.at
+					}
+					break
+				}
+			}
+		}
+		lat = append(lat, last.Sub(start))
+		after = append(after, last.Sub(updated))
+	}
+	b.StopTimer()
+	pct := func(d []time.Duration, p float64) float64 {
+		slices.Sort(d)
+		i := int(p * float64(len(d)-1))
+		return float64(d[i].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(lat, 0.50), "p50-ms")
+	b.ReportMetric(pct(lat, 0.99), "p99-ms")
+	// The same without the state file's write and fsync.
+	b.ReportMetric(pct(after, 0.50), "p50-after-save-ms")
+	b.ReportMetric(pct(after, 0.99), "p99-after-save-ms")
+	b.ReportMetric(0, "ns/op")
+}
