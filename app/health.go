@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -17,14 +18,14 @@ func CheckAccess(path string, wantDevice uint64) Health {
 	h := Health{Checked: time.Now().UTC()}
 	fi, err := os.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// ENOTDIR: a folder on the way was replaced by a file.
 		h.Status, h.Err = HealthMissing, err.Error()
-		return h
-	case errors.Is(err, fs.ErrPermission):
-		h.Status, h.Err = HealthUnreadable, err.Error()
 		return h
 	case err != nil:
-		h.Status, h.Err = HealthMissing, err.Error()
+		// Permission denied, but also EIO, ESTALE (a dead network mount)
+		// and ELOOP: the folder may be there, but cannot be used.
+		h.Status, h.Err = HealthUnreadable, err.Error()
 		return h
 	case !fi.IsDir():
 		h.Status, h.Err = HealthNotDir, path+" is not a directory"
