@@ -284,3 +284,5 @@ func (m *Manager) logPath(name string) string {
 	}
 	return filepath.Join(m.opts.StateDir, "logs", name+".log")
 }
+
+var _ app.ServerController = (*Manager)(nil)
