@@ -29,9 +29,16 @@ func (r *dirRef) release() {
 	}
 }
 
+// noatime is cleared the first time O_NOATIME is refused (it is allowed only
+// on one's own files), after which folders are opened without it.
+var noatime atomic.Bool
+
+func init() { noatime.Store(true) }
+
 // openDir opens the folder at path, relative to parent when there is one
 // (then path[nameOff:] is its name there). It never follows a symbolic
-// link.
+// link, and asks the kernel not to update the folder's access time, so that
+// a scan does not write to every inode it reads.
 func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 	at, name := unix.AT_FDCWD, path
@@ -39,7 +46,15 @@ func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
 		at, name = parent.fd, path[nameOff:]
 	}
 	for {
-		fd, err := unix.Openat(at, name, flags, 0)
+		f := flags
+		if noatime.Load() {
+			f |= unix.O_NOATIME
+		}
+		fd, err := unix.Openat(at, name, f, 0)
+		if err == unix.EPERM && f&unix.O_NOATIME != 0 {
+			noatime.Store(false)
+			continue
+		}
 		if err != unix.EINTR {
 			return dir{fd}, err
 		}

@@ -1,0 +1,433 @@
+package detect
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type entryType uint8
+
+const (
+	typeUnknown entryType = iota
+	typeDir
+	typeFile
+	typeSymlink
+	typeOther
+)
+
+// job is a folder waiting to be read.
+type job struct {
+	path    string
+	parent  *dirRef // the open parent folder, or nil to open path from the root
+	nameOff int     // path[nameOff:] is the folder's name in parent
+	repo    string  // the nearest repository above path, if any
+	left    int     // levels below path still to read
+	dev     uint64  // the search folder's device
+}
+
+const sep = string(filepath.Separator)
+
+// walk is the state of one scan shared by its workers.
+type walk struct {
+	found      func(Candidate)
+	skip       map[string]bool   // folder names not to enter
+	skipSuffix []string          // "/a/b": folders whose path ends so are not entered
+	fences     map[string]bool   // folders not to enter: skipped paths, system folders, other search folders
+	mounts     map[string]uint64 // mount point → device, when knowMounts
+	knowMounts bool
+	cross      bool // enter other file systems
+
+	mu    sync.Mutex
+	cond  sync.Cond
+	stack []job // folders to read, last first: depth first keeps it short
+	busy  int   // workers reading a folder
+	idle  int   // workers waiting for one
+
+	stopped atomic.Bool
+	visited atomic.Int64
+	nfound  atomic.Int64
+	current atomic.Pointer[string]
+
+	emu        sync.Mutex
+	emitted    map[string]bool
+	unreadable []string
+}
+
+func newWalk(found func(Candidate), skip []string, roots []job, cross bool) *walk {
+	w := &walk{
+		found:   found,
+		skip:    map[string]bool{},
+		fences:  map[string]bool{},
+		emitted: map[string]bool{},
+		cross:   cross,
+	}
+	w.cond.L = &w.mu
+	for _, n := range skip {
+		switch {
+		case filepath.IsAbs(n):
+			w.fences[filepath.Clean(n)] = true
+		case strings.Contains(n, "/"):
+			w.skipSuffix = append(w.skipSuffix, sep+filepath.FromSlash(strings.Trim(n, "/")))
+		case n != "":
+			w.skip[n] = true
+		}
+	}
+	for _, d := range systemDirs {
+		w.fences[d] = true
+	}
+	// A search folder inside another one is walked on its own, once.
+	for _, r := range roots {
+		w.fences[r.path] = true
+	}
+	if !cross {
+		w.mounts, w.knowMounts = mountPoints()
+	}
+	w.stack = slices.Clone(roots)
+	slices.Reverse(w.stack) // the stack pops the first search folder first
+	return w
+}
+
+// run reads every folder with workers goroutines and returns when they are
+// done, or soon after ctx is cancelled. progress is called every
+// ProgressInterval while something changed, and once at the end.
+func (w *walk) run(ctx context.Context, workers int, progress func(Progress)) {
+	finished := make(chan struct{})
+	var aux sync.WaitGroup
+	aux.Go(func() {
+		// Cancellation sets a flag the workers check between folders.
+		select {
+		case <-ctx.Done():
+			w.stopped.Store(true)
+		case <-finished:
+		}
+	})
+	aux.Go(func() {
+		t := time.NewTicker(ProgressInterval)
+		defer t.Stop()
+		var last Progress
+		for {
+			select {
+			case <-finished:
+				return
+			case <-t.C:
+				if p := w.progress(); p != last {
+					last = p
+					progress(p)
+				}
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(w.work)
+	}
+	wg.Wait()
+	close(finished)
+	aux.Wait()
+	progress(w.progress())
+}
+
+func (w *walk) progress() Progress {
+	p := Progress{Visited: int(w.visited.Load()), Found: int(w.nfound.Load())}
+	if c := w.current.Load(); c != nil {
+		p.Current = *c
+	}
+	return p
+}
+
+// work reads folders from the stack until there are none left and no
+// worker is reading one (which could add more).
+func (w *walk) work() {
+	sc := &scratch{buf: make([]byte, 32<<10)}
+	var kids []job
+	reading := false
+	for {
+		w.mu.Lock()
+		if reading {
+			w.busy--
+			w.stack = append(w.stack, kids...)
+			// This worker takes one of its kids itself; wake others for the rest.
+			for i := 1; i < len(kids) && i <= w.idle; i++ {
+				w.cond.Signal()
+			}
+		}
+		if w.stopped.Load() {
+			for _, j := range w.stack {
+				j.parent.release()
+			}
+			w.stack = w.stack[:0]
+		}
+		for len(w.stack) == 0 && w.busy > 0 {
+			w.idle++
+			w.cond.Wait()
+			w.idle--
+		}
+		if len(w.stack) == 0 {
+			w.cond.Broadcast() // done: wake the others to leave too
+			w.mu.Unlock()
+			return
+		}
+		j := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.busy++
+		w.mu.Unlock()
+
+		reading = true
+		kids = w.visit(j, sc, kids[:0])
+	}
+}
+
+// scratch is a worker's reusable memory for reading one folder.
+type scratch struct {
+	buf     []byte
+	names   []string // sub-folders to enter
+	markers []string
+	wspaces []string
+	dotGit  entryType
+	head    bool // HEAD, objects and refs: a bare repository
+	objects bool
+	refs    bool
+}
+
+func (sc *scratch) reset() {
+	sc.names, sc.markers, sc.wspaces = sc.names[:0], sc.markers[:0], sc.wspaces[:0]
+	sc.dotGit, sc.head, sc.objects, sc.refs = typeUnknown, false, false, false
+}
+
+// add takes note of one entry of the folder being read: sub-folders to
+// enter (unless named in skip), markers, and what makes a repository.
+func (sc *scratch) add(name []byte, t entryType, skip map[string]bool) {
+	switch t {
+	case typeDir:
+		switch string(name) {
+		case ".git":
+			sc.dotGit = typeDir
+			return
+		case "objects":
+			sc.objects = true
+		case "refs":
+			sc.refs = true
+		}
+		if m := dirMarker(name); m != "" {
+			sc.markers = append(sc.markers, m)
+			return
+		}
+		if !skip[string(name)] {
+			sc.names = append(sc.names, string(name))
+		}
+	case typeFile:
+		switch string(name) {
+		case ".git":
+			sc.dotGit = typeFile
+			return
+		case "HEAD":
+			sc.head = true
+		}
+		fallthrough
+	case typeSymlink:
+		if m := fileMarker(name); m != "" {
+			sc.markers = append(sc.markers, m)
+			if strings.HasSuffix(m, workspaceSuffix) {
+				sc.wspaces = append(sc.wspaces, m)
+			}
+		}
+	}
+}
+
+// visit reads the folder of j, reports what it is, and returns the
+// sub-folders to read next appended to kids.
+func (w *walk) visit(j job, sc *scratch, kids []job) []job {
+	if w.stopped.Load() {
+		j.parent.release()
+		return kids
+	}
+	d, err := openDir(j.parent, j.path, j.nameOff)
+	j.parent.release()
+	if err != nil {
+		w.unreadableErr(j.path, err)
+		return kids
+	}
+	current := j.path
+	w.current.Store(&current)
+	sc.reset()
+	dev, err := d.list(sc.buf, func(name []byte, t entryType) {
+		if t == typeSymlink && string(name) == ".git" {
+			t = statType(j.path + "/.git")
+		}
+		sc.add(name, t, w.skip)
+	})
+	if err != nil {
+		d.close()
+		w.unreadableErr(j.path, err)
+		return kids
+	}
+	if dev != 0 && j.dev != 0 && dev != j.dev && !w.cross {
+		d.close()
+		return kids // another file system, noticed after opening it (not Linux)
+	}
+	w.visited.Add(1)
+
+	repo := j.repo
+	if sc.dotGit == typeUnknown && sc.head && sc.objects && sc.refs {
+		if info, ok := readBare(j.path); ok {
+			w.emit(Candidate{Path: j.path, Kind: KindRepo, Branch: info.branch, Remote: info.remote, Repo: j.repo, Bare: true})
+			d.close()
+			return kids // a git directory: nothing of the person's inside
+		}
+	}
+	if c, ok := w.classify(j.path, j.repo, sc); ok {
+		w.emit(c)
+		if c.Kind == KindRepo {
+			repo = j.path
+		}
+	}
+	for _, ws := range sc.wspaces {
+		for _, f := range workspaceFolders(filepath.Join(j.path, ws)) {
+			w.workspaceFolder(f, ws, sc)
+		}
+	}
+	if j.left > 0 && !w.stopped.Load() {
+		first := len(kids)
+		for _, n := range sc.names {
+			p := j.path + sep + n
+			if strings.HasSuffix(j.path, sep) { // "/" or `C:\`
+				p = j.path + n
+			}
+			if !w.skipped(p, j.dev) {
+				kids = append(kids, job{path: p, nameOff: len(p) - len(n), repo: repo, left: j.left - 1, dev: j.dev})
+			}
+		}
+		ref := d.share(len(kids) - first)
+		for i := first; i < len(kids); i++ {
+			kids[i].parent = ref
+		}
+		return kids
+	}
+	d.close()
+	return kids
+}
+
+// unreadableErr records that the folder at path could not be read, unless
+// it merely vanished or stopped being a folder since its parent was read.
+func (w *walk) unreadableErr(path string, err error) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) || isNotDirOrLoop(err) {
+		return
+	}
+	w.emu.Lock()
+	w.unreadable = append(w.unreadable, path)
+	w.emu.Unlock()
+}
+
+// classify turns what was read of a folder into a candidate, if it is one.
+func (w *walk) classify(dir, enclosing string, sc *scratch) (Candidate, bool) {
+	var markers []string
+	if len(sc.markers) > 0 {
+		markers = slices.Clone(sc.markers)
+		slices.Sort(markers)
+	}
+	if sc.dotGit != typeUnknown {
+		if info, ok := readRepo(dir, sc.dotGit == typeDir, enclosing); ok {
+			return Candidate{Path: dir, Kind: KindRepo, Markers: markers, Branch: info.branch, Remote: info.remote,
+				Repo: enclosing, Worktree: info.worktree, Submodule: info.submodule}, true
+		}
+	}
+	if markers != nil {
+		return Candidate{Path: dir, Kind: KindProject, Markers: markers, Repo: enclosing}, true
+	}
+	return Candidate{}, false
+}
+
+// workspaceFolder reports a folder a .code-workspace file lists: as what it
+// is if it is a repository or project itself (which the walk may report
+// too: emit reports a path once), else as a project whose marker is the
+// workspace file.
+func (w *walk) workspaceFolder(dir, wsName string, outer *scratch) {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil || w.isEmitted(dir) {
+		return
+	}
+	d, err := openDir(nil, dir, 0)
+	if err != nil {
+		return
+	}
+	sc := &scratch{}
+	_, err = d.list(outer.buf, func(name []byte, t entryType) {
+		if t == typeSymlink && string(name) == ".git" {
+			t = statType(dir + "/.git")
+		}
+		sc.add(name, t, nil)
+	})
+	d.close()
+	if err != nil {
+		return
+	}
+	enclosing := enclosingRepo(dir)
+	c, ok := w.classify(dir, enclosing, sc)
+	if !ok {
+		c = Candidate{Path: dir, Kind: KindProject, Markers: []string{wsName}, Repo: enclosing}
+	}
+	w.emit(c)
+}
+
+// skipped says whether the walk must not enter the folder at path.
+func (w *walk) skipped(path string, rootDev uint64) bool {
+	for _, s := range w.skipSuffix {
+		if strings.HasSuffix(path, s) {
+			return true
+		}
+	}
+	if w.fences[path] {
+		return true
+	}
+	if w.knowMounts && rootDev != 0 {
+		if dev, ok := w.mounts[path]; ok && dev != rootDev {
+			return true
+		}
+	}
+	return false
+}
+
+// emit reports c unless its path was reported already.
+func (w *walk) emit(c Candidate) {
+	w.emu.Lock()
+	dup := w.emitted[c.Path]
+	w.emitted[c.Path] = true
+	w.emu.Unlock()
+	if dup {
+		return
+	}
+	w.nfound.Add(1)
+	w.found(c)
+}
+
+func (w *walk) isEmitted(path string) bool {
+	w.emu.Lock()
+	defer w.emu.Unlock()
+	return w.emitted[path]
+}
+
+// statType is the type of what path names, following symbolic links.
+func statType(path string) entryType {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return typeUnknown
+	case fi.IsDir():
+		return typeDir
+	case fi.Mode().IsRegular():
+		return typeFile
+	}
+	return typeUnknown
+}
+
+func isDots(name []byte) bool {
+	return len(name) == 1 && name[0] == '.' || len(name) == 2 && name[0] == '.' && name[1] == '.'
+}
