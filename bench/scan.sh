@@ -53,20 +53,24 @@ fi
 
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
-hyperfine --warmup 1 --runs "$runs" --export-json "$json" \
-  -n rootkeeper "$rk $tree >/dev/null" \
-  -n fd "fdfind -H -I -t d '^\.git\$' $tree >/dev/null" \
-  -n find "find $tree -name .git -type d -prune >/dev/null"
+# -N: no shell in between; hyperfine sends the output to /dev/null itself.
+hyperfine -N --warmup 1 --runs "$runs" --export-json "$json" \
+  -n rootkeeper "$rk $tree" \
+  -n fd "fdfind -H -I -t d '^\.git\$' $tree" \
+  -n find "find $tree -name .git -type d -prune"
 
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 rk_rss=$(rss $rk "$tree")
 fd_rss=$(rss fdfind -H -I -t d '^\.git$' "$tree")
 
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (wall times need a quiet machine)"
 python3 - "$json" "$rk_rss" "$fd_rss" <<'PY'
 import json, sys
 res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 rk, fd, find = res["rootkeeper"], res["fd"], res["find"]
 print(f"wall (mean of {len(rk['times'])}): rootkeeper {rk['mean']:.3f} s, fd {fd['mean']:.3f} s, find {find['mean']:.3f} s")
 print(f"ratio rootkeeper/fd: {rk['mean']/fd['mean']:.2f} (goal <= 0.80); rootkeeper/find: {rk['mean']/find['mean']:.2f}")
+cpu = {k: r["user"] + r["system"] for k, r in res.items()}
+print(f"cpu (user+sys, mean): rootkeeper {cpu['rootkeeper']:.3f} s, fd {cpu['fd']:.3f} s, find {cpu['find']:.3f} s; rootkeeper/fd {cpu['rootkeeper']/cpu['fd']:.2f}")
 print(f"peak RSS: rootkeeper {int(sys.argv[2])/1024:.1f} MB (goal < 100 MB), fd {int(sys.argv[3])/1024:.1f} MB")
 PY

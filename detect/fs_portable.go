@@ -65,3 +65,18 @@ func (d dir) list(_ []byte, fn func(name []byte, typ entryType)) (dev uint64, er
 // mountPoints is unknown here; list's dev keeps the walk on one file system
 // instead.
 func mountPoints() (map[string]uint64, bool) { return nil, false }
+
+// readFile returns the contents of a small file (HEAD, a gitdir file, a git
+// config).
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err == nil && len(data) > maxConfig {
+		err = &fs.PathError{Op: "read", Path: path, Err: errTooLarge}
+	}
+	return data, err
+}

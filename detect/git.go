@@ -2,6 +2,7 @@ package detect
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +16,11 @@ type repoInfo struct {
 	worktree, submodule bool
 }
 
-// maxGitFile bounds what is read of HEAD, a .git file and commondir, which
-// are one line each; a config larger than maxConfig is not parsed.
-const (
-	maxGitFile = 4 << 10
-	maxConfig  = 1 << 20
-)
+// maxConfig bounds the files read of a repository (HEAD, a .git file,
+// commondir and config); a larger one is ignored.
+const maxConfig = 1 << 20
+
+var errTooLarge = errors.New("file too large")
 
 // readRepo reads the repository whose work tree is dir; dotGitIsDir says
 // whether dir/.git is a folder (else a "gitdir:" file). enclosing is the
@@ -34,7 +34,7 @@ func readRepo(dir string, dotGitIsDir bool, enclosing string) (info repoInfo, ok
 		}
 	}
 	commonDir := gitDir
-	if rel, err := readSmall(filepath.Join(gitDir, "commondir")); err == nil {
+	if rel, err := readFile(filepath.Join(gitDir, "commondir")); err == nil {
 		// A linked worktree: HEAD is its own, config is the main repository's.
 		commonDir = resolve(gitDir, string(firstLine(rel)))
 		info.worktree = true
@@ -63,7 +63,7 @@ func readBare(dir string) (info repoInfo, ok bool) {
 // readGitFile follows a "gitdir: PATH" file (linked worktrees, submodules,
 // --separate-git-dir) to the git directory it names.
 func readGitFile(file string) (string, bool) {
-	data, err := readSmall(file)
+	data, err := readFile(file)
 	if err != nil {
 		return "", false
 	}
@@ -83,7 +83,7 @@ func readGitFile(file string) (string, bool) {
 // branch has no commit yet), or the short commit of a detached HEAD. ok is
 // false when HEAD is missing or is not a git HEAD.
 func readHead(gitDir string) (branch string, ok bool) {
-	data, err := readSmall(filepath.Join(gitDir, "HEAD"))
+	data, err := readFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return "", false
 	}
@@ -130,16 +130,12 @@ func readRemote(gitDir string) string {
 // readConfig parses a git config file with go-git's parser, which (unlike
 // go-git's repository opener) does not mind an [extensions] section.
 func readConfig(file string) *gitconfig.Config {
-	f, err := os.Open(file)
+	data, err := readFile(file)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() > maxConfig {
-		return nil
-	}
 	cfg := gitconfig.New()
-	if err := gitconfig.NewDecoder(f).Decode(cfg); err != nil {
+	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
 		return nil
 	}
 	return cfg
@@ -224,20 +220,6 @@ func enclosingRepo(dir string) string {
 			return dir
 		}
 	}
-}
-
-func readSmall(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, maxGitFile)
-	n, err := f.Read(buf)
-	if n == 0 && err != nil {
-		return nil, err
-	}
-	return buf[:n], nil
 }
 
 func firstLine(b []byte) []byte {
