@@ -66,6 +66,8 @@ func Run(opts Options) error {
 	if tray && isDesktop {
 		t := &trayIcon{u: u, desk: desk}
 		u.onRefresh = t.render
+		// Fyne starts its tray only if it is set up before Run.
+		t.render(opts.Core.Snapshot())
 		win.SetCloseIntercept(func() {
 			// The tray host may have gone since start: ask again, off the
 			// UI goroutine, before hiding into it.
@@ -91,6 +93,9 @@ func Run(opts Options) error {
 		})
 	}
 
+	// Subscribe before the first render, so that no change falls between.
+	changed, unsubscribe := opts.Core.Subscribe()
+	defer unsubscribe()
 	kick := make(chan struct{}, 1)
 	fa.Lifecycle().SetOnStarted(func() {
 		u.refresh()
@@ -100,7 +105,7 @@ func Run(opts Options) error {
 		if p := strings.TrimSpace(os.Getenv("ROOTKEEPER_SHOW_SHARE")); p != "" {
 			u.shareFolder(p, app.SourcePicked, "", "")
 		}
-		go u.loop(ctx, kick)
+		go u.loop(ctx, changed, kick)
 	})
 	win.Show()
 	fa.Run()

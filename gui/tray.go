@@ -76,10 +76,9 @@ func trayHeader(snap *app.Snapshot, shared int) string {
 	return fmt.Sprintf("Sharing %d of %s", shared, plural(len(snap.State.Roots), "folder"))
 }
 
-// rootItemLabel is a root's name, with its health when that is not OK.
+// rootItemLabel is a root's name, with its health when a check failed.
 func rootItemLabel(snap *app.Snapshot, r app.Root) string {
-	h, checked := snap.Health[r.Path]
-	if checked && !h.OK() {
+	if h := snap.Health[r.Path]; h.Status != app.HealthUnknown && !h.OK() {
 		return r.Name + " (" + healthText(h) + ")"
 	}
 	return r.Name

@@ -126,11 +126,9 @@ func (u *ui) refresh() {
 	u.askNext()
 }
 
-// loop re-renders after every change of the core's state, and whenever
-// kick is signalled, until ctx ends. It runs in its own goroutine.
-func (u *ui) loop(ctx context.Context, kick <-chan struct{}) {
-	changed, stop := u.core.Subscribe()
-	defer stop()
+// loop re-renders after every signal on changed (the core's subscription)
+// or kick, until ctx ends. It runs in its own goroutine.
+func (u *ui) loop(ctx context.Context, changed, kick <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,244 @@
+package gui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/audit"
+)
+
+// TestEndToEndTrayToggle runs the real binary under xvfb-run and a private
+// session bus, with a tray host written for the test (internal/traytest)
+// that reads the tray menu over com.canonical.dbusmenu and clicks it.
+// Unticking a root in the tray must take it away from a real
+// server-filesystem: the app answers its next roots/list without it.
+//
+// It needs xvfb-run, dbus-run-session and the npm servers in .ci/npm; it
+// skips without them, except under CI, where it fails.
+func TestEndToEndTrayToggle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped with -short")
+	}
+	root := moduleRoot(t)
+	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
+	need(t, "xvfb-run")
+	need(t, "dbus-run-session")
+	if _, err := os.Stat(fsServer); err != nil {
+		missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
+	}
+
+	bin := t.TempDir()
+	rk := filepath.Join(bin, "rootkeeper")
+	tray := filepath.Join(bin, "traytest")
+	goBuild(t, root, rk, ".")
+	goBuild(t, root, tray, "./gui/internal/traytest")
+
+	state := t.TempDir()
+	folder := filepath.Join(t.TempDir(), "alpha")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(rk, append([]string{"--state-dir", state}, args...)...)
+		cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("rootkeeper %s: %v\n%s", strings.Join(args, " "), err, stderrOf(err))
+		}
+		return out
+	}
+	cli("roots", "add", folder, "--enable")
+	cli("servers", "add", "fs", "--", fsServer)
+	cli("grant", "fs", folder)
+	canon, err := filepath.EvalSymlinks(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uri := app.URIFromPath(canon)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "dbus-run-session", "--",
+		tray, "-click", "alpha", "-timeout", "60s", "--",
+		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", rk, "--state-dir", state)
+	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var appLog strings.Builder
+	cmd.Stderr = &appLog
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("app and tray host stderr:\n%s", appLog.String())
+		}
+	})
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	expect := func(prefix string) string {
+		t.Helper()
+		timeout := time.After(90 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("tray host ended before %q", prefix)
+				}
+				t.Log("traytest: " + l)
+				if strings.HasPrefix(l, prefix) {
+					return l
+				}
+			case <-timeout:
+				t.Fatalf("no %q from the tray host within 90s", prefix)
+			}
+		}
+	}
+
+	expect("registered ")
+	expect("ready ")
+	// Before the click: server-filesystem was sent the folder.
+	before := waitStatus(t, cli, func(s liveStatus) bool {
+		return s.State == app.ServerConnected && slices.Equal(s.LastSent, []string{uri})
+	})
+
+	io.WriteString(stdin, "click\n")
+	expect("clicked ")
+	expect("unchecked ")
+
+	// After: the app answered server-filesystem's next roots/list without it.
+	waitStatus(t, cli, func(s liveStatus) bool {
+		return len(s.LastSent) == 0 && s.LastSentAt.After(before.LastSentAt)
+	})
+	st, err := mustStore(t, state).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := st.Root(canon); !ok || r.Enabled {
+		t.Errorf("state after the click: root %+v (found %t), want it disabled", r, ok)
+	}
+	if _, ok := st.Decision("fs", canon); !ok {
+		t.Error("the tray click forgot the decision; it should only turn the folder off")
+	}
+	entries, err := audit.Read(state, "fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(entries); n < 2 || len(entries[n-1].Roots) != 0 || entries[n-1].Via != audit.ViaRootsList {
+		t.Errorf("audit log: %+v, want a last roots/list answer with no roots", entries)
+	}
+
+	// Quit from the tray ends the app.
+	stdin.Close()
+	expect("quit 0")
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("dbus-run-session: %v", err)
+	}
+}
+
+type liveStatus = app.ServerStatus
+
+// waitStatus polls `rootkeeper status --json` until ok accepts fs's live
+// status, and returns it.
+func waitStatus(t *testing.T, cli func(...string) []byte, ok func(liveStatus) bool) liveStatus {
+	t.Helper()
+	var last string
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		var st struct {
+			Servers []struct {
+				Name string            `json:"name"`
+				Live *app.ServerStatus `json:"live"`
+			} `json:"servers"`
+		}
+		out := cli("status", "--json")
+		last = string(out)
+		if err := json.Unmarshal(out, &st); err != nil {
+			t.Fatalf("status --json: %v\n%s", err, out)
+		}
+		for _, s := range st.Servers {
+			if s.Name == "fs" && s.Live != nil && ok(*s.Live) {
+				return *s.Live
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("fs never reached the wanted status; last:\n%s", last)
+	return liveStatus{}
+}
+
+func mustStore(t *testing.T, dir string) *app.Store {
+	s, err := app.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func moduleRoot(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func goBuild(t *testing.T, dir, out, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+}
+
+// need skips (or under CI fails) without the program name.
+func need(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		missing(t, name+" is not installed")
+	}
+}
+
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
