@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -63,6 +64,13 @@ type Store struct {
 	dir string
 	// OnCorrupt, when set, is told when an unreadable file was moved aside.
 	OnCorrupt func(*CorruptError)
+
+	// The last state read or written and the bytes it was parsed from:
+	// when the file holds the same bytes again the parse is skipped (a
+	// compare costs far less than decoding). Guarded by mu.
+	mu         sync.Mutex
+	cached     State
+	cachedData []byte
 }
 
 // OpenStore opens (creating, mode 0700) the state folder dir.
@@ -103,6 +111,12 @@ func (s *Store) Load() (State, error) {
 // the result atomically. If fn returns an error nothing is written. It
 // returns the state as saved.
 func (s *Store) Update(fn func(*State) error) (State, error) {
+	return s.update(fn, nil)
+}
+
+// update is Update with a hook that sees the new state after fn succeeded
+// and before it is written, still under the lock.
+func (s *Store) update(fn func(*State) error, decided func(State)) (State, error) {
 	var st State
 	err := s.withLock(true, func() error {
 		var err error
@@ -112,6 +126,9 @@ func (s *Store) Update(fn func(*State) error) (State, error) {
 		}
 		if err := fn(&st); err != nil {
 			return err
+		}
+		if decided != nil {
+			decided(st.Clone())
 		}
 		return s.write(st)
 	})
@@ -127,6 +144,21 @@ func (s *Store) read() (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("reading %s: %w", s.Path(), err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cachedData != nil && bytes.Equal(data, s.cachedData) {
+		return s.cached.Clone(), nil
+	}
+	st, err := s.parse(data)
+	if err == nil {
+		s.cached, s.cachedData = st.Clone(), data
+	}
+	return st, err
+}
+
+// parse decodes the state file's bytes, moving the file aside if it cannot
+// be understood.
+func (s *Store) parse(data []byte) (State, error) {
 	st, perr := decodeState(data)
 	var verr *VersionError
 	if errors.As(perr, &verr) {
@@ -185,6 +217,9 @@ func (s *Store) write(st State) error {
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("saving state: %w", err)
 	}
+	s.mu.Lock()
+	s.cached, s.cachedData = st.Clone(), data
+	s.mu.Unlock()
 	return nil
 }
 
