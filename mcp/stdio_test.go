@@ -160,7 +160,10 @@ func (e *testEnv) addRootServer(bin string, r *reports, name string, mode app.Ro
 			// A server on 2026-07-28 cannot ask for roots by itself, so
 			// these speak the last version before it.
 			Args:      append([]string{"-name", name, "-version", legacyVersion}, flags...),
-			Env:       map[string]string{"RK_REPORT": r.sock},
+			// One thread each, like the single-threaded Node servers people
+			// run: fifty servers with a spinning Go scheduler apiece would
+			// mostly measure two cores' worth of context switches.
+			Env:       map[string]string{"RK_REPORT": r.sock, "GOMAXPROCS": "1"},
 			RootsMode: mode,
 		})
 	})
@@ -226,7 +229,7 @@ func TestExitedServerIsRestarted(t *testing.T) {
 	r := listenReports(t)
 	e := newEnv(t)
 	a := mkRoot(t, "a")
-	e.addRootServer(bin, r, "flaky", "", "-exit-after", "300ms")
+	e.addRootServer(bin, r, "flaky", "", "-exit-after", "300ms", "-stderr")
 	e.addRoots(a)
 	e.grant("flaky", a)
 	e.start(e.fastOptions())

@@ -5,7 +5,8 @@
 //	NAME roots ["file:///a","file:///b"]
 //	NAME rootserr {"code":-32601,"message":"...","data":{...}}
 //
-// on stderr and, when RK_REPORT names a unix socket, to that socket. Its
+// to the unix socket RK_REPORT names (and on stderr with -stderr), or else
+// on stderr. Its
 // tool "roots" asks for the roots with an input request (SEP-2322), which
 // the SDK turns into roots/list for clients before 2026-07-28.
 //
@@ -42,6 +43,7 @@ var (
 	exitAfter      = flag.Duration("exit-after", 0, "exit this long after initialization")
 	hang           = flag.Bool("hang", false, "stop reading stdin once initialized")
 	spawnChild     = flag.Bool("spawn-child", false, "start a long sleep in the same process group")
+	echoStderr     = flag.Bool("stderr", false, "also write reports to stderr when reporting to a socket")
 )
 
 var (
@@ -56,9 +58,11 @@ func report(event string, payload any) {
 	line := fmt.Sprintf("%s %s %s\n", *name, event, data)
 	reportMu.Lock()
 	defer reportMu.Unlock()
-	os.Stderr.WriteString(line)
 	if reportW != nil {
 		io.WriteString(reportW, line)
+	}
+	if reportW == nil || *echoStderr {
+		os.Stderr.WriteString(line)
 	}
 }
 
