@@ -159,7 +159,7 @@ func (e *testEnv) addRootServer(bin string, r *reports, name string, mode app.Ro
 			Name: name, Type: app.TransportStdio, Command: bin,
 			// A server on 2026-07-28 cannot ask for roots by itself, so
 			// these speak the last version before it.
-			Args:      append([]string{"-name", name, "-version", legacyVersion}, flags...),
+			Args: append([]string{"-name", name, "-version", legacyVersion}, flags...),
 			// One thread each, like the single-threaded Node servers people
 			// run: fifty servers with a spinning Go scheduler apiece would
 			// mostly measure two cores' worth of context switches.
