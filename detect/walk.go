@@ -188,7 +188,9 @@ func (w *walk) work() {
 // scratch is a worker's reusable memory for reading one folder.
 type scratch struct {
 	buf     []byte
-	names   []string // sub-folders to enter
+	names   []byte // sub-folders to enter, one after the other
+	ends    []int  // where each name in names ends
+	visits  int
 	markers []string
 	wspaces []string
 	dotGit  entryType
@@ -198,7 +200,7 @@ type scratch struct {
 }
 
 func (sc *scratch) reset() {
-	sc.names, sc.markers, sc.wspaces = sc.names[:0], sc.markers[:0], sc.wspaces[:0]
+	sc.names, sc.ends, sc.markers, sc.wspaces = sc.names[:0], sc.ends[:0], sc.markers[:0], sc.wspaces[:0]
 	sc.dotGit, sc.head, sc.objects, sc.refs = typeUnknown, false, false, false
 }
 
@@ -221,7 +223,8 @@ func (sc *scratch) add(name []byte, t entryType, skip map[string]bool) {
 			return
 		}
 		if !skip[string(name)] {
-			sc.names = append(sc.names, string(name))
+			sc.names = append(sc.names, name...)
+			sc.ends = append(sc.ends, len(sc.names))
 		}
 	case typeFile:
 		switch string(name) {
@@ -255,8 +258,10 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 		w.unreadableErr(j.path, err)
 		return kids
 	}
-	current := j.path
-	w.current.Store(&current)
+	if sc.visits++; sc.visits%16 == 1 { // often enough for progress, cheaply
+		current := j.path
+		w.current.Store(&current)
+	}
 	sc.reset()
 	dev, err := d.list(sc.buf, func(name []byte, t entryType) {
 		if t == typeSymlink && string(name) == ".git" {
@@ -296,10 +301,15 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 	}
 	if j.left > 0 && !w.stopped.Load() {
 		first := len(kids)
-		for _, n := range sc.names {
-			p := j.path + sep + n
+		start := 0
+		for _, end := range sc.ends {
+			n := sc.names[start:end]
+			start = end
+			var p string
 			if strings.HasSuffix(j.path, sep) { // "/" or `C:\`
-				p = j.path + n
+				p = j.path + string(n)
+			} else {
+				p = j.path + sep + string(n)
 			}
 			if !w.skipped(p, j.dev) {
 				kids = append(kids, job{path: p, nameOff: len(p) - len(n), repo: repo, left: j.left - 1, dev: j.dev})
