@@ -117,6 +117,15 @@ var (
 // systemDirs are never entered, whatever the options.
 var systemDirs = []string{"/proc", "/sys", "/dev"}
 
+func inSystemDir(path string) bool {
+	for _, sys := range systemDirs {
+		if path == sys || strings.HasPrefix(path, sys+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Scan runs a Scanner with default options; see Scanner.Scan.
 func Scan(ctx context.Context, req Request, found func(Candidate), progress func(Progress)) (Summary, error) {
 	var s Scanner
@@ -264,10 +273,8 @@ func checkRoot(dir string) (string, uint64, error) {
 	if err != nil {
 		return "", 0, &RootError{Path: abs, Err: err}
 	}
-	for _, sys := range systemDirs {
-		if real == sys || strings.HasPrefix(real, sys+"/") {
-			return "", 0, &RootError{Path: abs, Err: errSystemDir}
-		}
+	if inSystemDir(real) {
+		return "", 0, &RootError{Path: abs, Err: errSystemDir}
 	}
 	f, err := os.Open(real)
 	if err != nil {

@@ -204,9 +204,12 @@ func (sc *scratch) reset() {
 	sc.dotGit, sc.head, sc.objects, sc.refs = typeUnknown, false, false, false
 }
 
-// add takes note of one entry of the folder being read: sub-folders to
+// add takes note of one entry of the folder dir being read: sub-folders to
 // enter (unless named in skip), markers, and what makes a repository.
-func (sc *scratch) add(name []byte, t entryType, skip map[string]bool) {
+func (sc *scratch) add(dir string, name []byte, t entryType, skip map[string]bool) {
+	if t == typeSymlink && string(name) == ".git" {
+		t = statType(dir + sep + ".git")
+	}
 	switch t {
 	case typeDir:
 		switch string(name) {
@@ -263,12 +266,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 		w.current.Store(&current)
 	}
 	sc.reset()
-	dev, err := d.list(sc.buf, func(name []byte, t entryType) {
-		if t == typeSymlink && string(name) == ".git" {
-			t = statType(j.path + "/.git")
-		}
-		sc.add(name, t, w.skip)
-	})
+	dev, err := d.list(sc.buf, func(name []byte, t entryType) { sc.add(j.path, name, t, w.skip) })
 	if err != nil {
 		d.close()
 		w.unreadableErr(j.path, err)
@@ -361,7 +359,7 @@ func (w *walk) classify(dir, enclosing string, sc *scratch) (Candidate, bool) {
 // workspace file.
 func (w *walk) workspaceFolder(dir, wsName string, outer *scratch) {
 	dir, err := filepath.EvalSymlinks(dir)
-	if err != nil || w.isEmitted(dir) {
+	if err != nil || inSystemDir(dir) || w.isEmitted(dir) {
 		return
 	}
 	d, err := openDir(nil, dir, 0)
@@ -369,12 +367,7 @@ func (w *walk) workspaceFolder(dir, wsName string, outer *scratch) {
 		return
 	}
 	sc := &scratch{}
-	_, err = d.list(outer.buf, func(name []byte, t entryType) {
-		if t == typeSymlink && string(name) == ".git" {
-			t = statType(dir + "/.git")
-		}
-		sc.add(name, t, nil)
-	})
+	_, err = d.list(outer.buf, func(name []byte, t entryType) { sc.add(dir, name, t, nil) })
 	d.close()
 	if err != nil {
 		return
