@@ -101,6 +101,7 @@ func TestWorkspaceFolders(t *testing.T) {
 			{ "uri": "file://`+outside+`/web" },
 			{ "uri": "vscode-remote://ssh-remote+box/home/x" },
 			{ "path": "../missing" },
+			{ "path": "/proc/self" },                 // never read
 		],
 		"settings": { "url": "http://not-a-comment", },
 	}`)
