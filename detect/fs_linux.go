@@ -81,7 +81,11 @@ func (d dir) close() { unix.Close(d.fd) }
 // report its type. The name passed to fn is valid only during the call.
 // dev is 0: on Linux the walk learns of other file systems from
 // mountPoints rather than from a stat per folder.
-func (d dir) list(buf []byte, fn func(name []byte, typ entryType)) (dev uint64, err error) {
+//
+// endMark says the folder is on a file system whose last entry carries
+// endOfDir as its offset once the folder has been read to the end (see
+// hasEndMark); list then skips the getdents64 call that would return 0.
+func (d dir) list(buf []byte, endMark bool, fn func(name []byte, typ entryType)) (dev uint64, err error) {
 	for {
 		n, err := unix.Getdents(d.fd, buf)
 		if err == unix.EINTR {
@@ -94,7 +98,9 @@ func (d dir) list(buf []byte, fn func(name []byte, typ entryType)) (dev uint64, 
 			return 0, nil
 		}
 		// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+		var last uint64
 		for off := 0; off+19 <= n; {
+			last = binary.NativeEndian.Uint64(buf[off+8:])
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen == 0 || off+reclen > n {
 				break
@@ -127,7 +133,24 @@ func (d dir) list(buf []byte, fn func(name []byte, typ entryType)) (dev uint64, 
 			}
 			fn(name, t)
 		}
+		if endMark && last == endOfDir {
+			return 0, nil
+		}
 	}
+}
+
+// endOfDir is the offset ext4 gives the last entry of a hashed (indexed)
+// folder once it has returned every entry: EXT4_HTREE_EOF_64BIT, a value no
+// entry's hash position takes (ext4fs_dirhash steers clear of it). Its
+// linear and inline folders use byte offsets, which never come near it.
+const endOfDir = 1<<63 - 1
+
+// hasEndMark says whether the folder at path is on ext4 (or ext2/3 run by
+// the ext4 driver, which share its magic number), whose folders mark their
+// end with endOfDir.
+func hasEndMark(path string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(path, &st) == nil && st.Type == unix.EXT4_SUPER_MAGIC
 }
 
 func (d dir) lstatType(name string) entryType {

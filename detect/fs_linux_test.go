@@ -2,6 +2,8 @@ package detect
 
 import (
 	"bufio"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -61,5 +63,41 @@ func TestOneFilesystem(t *testing.T) {
 	got, _ = scanAll(t, &Scanner{}, Request{Dirs: []string{mnt}})
 	if diff := cmp.Diff([]string{filepath.Join(mnt, "there")}, paths(got)); diff != "" {
 		t.Errorf("mount point as search folder (-want +got):\n%s", diff)
+	}
+}
+
+// TestListLargeFolder lists a folder that takes several getdents64 calls,
+// trusting the file system's end mark or not, and expects every entry.
+func TestListLargeFolder(t *testing.T) {
+	dir := realTemp(t)
+	const n = 1500
+	want := map[string]bool{}
+	for i := range n {
+		name := fmt.Sprintf("a-rather-long-file-name-to-fill-the-buffer-%04d", i)
+		want[name] = true
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("end mark on this file system: %v", hasEndMark(dir))
+	for _, mark := range []bool{false, hasEndMark(dir)} {
+		d, err := openDir(nil, dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		_, err = d.list(make([]byte, 32<<10), mark, func(name []byte, typ entryType) {
+			if typ != typeFile || got[string(name)] {
+				t.Errorf("%s: type %d, seen %v", name, typ, got[string(name)])
+			}
+			got[string(name)] = true
+		})
+		d.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("end mark %v: entries (-want +got):\n%s", mark, diff)
+		}
 	}
 }

@@ -30,7 +30,7 @@ func (d dir) close() { d.f.Close() }
 // list calls fn with the name and type of every entry. dev is the folder's
 // device where the platform has one (else 0), for the walk to notice other
 // file systems.
-func (d dir) list(_ []byte, fn func(name []byte, typ entryType)) (dev uint64, err error) {
+func (d dir) list(_ []byte, _ bool, fn func(name []byte, typ entryType)) (dev uint64, err error) {
 	fi, err := d.f.Stat()
 	if err != nil {
 		return 0, err
@@ -80,3 +80,6 @@ func readFile(path string) ([]byte, error) {
 	}
 	return data, err
 }
+
+// hasEndMark is false: list reads every folder to the end.
+func hasEndMark(string) bool { return false }

@@ -257,7 +257,8 @@ func (s *Scanner) roots(req Request) (roots []job, unreadable []string, err erro
 		if root == home && req.Depth <= 0 {
 			left = HomeDepth
 		}
-		roots = append(roots, job{path: root, repo: enclosingRepo(root), left: left, dev: dev})
+		roots = append(roots, job{path: root, repo: enclosingRepo(root), left: left, dev: dev,
+			endMark: !s.CrossFilesystems && hasEndMark(root)})
 	}
 	return roots, unreadable, nil
 }

@@ -31,6 +31,7 @@ type job struct {
 	repo    string  // the nearest repository above path, if any
 	left    int     // levels below path still to read
 	dev     uint64  // the search folder's device
+	endMark bool    // the walk stays on a file system whose folders mark their end (ext4)
 }
 
 const sep = string(filepath.Separator)
@@ -91,6 +92,10 @@ func newWalk(found func(Candidate), skip []string, roots []job, cross bool) *wal
 		w.mounts, w.knowMounts = mountPoints()
 	}
 	w.stack = slices.Clone(roots)
+	for i := range w.stack {
+		// Only a walk known to stay on one file system may trust its marks.
+		w.stack[i].endMark = w.stack[i].endMark && w.knowMounts
+	}
 	slices.Reverse(w.stack) // the stack pops the first search folder first
 	return w
 }
@@ -266,7 +271,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 		w.current.Store(&current)
 	}
 	sc.reset()
-	dev, err := d.list(sc.buf, func(name []byte, t entryType) { sc.add(j.path, name, t, w.skip) })
+	dev, err := d.list(sc.buf, j.endMark, func(name []byte, t entryType) { sc.add(j.path, name, t, w.skip) })
 	if err != nil {
 		d.close()
 		w.unreadableErr(j.path, err)
@@ -310,7 +315,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 				p = j.path + sep + string(n)
 			}
 			if !w.skipped(p, j.dev) {
-				kids = append(kids, job{path: p, nameOff: len(p) - len(n), repo: repo, left: j.left - 1, dev: j.dev})
+				kids = append(kids, job{path: p, nameOff: len(p) - len(n), repo: repo, left: j.left - 1, dev: j.dev, endMark: j.endMark})
 			}
 		}
 		ref := d.share(len(kids) - first)
@@ -367,7 +372,7 @@ func (w *walk) workspaceFolder(dir, wsName string, outer *scratch) {
 		return
 	}
 	sc := &scratch{}
-	_, err = d.list(outer.buf, func(name []byte, t entryType) { sc.add(dir, name, t, nil) })
+	_, err = d.list(outer.buf, false, func(name []byte, t entryType) { sc.add(dir, name, t, nil) })
 	d.close()
 	if err != nil {
 		return
