@@ -3,6 +3,7 @@ package gui
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func newActivityTab(u *ui) *activityTab {
 	t.export = widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), t.save)
 	refresh := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), t.reload)
 	t.status = widget.NewLabel("")
-	t.status.Importance = widget.LowImportance
+	t.status.TextStyle.Italic = true
 	t.list = widget.NewList(func() int { return len(t.shown) }, newActivityItem, t.updateItem)
 	t.empty = hint("")
 	top := container.NewBorder(nil, nil, t.server, container.NewHBox(refresh, t.export), t.filter)
@@ -137,18 +138,18 @@ func (t *activityTab) apply() {
 // activityItem is one line of the log.
 type activityItem struct {
 	widget.BaseWidget
-	when, server, what *widget.Label
-	box                fyne.CanvasObject
+	when, server *widget.Label
+	what         *pathLabel
+	box          fyne.CanvasObject
 }
 
 func newActivityItem() fyne.CanvasObject {
 	it := &activityItem{
 		when:   widget.NewLabel("2006-01-02 15:04:05"),
 		server: widget.NewLabelWithStyle("server-name", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		what:   widget.NewLabel(""),
+		what:   newPathLabel(""),
 	}
-	it.when.Importance = widget.LowImportance
-	it.what.Truncation = fyne.TextTruncateEllipsis
+	it.when.TextStyle.Italic = true
 	it.box = container.NewBorder(nil, nil, container.NewHBox(it.when, it.server), nil, it.what)
 	it.ExtendBaseWidget(it)
 	return it
@@ -168,15 +169,16 @@ func (t *activityTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	it.when.SetText(e.Time.Local().Format("2006-01-02 15:04:05"))
 	it.server.SetText(e.Server)
 	it.what.Importance = widget.MediumImportance
-	it.what.SetText(activityText(e))
+	it.what.setText(activityText(e, false), activityText(e, true))
 	if e.Error != "" {
 		it.what.Importance = widget.DangerImportance
 		it.what.Refresh()
 	}
 }
 
-// activityText says what one answer gave, in a line.
-func activityText(e auditEntry) string {
+// activityText says what one answer gave, in a line: the folders' names,
+// or with full their paths.
+func activityText(e auditEntry, full bool) string {
 	var s string
 	switch {
 	case e.Error != "":
@@ -188,6 +190,9 @@ func activityText(e auditEntry) string {
 		for i, r := range e.Roots {
 			if p, err := app.PathFromURI(r); err == nil {
 				r = p
+				if !full {
+					r = filepath.Base(p)
+				}
 			}
 			names[i] = r
 		}

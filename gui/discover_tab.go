@@ -98,7 +98,7 @@ func (t *discoverTab) render(snap *app.Snapshot) {
 	t.folders.Objects = nil
 	if len(snap.State.SearchFolders) == 0 {
 		l := widget.NewLabel("None set: Scan looks in the usual places in your home folder. Add folders to choose.")
-		l.Importance = widget.LowImportance
+		l.TextStyle.Italic = true
 		l.Wrapping = fyne.TextWrapWord
 		t.folders.Add(l)
 	}
@@ -384,7 +384,7 @@ func (t *discoverTab) newItem() fyne.CanvasObject {
 		share:  widget.NewButtonWithIcon("Share…", theme.MailSendIcon(), nil),
 	}
 	it.added.Importance = widget.SuccessImportance
-	it.detail.Importance = widget.LowImportance
+	it.detail.TextStyle.Italic = true
 	it.name.Truncation = fyne.TextTruncateEllipsis
 	left := container.NewHBox(it.indent, it.icon)
 	right := container.NewHBox(it.detail, it.added, container.NewCenter(it.share))
@@ -410,8 +410,7 @@ func (t *discoverTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.icon.SetResource(theme.FolderIcon())
 	}
 	it.name.SetText(filepath.Base(c.Path))
-	it.path.full = c.Path
-	it.path.SetText(c.Path)
+	it.path.setText(c.Path, c.Path)
 	it.detail.SetText(candDetail(c))
 	added := t.snap != nil
 	if added {

@@ -57,7 +57,7 @@ func (d *pendingDialog) content() fyne.CanvasObject {
 	scroll.SetMinSize(fyne.NewSize(560, min(rows.MinSize().Height, 360)))
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
 	note := widget.NewLabel("Unticked folders are denied; you can change any answer later in Roots.")
-	note.Importance = widget.LowImportance
+	note.TextStyle.Italic = true
 	note.Wrapping = fyne.TextWrapWord
 	return container.NewBorder(intro, container.NewVBox(remember, note), nil, nil, scroll)
 }
@@ -103,7 +103,7 @@ func rootConsentRow(head fyne.CanvasObject, info rootInfo) fyne.CanvasObject {
 	box.Add(container.NewPadded(path))
 	if info.Root.Given != "" && info.Root.Given != info.Root.Path {
 		given := widget.NewLabel("picked as " + info.Root.Given)
-		given.Importance = widget.LowImportance
+		given.TextStyle.Italic = true
 		given.Truncation = fyne.TextTruncateEllipsis
 		box.Add(given)
 	}

@@ -82,7 +82,7 @@ func (t *rootsTab) row(snap *app.Snapshot, r app.Root) fyne.CanvasObject {
 	rr.remove = widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { t.confirmRemove(r) })
 
 	name := widget.NewLabelWithStyle(r.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	badges := container.NewHBox(healthBadge(h))
+	badges := container.NewHBox(healthBadge(h, r.Enabled))
 	if b := branchOf(r, h); b != "" {
 		badges.Add(widget.NewIcon(theme.NewThemedResource(theme.StorageIcon())))
 		badges.Add(widget.NewLabel(b))
@@ -104,7 +104,7 @@ func (t *rootsTab) row(snap *app.Snapshot, r app.Root) fyne.CanvasObject {
 	}
 	seenLabel := widget.NewLabel(seenText)
 	if len(seen) == 0 {
-		seenLabel.Importance = widget.LowImportance
+		seenLabel.TextStyle.Italic = true
 	}
 	box := container.NewVBox(head, container.NewBorder(nil, nil, nil, seenLabel, newPathLabel(path)))
 	if h.Err != "" && !h.OK() {
@@ -124,7 +124,7 @@ func (t *rootsTab) row(snap *app.Snapshot, r app.Root) fyne.CanvasObject {
 func (t *rootsTab) decisionSelect(snap *app.Snapshot, rr *rootRow, srv app.Server, path string) fyne.CanvasObject {
 	if srv.Mode() == app.RootsOff {
 		l := widget.NewLabel("takes no roots (roots mode off)")
-		l.Importance = widget.LowImportance
+		l.TextStyle.Italic = true
 		return l
 	}
 	sel := widget.NewSelect([]string{choiceAllow, choiceUntilQuit, choiceDeny, choiceUndecided}, nil)

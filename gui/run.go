@@ -36,6 +36,9 @@ type Options struct {
 	StateDir string
 	// Home is the person's home folder, for the risk warnings.
 	Home string
+	// Context, when it ends, quits the app as Quit in the tray does (main
+	// passes the context its signal handler cancels). Nil means never.
+	Context context.Context
 }
 
 // Run opens the main window and the tray icon and blocks until the person
@@ -43,9 +46,10 @@ type Options struct {
 // StatusNotifierWatcher on the session bus) closing the window quits, so
 // that no invisible app is left behind.
 //
-// For screenshots, the environment variable ROOTKEEPER_SHOW_TAB selects the
-// tab shown first (roots, discover, servers, activity), and
-// ROOTKEEPER_SHOW_SHARE=PATH opens the share dialog for PATH at start.
+// For screenshots (docs/screenshots.sh), the environment variable
+// ROOTKEEPER_SHOW_TAB selects the tab shown first (roots, discover, servers,
+// activity; discover also starts a scan), and ROOTKEEPER_SHOW_SHARE=PATH
+// opens the share dialog for PATH at start.
 func Run(opts Options) error {
 	if opts.Core == nil {
 		return errors.New("gui: no core")
@@ -58,8 +62,18 @@ func Run(opts Options) error {
 	win.SetContent(u.build())
 	win.Resize(fyne.NewSize(980, 680))
 
-	ctx, cancel := context.WithCancel(context.Background())
+	parent := opts.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	go func() {
+		<-ctx.Done()
+		if parent.Err() != nil {
+			fyne.Do(fa.Quit)
+		}
+	}()
 
 	tray := trayHostPresent()
 	desk, isDesktop := fa.(desktop.App)
@@ -101,6 +115,9 @@ func Run(opts Options) error {
 		u.refresh()
 		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
 			u.selectTab(tab)
+			if strings.EqualFold(tab, "discover") {
+				u.discover.scan()
+			}
 		}
 		if p := strings.TrimSpace(os.Getenv("ROOTKEEPER_SHOW_SHARE")); p != "" {
 			u.shareFolder(p, app.SourcePicked, "", "")

@@ -67,7 +67,7 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject 
 	case app.ServerFailed:
 		state.Importance = widget.DangerImportance
 	default:
-		state.Importance = widget.LowImportance
+		state.TextStyle.Italic = true
 	}
 	state.Truncation = fyne.TextTruncateEllipsis
 
@@ -91,8 +91,7 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject 
 		facts = append(facts, strings.TrimSpace(st.ServerName+" "+st.ServerVersion))
 	}
 	facts = append(facts, "roots mode: "+string(srv.Mode()), transportText(srv))
-	factsLabel := widget.NewLabel(strings.Join(facts, " · "))
-	factsLabel.Truncation = fyne.TextTruncateEllipsis
+	factsLabel := newPathLabel(strings.Join(facts, " · "))
 
 	visible := app.Visible(snap, name)
 	var sees string

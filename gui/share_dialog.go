@@ -54,7 +54,7 @@ func (d *shareDialog) content() fyne.CanvasObject {
 	if len(d.Servers) > 0 {
 		servers.Add(container.NewHBox(widget.NewLabel("Remember:"), d.scope))
 		note := widget.NewLabel("Servers left unticked will not see it; you can change this later in Roots.")
-		note.Importance = widget.LowImportance
+		note.TextStyle.Italic = true
 		note.Wrapping = fyne.TextWrapWord
 		servers.Add(note)
 	}

@@ -15,8 +15,9 @@ import (
 	"rootkeeper/app"
 )
 
-// pathLabel shows a path, cut with an ellipsis when it does not fit; then
-// hovering shows the whole path in a tooltip.
+// pathLabel shows a path (or any text), cut with an ellipsis when it does
+// not fit; then hovering shows the whole of it (or full, when set) in a
+// tooltip.
 type pathLabel struct {
 	widget.Label
 	full string
@@ -27,20 +28,29 @@ func newPathLabel(path string) *pathLabel {
 	l := &pathLabel{full: path}
 	l.Text = path
 	l.Truncation = fyne.TextTruncateEllipsis
-	l.Importance = widget.MediumImportance
 	l.ExtendBaseWidget(l)
 	return l
 }
 
-// cut reports whether the path does not fit the label's width.
+// setText shows text, with full in the tooltip.
+func (l *pathLabel) setText(text, full string) {
+	l.full = full
+	l.SetText(text)
+}
+
+// cut reports whether the tooltip has something to add: the text does not
+// fit the label's width, or the tooltip says more.
 func (l *pathLabel) cut() bool {
-	w := fyne.MeasureText(l.full, theme.TextSize(), l.TextStyle).Width
+	if l.full != l.Text {
+		return true
+	}
+	w := fyne.MeasureText(l.Text, theme.TextSize(), l.TextStyle).Width
 	return w+2*theme.InnerPadding() > l.Size().Width
 }
 
-// MouseIn shows the tooltip when the path is cut.
+// MouseIn shows the tooltip when the text is cut.
 func (l *pathLabel) MouseIn(e *desktop.MouseEvent) {
-	if !l.cut() {
+	if !l.cut() || l.full == "" {
 		return
 	}
 	c := fyne.CurrentApp().Driver().CanvasForObject(l)
@@ -87,7 +97,7 @@ func hint(text string) *widget.Label {
 	l := widget.NewLabel(text)
 	l.Wrapping = fyne.TextWrapWord
 	l.Alignment = fyne.TextAlignCenter
-	l.Importance = widget.LowImportance
+	l.TextStyle.Italic = true
 	return l
 }
 
@@ -115,14 +125,18 @@ func healthText(h app.Health) string {
 	return string(h.Status)
 }
 
-// healthBadge is a short coloured label for a root's health.
-func healthBadge(h app.Health) *widget.Label {
+// healthBadge is a short coloured label for a root's health. A root that
+// is off is not checked, and says nothing.
+func healthBadge(h app.Health, enabled bool) *widget.Label {
+	if !enabled && h.Status == app.HealthUnknown {
+		return widget.NewLabel("")
+	}
 	l := widget.NewLabel(healthText(h))
 	switch {
 	case h.OK():
 		l.Importance = widget.SuccessImportance
 	case h.Status == app.HealthUnknown:
-		l.Importance = widget.LowImportance
+		l.TextStyle.Italic = true
 	default:
 		l.Importance = widget.DangerImportance
 	}

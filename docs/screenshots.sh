@@ -1,0 +1,83 @@
+#!/bin/sh
+# Regenerates the screenshots in docs/: each tab of the main window and both
+# consent dialogs, from the real binary under Xvfb with a demo state.
+#
+#   sh docs/screenshots.sh        (from the module root)
+#
+# Needs xvfb-run, xwininfo, ImageMagick's import, git and python3; the demo servers are
+# the npm ones in .ci/npm (npm ci there first).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$ROOT/docs
+DEMO=$(mktemp -d /tmp/rootkeeper-demo.XXXXXX)
+trap 'rm -rf "$DEMO"' EXIT
+BIN=$DEMO/rootkeeper
+NPM=$ROOT/.ci/npm/node_modules/.bin
+(cd "$ROOT" && go build -o "$BIN" .) # before HOME changes: keep the Go caches
+export LANG=en_US.UTF-8 LC_ALL=en_US.UTF-8
+export HOME=$DEMO/home/ada
+
+# A home with a few projects, and credentials in it.
+mkdir -p "$HOME/.ssh" "$HOME/notes" "$HOME/src/website" "$HOME/datasets"
+for repo in rootkeeper infra; do
+	mkdir -p "$HOME/src/$repo"
+	git -C "$HOME/src/$repo" init -q -b main
+	echo "module example.com/$repo" >"$HOME/src/$repo/go.mod"
+done
+git -C "$HOME/src/infra" checkout -q -b terraform-upgrade
+echo '{"name": "website"}' >"$HOME/src/website/package.json"
+
+state() { # state DIR: the demo state, every decision made
+	d=$1
+	"$BIN" --state-dir "$d" roots add "$HOME/src/rootkeeper" --enable >/dev/null
+	"$BIN" --state-dir "$d" roots add "$HOME/src/website" --enable >/dev/null
+	"$BIN" --state-dir "$d" roots add "$HOME/src/infra" >/dev/null
+	"$BIN" --state-dir "$d" roots add "$HOME/notes" --enable >/dev/null
+	"$BIN" --state-dir "$d" servers add filesystem -- "$NPM/mcp-server-filesystem" >/dev/null
+	"$BIN" --state-dir "$d" servers add everything -- "$NPM/mcp-server-everything" >/dev/null
+	for r in src/rootkeeper src/website src/infra; do "$BIN" --state-dir "$d" grant filesystem "$HOME/$r" >/dev/null; done
+	"$BIN" --state-dir "$d" grant everything "$HOME/src/rootkeeper" >/dev/null
+	"$BIN" --state-dir "$d" deny everything "$HOME/src/website" >/dev/null
+	for s in filesystem everything; do "$BIN" --state-dir "$d" deny $s "$HOME/notes" >/dev/null; done
+}
+
+# shot NAME STATE_DIR [VAR=VALUE...]: run the app with the settings and
+# capture its window.
+shot() {
+	name=$1 dir=$2
+	shift 2
+	env "$@" xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
+		"$0" --state-dir "$1" 2>>"$1/app.log" &
+		pid=$!
+		sleep 6
+		id=$(xwininfo -root -tree | awk "/\"Rootkeeper\"/ {print \$1; exit}")
+		import -window "${id:-root}" "$2"
+		kill $pid
+		wait $pid || true
+	' "$BIN" "$dir" "$OUT/$name.png"
+	echo "wrote docs/$name.png"
+}
+
+main=$DEMO/main
+state "$main"
+# The command line has no verb for search folders (the Discover tab edits
+# them); write one into the state while no app runs.
+python3 - "$main/state.json" "$HOME/src" <<'PY'
+import json, sys
+path, folder = sys.argv[1], sys.argv[2]
+st = json.load(open(path))
+st["searchFolders"] = [folder]
+json.dump(st, open(path, "w"), indent=2)
+PY
+shot roots "$main" ROOTKEEPER_SHOW_TAB=roots
+shot discover "$main" ROOTKEEPER_SHOW_TAB=discover
+shot servers "$main" ROOTKEEPER_SHOW_TAB=servers
+shot activity "$main" ROOTKEEPER_SHOW_TAB=activity
+shot dialog-share "$main" ROOTKEEPER_SHOW_SHARE="$HOME"
+
+# A folder enabled that no server has been asked about: both servers ask
+# when they connect, one dialog at a time.
+pending=$DEMO/pending
+state "$pending"
+"$BIN" --state-dir "$pending" roots add "$HOME/datasets" --enable >/dev/null
+shot dialog-pending "$pending"
