@@ -140,6 +140,7 @@ func runGUI(ctx context.Context, store *app.Store) error {
 	}
 	home, _ := os.UserHomeDir()
 	err = gui.Run(gui.Options{
+		Context:  ctx, // SIGINT/SIGTERM quit the window too
 		Core:     rt.core,
 		Scan:     scan,
 		Servers:  rt.manager,
