@@ -28,16 +28,17 @@ var errTooLarge = errors.New("file too large")
 // repository (no readable HEAD).
 func readRepo(dir string, dotGitIsDir bool, enclosing string) (info repoInfo, ok bool) {
 	gitDir := filepath.Join(dir, ".git")
+	commonDir := gitDir
 	if !dotGitIsDir {
 		if gitDir, ok = readGitFile(gitDir); !ok {
 			return info, false
 		}
-	}
-	commonDir := gitDir
-	if rel, err := readFile(filepath.Join(gitDir, "commondir")); err == nil {
-		// A linked worktree: HEAD is its own, config is the main repository's.
-		commonDir = resolve(gitDir, string(firstLine(rel)))
-		info.worktree = true
+		commonDir = gitDir
+		if rel, err := readFile(filepath.Join(gitDir, "commondir")); err == nil {
+			// A linked worktree: HEAD is its own, config the main repository's.
+			commonDir = resolve(gitDir, string(firstLine(rel)))
+			info.worktree = true
+		}
 	}
 	info.branch, ok = readHead(gitDir)
 	if !ok {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -59,17 +58,16 @@ func fileMarker(name []byte) string {
 	if m, ok := markerNames[string(name)]; ok {
 		return m
 	}
-	for _, s := range markerSuffixes {
-		if len(name) > len(s) && bytes.HasSuffix(name, s) {
-			return string(name)
-		}
-	}
-	return ""
+	return suffixMarker(name, markerSuffixes)
 }
 
 // dirMarker returns the marker a folder name stands for, or "".
 func dirMarker(name []byte) string {
-	for _, s := range markerDirSuffixes {
+	return suffixMarker(name, markerDirSuffixes)
+}
+
+func suffixMarker(name []byte, suffixes [][]byte) string {
+	for _, s := range suffixes {
 		if len(name) > len(s) && bytes.HasSuffix(name, s) {
 			return string(name)
 		}
@@ -81,8 +79,8 @@ func dirMarker(name []byte) string {
 // lists, made absolute against the file's folder. The file is JSON with
 // comments and trailing commas; an unreadable or malformed file lists nothing.
 func workspaceFolders(file string) []string {
-	data, err := os.ReadFile(file)
-	if err != nil || len(data) > 1<<20 {
+	data, err := readFile(file)
+	if err != nil {
 		return nil
 	}
 	var ws struct {
