@@ -403,7 +403,7 @@ func TestCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Scan after cancel = %v, want context.Canceled", err)
 	}
-	if took > 200*time.Millisecond {
+	if took > time.Second { // generous: a loaded machine; the counts below are the sharper check
 		t.Errorf("Scan returned %v after cancel", took)
 	}
 	if sum.Visited > treeSize/2 || sum.Found > 20 {
