@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	os.Chmod(dir, 0o755) // the permission test runs it as nobody
 	binary = filepath.Join(dir, "rootkeeper")
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stderr = os.Stderr
@@ -70,6 +71,40 @@ func TestScanBadFolderIsAnInputError(t *testing.T) {
 	_, errOut, code = rootkeeper(t, t.TempDir(), "scan", "--depth", "deep")
 	if code != 2 || !strings.Contains(errOut, "deep") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A folder the person cannot read is bad input too. Root reads a chmod 000
+// folder anyway, so the scan runs as nobody.
+func TestScanUnreadableFolderIsAnInputError(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to drop privileges with setpriv")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatal("setpriv (util-linux) is needed to drop privileges")
+	}
+	tree := t.TempDir()
+	for p := tree; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		os.Chmod(p, 0o755)
+	}
+	state := filepath.Join(tree, "state")
+	locked := filepath.Join(tree, "locked")
+	os.Mkdir(state, 0o700)
+	os.Chown(state, 65534, 65534)
+	os.Mkdir(locked, 0o000)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+		binary, "--state-dir", state, "scan", locked)
+	cmd.Env = append(desktopEnv(), "HOME="+state)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	err = cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("scan of a chmod 000 folder as nobody: %v, stderr %q", err, errOut.String())
+	}
+	if msg := errOut.String(); strings.Count(msg, "\n") != 1 || !strings.Contains(msg, locked) || !strings.Contains(msg, "permission denied") {
+		t.Fatalf("stderr %q", msg)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -39,6 +40,9 @@ func (c *command) scan(args []string) error {
 		}
 		if !fi.IsDir() {
 			return &app.InputError{Msg: fmt.Sprintf("cannot scan %q: not a folder", d)}
+		}
+		if err := listable(d); err != nil {
+			return &app.InputError{Msg: fmt.Sprintf("cannot scan %q: %v", d, errText(err))}
 		}
 		dirs = append(dirs, d)
 	}
@@ -80,5 +84,18 @@ func (c *command) scan(args []string) error {
 		fmt.Fprintf(c.env.Stderr, ", %d unreadable folders skipped (first: %s)", n, sum.Unreadable[0])
 	}
 	fmt.Fprintln(c.env.Stderr)
+	return nil
+}
+
+// listable opens a folder and reads one entry: what the scanner will need.
+func listable(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.ReadDir(1); err != nil && err != io.EOF {
+		return err
+	}
 	return nil
 }
