@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/cli"
 )
 
@@ -155,18 +156,6 @@ func desktopEnv() []string {
 	return append(env, "LANG=en_US.UTF-8")
 }
 
-func filesystemServer(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs(".ci/npm/node_modules/.bin/mcp-server-filesystem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the real server-filesystem is not installed (run .ci/setup): %v", err)
-	}
-	return p
-}
-
 // status asks a running headless app (through the control socket) what
 // each server was last sent.
 func liveStatus(t *testing.T, stateDir string) cli.Status {
@@ -205,7 +194,7 @@ func TestHeadlessFollowsTheCommandLine(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("unix sockets and the npm server setup are exercised on Linux")
 	}
-	server := filesystemServer(t)
+	server := apptest.NPMServer(t, "mcp-server-filesystem")
 	state := t.TempDir()
 	home := t.TempDir()
 	a := filepath.Join(home, "project ä#1")

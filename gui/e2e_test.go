@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
 )
 
@@ -30,7 +31,7 @@ func TestEndToEndTrayToggle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped with -short")
 	}
-	root := moduleRoot(t)
+	root := apptest.ModuleRoot(t)
 	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
 	need(t, "xvfb-run")
 	need(t, "dbus-run-session")
@@ -201,14 +202,6 @@ func mustStore(t *testing.T, dir string) *app.Store {
 		t.Fatal(err)
 	}
 	return s
-}
-
-func moduleRoot(t *testing.T) string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
 func goBuild(t *testing.T, dir, out, pkg string) {

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden markup files in testdata")
@@ -38,15 +39,7 @@ type fixture struct {
 func newFixture(t *testing.T, opts Options, setup func(*app.State) error) *fixture {
 	t.Helper()
 	a := test.NewTempApp(t)
-	dir := t.TempDir()
-	store, err := app.OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := app.NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core, dir := apptest.NewCore(t)
 	if setup != nil {
 		if err := core.Update(setup); err != nil {
 			t.Fatal(err)

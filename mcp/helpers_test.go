@@ -14,43 +14,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // wait is how long tests wait for something that should happen.
 const wait = 20 * time.Second
-
-// moduleRoot walks up from the working directory to go.mod.
-func moduleRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// npmBin is an installed test server; the test fails if it is missing (it
-// is skipped only with -short).
-func npmBin(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(moduleRoot(t), ".ci", "npm", "node_modules", ".bin", name)
-	if _, err := os.Stat(p); err != nil {
-		if testing.Short() {
-			t.Skipf("%s not installed (run npm ci in .ci/npm); skipped in -short mode", name)
-		}
-		t.Fatalf("%s not installed: %v (run npm ci in .ci/npm)", name, err)
-	}
-	return p
-}
 
 // testEnv is a core with its state in a temp folder, and a manager.
 type testEnv struct {
@@ -64,15 +32,7 @@ type testEnv struct {
 
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := app.OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := app.NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core, dir := apptest.NewCore(t)
 	return &testEnv{t: t, dir: dir, core: core}
 }
 

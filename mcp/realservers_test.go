@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
 )
 
@@ -37,7 +38,7 @@ func waitAllowed(t testing.TB, e *testEnv, server string, want ...string) {
 }
 
 func TestServerFilesystemFollowsGrants(t *testing.T) {
-	bin := npmBin(t, "mcp-server-filesystem")
+	bin := apptest.NPMServer(t, "mcp-server-filesystem")
 	for _, tc := range []struct{ name, a, b string }{
 		{"plain", "alpha", "beta"},
 		{"odd-names", "with space #1 100%", "Ünïcødé ordner ñ 日本"},
@@ -98,7 +99,7 @@ func everythingRoots(t testing.TB, m *Manager) ([]string, error) {
 }
 
 func TestServerEverythingGetRootsList(t *testing.T) {
-	bin := npmBin(t, "mcp-server-everything")
+	bin := apptest.NPMServer(t, "mcp-server-everything")
 	e := newEnv(t)
 	a, b := mkRoot(t, "one"), mkRoot(t, "two #2 %")
 	e.update(func(s *app.State) error {

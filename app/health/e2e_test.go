@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/health"
 	"rootkeeper/mcp"
 )
@@ -26,33 +27,6 @@ import (
 
 const e2eDeadline = 20 * time.Second
 
-// serverBin finds server-filesystem under .ci/npm beside go.mod.
-func serverBin(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's working folder")
-		}
-		dir = parent
-	}
-	bin := filepath.Join(dir, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	if _, err := os.Stat(bin); err != nil {
-		if testing.Short() {
-			t.Skipf("server-filesystem is not installed (npm ci in .ci/npm): %v", err)
-		}
-		t.Fatalf("server-filesystem is not installed (npm ci in .ci/npm): %v", err)
-	}
-	return bin
-}
-
 type stack struct {
 	core *app.Core
 	mgr  *mcp.Manager
@@ -62,17 +36,9 @@ type stack struct {
 // see roots, until the test ends.
 func newStack(t *testing.T, roots ...app.Root) *stack {
 	t.Helper()
-	bin := serverBin(t)
-	stateDir := t.TempDir()
-	store, err := app.OpenStore(stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := app.NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = core.Update(func(s *app.State) error {
+	bin := apptest.NPMServer(t, "mcp-server-filesystem")
+	core, stateDir := apptest.NewCore(t)
+	err := core.Update(func(s *app.State) error {
 		if err := s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: bin}); err != nil {
 			return err
 		}
@@ -231,7 +197,7 @@ func TestE2ESymlinkTargetDeleted(t *testing.T) {
 // chmod 000 withdraws, chmod 755 restores. The whole stack, server included,
 // runs as an unprivileged user: to root, chmod 000 changes nothing.
 func TestE2EChmod(t *testing.T) {
-	serverBin(t) // fail early, in the parent, if it is missing
+	apptest.NPMServer(t, "mcp-server-filesystem") // fail early, in the parent, if it is missing
 	if !health.AsNobody(t) {
 		return
 	}

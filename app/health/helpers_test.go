@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 const waitFor = 10 * time.Second
@@ -23,14 +24,7 @@ const waitFor = 10 * time.Second
 // newCore is a core with a fresh state folder.
 func newCore(t testing.TB) *app.Core {
 	t.Helper()
-	store, err := app.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := app.NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core, _ := apptest.NewCore(t)
 	return core
 }
 
