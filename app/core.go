@@ -113,7 +113,7 @@ func (c *Core) SetHealth(path string, h Health) {
 // SetServerStatus records the live status of a server's connection.
 func (c *Core) SetServerStatus(name string, st ServerStatus) {
 	c.publish(func(s *Snapshot) bool {
-		if old, ok := s.Servers[name]; ok && reflect.DeepEqual(old, st) {
+		if old, ok := s.Servers[name]; ok && old.Equal(st) {
 			return false
 		}
 		s.Servers = maps.Clone(s.Servers)

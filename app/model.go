@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"time"
 )
 
@@ -222,4 +223,12 @@ type ServerStatus struct {
 	LastSentAt time.Time `json:"lastSentAt,omitzero"`
 	Restarts   int       `json:"restarts,omitempty"`
 	PID        int       `json:"pid,omitempty"`
+}
+
+// Equal reports whether two statuses say the same thing.
+func (s ServerStatus) Equal(o ServerStatus) bool {
+	return s.State == o.State && s.ProtocolVersion == o.ProtocolVersion &&
+		s.ServerName == o.ServerName && s.ServerVersion == o.ServerVersion &&
+		s.Error == o.Error && s.Since.Equal(o.Since) && s.LastSentAt.Equal(o.LastSentAt) &&
+		s.Restarts == o.Restarts && s.PID == o.PID && slices.Equal(s.LastSent, o.LastSent)
 }
