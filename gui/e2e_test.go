@@ -157,6 +157,17 @@ func TestEndToEndTrayToggle(t *testing.T) {
 		t.Errorf("audit log: %+v, want a last roots/list answer with no roots", entries)
 	}
 
+	// A second launch raises the running window and exits at once, instead
+	// of starting a second app (it needs no display to do so).
+	second := exec.CommandContext(ctx, rk, "--state-dir", state)
+	second.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DISPLAY=")
+	if out, err := second.CombinedOutput(); err != nil {
+		t.Errorf("second launch: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(cli("status", "--json")), `"running": true`) {
+		t.Error("the first app stopped answering after the second launch")
+	}
+
 	// Quit from the tray ends the app.
 	stdin.Close()
 	expect("quit 0")
