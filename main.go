@@ -26,12 +26,14 @@ import (
 	"rootkeeper/app/health"
 	"rootkeeper/detect"
 	"rootkeeper/gui"
+	"rootkeeper/gui/initlog"
 	"rootkeeper/mcp"
 )
 
 var version = "0.1.0"
 
 func main() {
+	initlog.Release()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cli.Version = version

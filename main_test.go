@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 func rootkeeper(t *testing.T, stateDir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"--state-dir", stateDir}, args...)...)
-	cmd.Env = desktopEnv()
+	cmd.Env = serverEnv()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -96,7 +96,7 @@ func TestScanUnreadableFolderIsAnInputError(t *testing.T) {
 	os.Mkdir(locked, 0o000)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
 		binary, "--state-dir", state, "scan", locked)
-	cmd.Env = append(desktopEnv(), "HOME="+state)
+	cmd.Env = append(serverEnv(), "HOME="+state)
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	err = cmd.Run()
@@ -142,18 +142,17 @@ func TestScanFindsARepositoryAndPrintsJSONLines(t *testing.T) {
 	}
 }
 
-// desktopEnv is this process's environment with a desktop's locale. Under
-// LANG=C.UTF-8 (common on servers and in CI) Fyne's lang package logs a
-// locale parse error while it initialises, before main runs, which would
-// add lines to every command's stderr; people at a desktop do not see it.
-func desktopEnv() []string {
+// serverEnv is this process's environment with LANG=C.UTF-8, as on most
+// servers and containers: Fyne's lang package complains about that locale
+// while it initialises, and none of it may reach a command's stderr.
+func serverEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LANG=") && !strings.HasPrefix(kv, "LC_ALL=") && !strings.HasPrefix(kv, "LC_MESSAGES=") {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "LANG=en_US.UTF-8")
+	return append(env, "LANG=C.UTF-8")
 }
 
 // status asks a running headless app (through the control socket) what
@@ -206,7 +205,7 @@ func TestHeadlessFollowsTheCommandLine(t *testing.T) {
 	mustRun(t, state, "servers", "add", "fs", "--", server)
 
 	headless := exec.Command(binary, "--state-dir", state, "headless")
-	headless.Env = desktopEnv()
+	headless.Env = serverEnv()
 	var logs bytes.Buffer
 	headless.Stderr = &logs
 	if err := headless.Start(); err != nil {
