@@ -75,7 +75,13 @@ func (g *goServer) transport(app.Server) (sdk.Transport, error) {
 		},
 		RootsListChangedHandler: func(ctx context.Context, req *sdk.RootsListChangedRequest) {
 			g.notified.Add(1)
-			go g.fetch(req.Session)
+			// From 2026-07-28 a server may not ask on its own (SEP-2322);
+			// it learns the roots through input requests. (A go-sdk server
+			// only enforces that once a request has carried the version,
+			// which made asking here racy.)
+			if g.version < modernVersion {
+				go g.fetch(req.Session)
+			}
 		},
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "go-test-server", Version: g.version}, opts)
