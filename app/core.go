@@ -112,16 +112,29 @@ func (c *Core) SetHealth(path string, h Health) {
 
 // SetServerStatus records the live status of a server's connection.
 func (c *Core) SetServerStatus(name string, st ServerStatus) {
+	c.SetServerStatuses(map[string]ServerStatus{name: st})
+}
+
+// SetServerStatuses records several servers' statuses in one snapshot: a
+// change that reaches fifty servers at once then costs one publish, not
+// fifty.
+func (c *Core) SetServerStatuses(statuses map[string]ServerStatus) {
 	c.publish(func(s *Snapshot) bool {
-		if old, ok := s.Servers[name]; ok && old.Equal(st) {
-			return false
+		changed := false
+		for name, st := range statuses {
+			if old, ok := s.Servers[name]; ok && old.Equal(st) {
+				continue
+			}
+			if !changed {
+				s.Servers = maps.Clone(s.Servers)
+				if s.Servers == nil {
+					s.Servers = map[string]ServerStatus{}
+				}
+				changed = true
+			}
+			s.Servers[name] = st
 		}
-		s.Servers = maps.Clone(s.Servers)
-		if s.Servers == nil {
-			s.Servers = map[string]ServerStatus{}
-		}
-		s.Servers[name] = st
-		return true
+		return changed
 	})
 }
 

@@ -53,8 +53,7 @@ type adapter struct {
 
 	quiet atomic.Bool // suppress roots list_changed (see setClientRoots)
 
-	dirty   chan struct{} // the status changed and is not yet published (buffered 1)
-	publish atomic.Bool   // dirty is being served by publishLoop
+	publish atomic.Bool // while run is going, statuses are published by the manager's batch
 
 	mu          sync.Mutex
 	status      app.ServerStatus
@@ -75,7 +74,6 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		cmds:     make(chan adapterCmd, 4),
 		ctxReady: make(chan struct{}),
 		done:     make(chan struct{}),
-		dirty:    make(chan struct{}, 1),
 	}
 	caps := &sdk.ClientCapabilities{} // no roots capability
 	if a.mode == app.RootsProtocol {
@@ -133,46 +131,32 @@ func (a *adapter) currentSession() *sdk.ClientSession {
 }
 
 // update edits the status and publishes it: at once, or, while run is
-// going, soon after from publishLoop, so that answering roots/list never
-// waits for the core.
+// going, soon after in the manager's next batch, so that answering
+// roots/list never waits for the core.
 func (a *adapter) update(edit func(*app.ServerStatus)) {
 	a.mu.Lock()
 	edit(&a.status)
 	a.mu.Unlock()
 	if a.publish.Load() {
-		select {
-		case a.dirty <- struct{}{}:
-		default:
-		}
+		a.m.statusChanged(a)
 		return
 	}
 	a.publishNow()
 }
 
-func (a *adapter) publishNow() {
+// currentStatus is a copy of the adapter's status, safe to publish.
+func (a *adapter) currentStatus() app.ServerStatus {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	st := a.status
 	st.LastSent = slices.Clone(st.LastSent)
 	if st.LastSent == nil {
 		st.LastSent = []string{}
 	}
-	a.mu.Unlock()
-	a.m.setStatus(a, st)
+	return st
 }
 
-// publishLoop publishes the latest status after each change (bursts of
-// changes are published once) until stop is closed.
-func (a *adapter) publishLoop(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	for {
-		select {
-		case <-stop:
-			return
-		case <-a.dirty:
-			a.publishNow()
-		}
-	}
-}
+func (a *adapter) publishNow() { a.m.setStatuses([]*adapter{a}) }
 
 func (a *adapter) setState(state app.ServerState, err error) {
 	a.update(func(s *app.ServerStatus) {
@@ -201,14 +185,11 @@ func (a *adapter) run(parent context.Context) {
 	defer cancel()
 	a.openLog()
 	defer a.closeLog()
-	stopPub, pubDone := make(chan struct{}), make(chan struct{})
 	a.publish.Store(true)
-	go a.publishLoop(stopPub, pubDone)
 	defer func() {
-		// The last word (stopped) is published in order, after the loop.
+		// The last word (stopped) is published at once. A batch still
+		// pending reads the status when it runs, so it cannot undo this.
 		a.publish.Store(false)
-		close(stopPub)
-		<-pubDone
 		a.publishNow()
 	}()
 

@@ -101,6 +101,12 @@ type Manager struct {
 	mu       sync.Mutex
 	adapters map[string]*adapter // the current adapter of each server
 	wg       sync.WaitGroup      // every adapter, current or retiring
+
+	// Adapters whose status changed since the last batch, and the signal
+	// that wakes publishStatuses.
+	statusMu    sync.Mutex
+	statusDirty map[*adapter]struct{}
+	statusWake  chan struct{}
 }
 
 // NewManager returns a manager for the servers configured in core.
@@ -112,6 +118,9 @@ func NewManager(core *app.Core, opts Options) *Manager {
 		log:      opts.Logger,
 		visible:  app.Visible,
 		adapters: map[string]*adapter{},
+
+		statusDirty: map[*adapter]struct{}{},
+		statusWake:  make(chan struct{}, 1),
 	}
 	if opts.StateDir != "" {
 		m.audit = audit.NewLog(opts.StateDir)
@@ -127,10 +136,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	sig, unsubscribe := m.core.Subscribe()
 	defer unsubscribe()
 	prev := m.core.Snapshot()
+	publisherDone := make(chan struct{})
+	go func() { m.publishStatuses(ctx); close(publisherDone) }()
 	m.reconcile(ctx, prev)
 	for {
 		select {
 		case <-ctx.Done():
+			<-publisherDone
 			m.wg.Wait()
 			if m.audit != nil {
 				m.audit.Close()
@@ -221,11 +233,51 @@ func (m *Manager) adapter(name string) *adapter {
 }
 
 // setStatus publishes st for a, unless a has been replaced or removed.
-func (m *Manager) setStatus(a *adapter, st app.ServerStatus) {
+// statusChanged queues a's status for the next batch.
+func (m *Manager) statusChanged(a *adapter) {
+	m.statusMu.Lock()
+	m.statusDirty[a] = struct{}{}
+	m.statusMu.Unlock()
+	select {
+	case m.statusWake <- struct{}{}:
+	default: // a batch is already due; it will take this one too
+	}
+}
+
+// publishStatuses publishes the queued statuses, all in one snapshot, after
+// each wake-up, until ctx ends: when a change reaches many servers, their
+// answers arrive together and cost the core one publish.
+func (m *Manager) publishStatuses(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.statusWake:
+		}
+		m.statusMu.Lock()
+		batch := make([]*adapter, 0, len(m.statusDirty))
+		for a := range m.statusDirty {
+			batch = append(batch, a)
+		}
+		clear(m.statusDirty)
+		m.statusMu.Unlock()
+		m.setStatuses(batch)
+	}
+}
+
+// setStatuses publishes the current status of each adapter that still
+// serves its server (a retired one must not overwrite its successor's).
+func (m *Manager) setStatuses(adapters []*adapter) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.adapters[a.cfg.Name] == a {
-		m.core.SetServerStatus(a.cfg.Name, st)
+	statuses := make(map[string]app.ServerStatus, len(adapters))
+	for _, a := range adapters {
+		if m.adapters[a.cfg.Name] == a {
+			statuses[a.cfg.Name] = a.currentStatus()
+		}
+	}
+	if len(statuses) > 0 {
+		m.core.SetServerStatuses(statuses)
 	}
 }
 
