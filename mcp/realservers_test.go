@@ -1,6 +1,10 @@
 package mcp
 
 import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -128,4 +132,83 @@ func TestServerEverythingGetRootsList(t *testing.T) {
 	check()
 	e.setPaused(false)
 	check(ub)
+}
+
+// startEverything runs server-everything over a network transport
+// ("streamableHttp" or "sse") on a free loopback port until the test ends,
+// and returns its address.
+func startEverything(t *testing.T, transport string) string {
+	t.Helper()
+	bin := apptest.NPMServer(t, "mcp-server-everything")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, transport)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server-everything %s:\n%s", transport, out.String())
+		}
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	eventually(t, "server-everything listening on "+addr, func() (bool, string) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, ""
+	})
+	return "http://" + addr
+}
+
+// The remote transports carry roots like stdio does: streamable HTTP and
+// SSE against the real server-everything.
+func TestServerEverythingOverHTTPAndSSE(t *testing.T) {
+	for _, tc := range []struct{ transport, typ, path string }{
+		{"streamableHttp", app.TransportHTTP, "/mcp"},
+		{"sse", app.TransportSSE, "/sse"},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			base := startEverything(t, tc.transport)
+			e := newEnv(t)
+			a, b := mkRoot(t, "remote one"), mkRoot(t, "remote #2 ü")
+			e.update(func(s *app.State) error {
+				return s.AddServer(app.Server{Name: "everything", Type: tc.typ, URL: base + tc.path,
+					Headers: map[string]string{"X-Rootkeeper-Test": "1"}})
+			})
+			e.addRoots(a, b)
+			e.start(e.fastOptions())
+			st := e.waitConnected("everything")
+			if st.ProtocolVersion == "" || st.ServerName == "" {
+				t.Errorf("status %+v lacks the negotiated version or the server's name", st)
+			}
+			check := func(want ...string) {
+				t.Helper()
+				want = sorted(want)
+				eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
+					got, err := everythingRoots(t, e.m)
+					if err != nil {
+						return false, err.Error()
+					}
+					return slices.Equal(got, want), strings.Join(got, " ")
+				})
+			}
+			ua, ub := app.URIFromPath(a), app.URIFromPath(b)
+			e.grant("everything", a, b)
+			check(ua, ub)
+			e.revoke("everything", a)
+			check(ub)
+		})
+	}
 }
