@@ -121,3 +121,36 @@ func compareStrings(a, b string) int {
 	}
 	return 0
 }
+
+// Undecided names, in order, the servers that take roots (mode not off) and
+// have no decision about the root at rootPath: whom a share dialog must ask
+// before the root is turned on.
+func Undecided(snap *Snapshot, rootPath string) []string {
+	var out []string
+	for _, srv := range serversOf(snap) {
+		if srv.Mode() == RootsOff {
+			continue
+		}
+		if _, ok := snap.State.Decision(srv.Name, rootPath); !ok {
+			out = append(out, srv.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// AllowedBy names, in order, the servers with an allow decision about the
+// root at rootPath, whether or not they can see it right now.
+func AllowedBy(snap *Snapshot, rootPath string) []string {
+	var out []string
+	if snap == nil {
+		return nil
+	}
+	for _, d := range snap.State.Decisions {
+		if d.Root == rootPath && d.Verdict == Allow {
+			out = append(out, d.Server)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -288,6 +288,19 @@ func TestUnknownServerAndUncheckedRootSeeNothing(t *testing.T) {
 	if got := SharedWith(snap, "/a"); !slices.Equal(got, []string{"s"}) {
 		t.Fatalf("SharedWith(/a) = %q", got)
 	}
+	must(t, st.AddServer(Server{Name: "off", Type: TransportStdio, Command: "x", RootsMode: RootsOff}))
+	must(t, st.AddServer(Server{Name: "t", Type: TransportStdio, Command: "x"}))
+	must(t, st.Decide(Decision{Server: "t", Root: "/a", Verdict: Deny}))
+	snap = &Snapshot{State: st}
+	if got := Undecided(snap, "/a"); len(got) != 0 {
+		t.Fatalf("Undecided(/a) = %q; s allowed, t denied, off takes no roots", got)
+	}
+	if got := Undecided(snap, "/b"); !slices.Equal(got, []string{"s", "t"}) {
+		t.Fatalf("Undecided(/b) = %q, want [s t]", got)
+	}
+	if got := AllowedBy(snap, "/a"); !slices.Equal(got, []string{"s"}) {
+		t.Fatalf("AllowedBy(/a) = %q, want [s]", got)
+	}
 }
 
 func must(t *testing.T, err error) {

@@ -2,7 +2,6 @@ package gui
 
 import (
 	"fmt"
-	"slices"
 
 	"rootkeeper/app"
 )
@@ -151,33 +150,6 @@ func shareRoot(s *app.State, root app.Root, isNew bool, allowed, denied []string
 	return nil
 }
 
-// undecidedServers lists the servers (that take roots at all) with no
-// decision about the root at path: whom a share dialog must ask.
-func undecidedServers(snap *app.Snapshot, path string) []string {
-	var out []string
-	for _, srv := range snap.State.Servers {
-		if srv.Mode() == app.RootsOff {
-			continue
-		}
-		if _, ok := snap.State.Decision(srv.Name, path); !ok {
-			out = append(out, srv.Name)
-		}
-	}
-	return out
-}
-
-// allowedBy lists the servers with an allow decision about the root at path.
-func allowedBy(snap *app.Snapshot, path string) []string {
-	var out []string
-	for _, d := range snap.State.Decisions {
-		if d.Root == path && d.Verdict == app.Allow {
-			out = append(out, d.Server)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // turnOn is what ticking a root (tray or Roots tab) does: with a server
 // that has no decision about it, or when nobody is allowed to see it, it
 // opens the share dialog instead of exposing anything; otherwise it enables
@@ -188,8 +160,8 @@ func (u *ui) turnOn(path string) {
 	if !ok {
 		return
 	}
-	ask := undecidedServers(snap, path)
-	if len(ask) == 0 && len(allowedBy(snap, path)) == 0 {
+	ask := app.Undecided(snap, path)
+	if len(ask) == 0 && len(app.AllowedBy(snap, path)) == 0 {
 		for _, srv := range snap.State.Servers {
 			if srv.Mode() != app.RootsOff {
 				ask = append(ask, srv.Name)
