@@ -5,14 +5,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
 
 // CheckAccess is the access check a root must pass before it is exposed: the
-// folder exists, is a directory, can be opened and listed, and is still on
-// the filesystem device it was on when added (wantDevice; 0 skips that
-// test). An unmounted drive leaves an empty mount point on another device
+// folder exists, is a directory, is still reached without symlinks (path is
+// canonical), can be opened and listed, and is still on the filesystem
+// device it was on when added (wantDevice; 0 skips that test). An unmounted drive leaves an empty mount point on another device
 // behind, which this reports as HealthUnmounted.
 func CheckAccess(path string, wantDevice uint64) Health {
 	h := Health{Checked: time.Now().UTC()}
@@ -36,6 +37,13 @@ func CheckAccess(path string, wantDevice uint64) Health {
 			h.Status, h.Err = HealthUnmounted, path+" is no longer on the drive it was on (unmounted?)"
 			return h
 		}
+	}
+	// The folder that was shared lives at its canonical path. If a
+	// symlink now stands there or on the way (a swapped folder, a rewired
+	// parent), the path leads somewhere nobody approved.
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		h.Status, h.Err = HealthMissing, path+" now leads to "+real+" through a symlink; the folder that was shared is not there"
+		return h
 	}
 	d, err := os.Open(path)
 	if err != nil {

@@ -7,9 +7,16 @@ import (
 )
 
 func TestCheckAccess(t *testing.T) {
-	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
+	elsewhere := filepath.Join(dir, "elsewhere")
+	os.MkdirAll(filepath.Join(elsewhere, "sub"), 0o755)
+	swapped := filepath.Join(dir, "swapped") // was a folder, now a link
+	os.Symlink(elsewhere, swapped)
 	dev := DeviceOf(dir)
 	if dev == 0 {
 		t.Fatal("no device for a temp folder")
@@ -26,6 +33,9 @@ func TestCheckAccess(t *testing.T) {
 		{"a file", file, 0, HealthNotDir},
 		{"below a file", filepath.Join(file, "sub"), 0, HealthMissing},
 		{"another device (unmounted)", dir, dev + 1, HealthUnmounted},
+		{"now a symlink to another folder", swapped, 0, HealthMissing},
+		{"below a symlinked parent", filepath.Join(swapped, "sub"), 0, HealthMissing},
+		{"the link's target itself", elsewhere, 0, HealthOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := CheckAccess(tc.path, tc.dev)

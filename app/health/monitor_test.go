@@ -129,6 +129,32 @@ func TestSymlinkTargetDeleted(t *testing.T) {
 	}
 }
 
+// A shared folder swapped for a symlink to somewhere else is withdrawn:
+// its path now leads to a folder nobody approved.
+func TestSwappedForASymlinkIsWithdrawn(t *testing.T) {
+	core := newCore(t)
+	base := t.TempDir()
+	root := mkdir(t, base, "proj")
+	secrets := mkdir(t, base, "secrets")
+	addPaths(t, core, root)
+	start(t, NewMonitor(core, Options{}))
+	waitStatus(t, core, root, app.HealthOK)
+
+	if err := os.Remove(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secrets, root); err != nil {
+		t.Fatal(err)
+	}
+	h := waitStatus(t, core, root, app.HealthMissing)
+	if !strings.Contains(h.Err, secrets) {
+		t.Errorf("health %+v does not say where the path leads now", h)
+	}
+	if got := visible(core); contains(got, root) {
+		t.Fatalf("visible = %v: the swapped path is still shared", got)
+	}
+}
+
 func TestBranch(t *testing.T) {
 	core := newCore(t)
 	base := t.TempDir()
