@@ -148,6 +148,18 @@ func TestRootsVerbs(t *testing.T) {
 	}
 }
 
+func TestRootsAddWarnsAboutRiskyFolders(t *testing.T) {
+	h := newHarness(t)
+	os.MkdirAll(filepath.Join(h.cwd, ".ssh"), 0o700)
+	r := h.run("roots", "add", h.cwd) // the harness's home folder
+	if r.code != 0 || !strings.Contains(r.stderr, "home folder itself") || !strings.Contains(r.stderr, ".ssh") {
+		t.Fatalf("adding the home folder: %+v", r)
+	}
+	if r := h.run("roots", "add", h.folder("plain")); r.code != 0 || r.stderr != "" {
+		t.Fatalf("adding a plain folder: %+v", r)
+	}
+}
+
 func TestRootsBadInput(t *testing.T) {
 	h := newHarness(t)
 	h.folder("x")

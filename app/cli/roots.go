@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"text/tabwriter"
 
 	"rootkeeper/app"
@@ -77,6 +78,10 @@ func (c *command) rootsAdd(args []string) error {
 	root.Enabled = *enable
 	if _, err := c.update(func(s *app.State) error { return s.AddRoot(root) }); err != nil {
 		return err
+	}
+	// The same warnings the share dialog shows, before anyone is granted it.
+	for _, w := range app.RiskWarnings(root, c.env.Home) {
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: %s\n", w)
 	}
 	state := "disabled"
 	if root.Enabled {
