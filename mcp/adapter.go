@@ -218,17 +218,8 @@ func (a *adapter) run(parent context.Context) {
 				break
 			}
 			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
-			a.setState(app.ServerFailed, err)
-			delay := backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, failures)
-			failures++
-			c, ok := a.waitOrCommand(ctx, delay)
-			if !ok {
+			if !a.backOff(ctx, err, &failures, &stopped) {
 				break
-			}
-			if c == cmdStop {
-				stopped = true
-			} else if c != 0 {
-				failures = 0
 			}
 			continue
 		}
@@ -269,20 +260,31 @@ func (a *adapter) run(parent context.Context) {
 			why = fmt.Errorf("%w; stderr: %s", why, tail)
 		}
 		a.m.log.Warn("server went away", "server", a.cfg.Name, "error", why)
-		a.setState(app.ServerFailed, why)
-		delay := backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, failures)
-		failures++
-		c, ok := a.waitOrCommand(ctx, delay)
-		if !ok {
+		if !a.backOff(ctx, why, &failures, &stopped) {
 			break
-		}
-		if c == cmdStop {
-			stopped = true
-		} else if c != 0 {
-			failures = 0
 		}
 	}
 	a.setState(app.ServerStopped, nil)
+}
+
+// backOff reports the server failed for why and waits the backoff for the
+// failures so far (counting this one), or until a command comes: Stop sets
+// stopped, any other command starts again at once with a clean slate. It
+// reports false when ctx ended.
+func (a *adapter) backOff(ctx context.Context, why error, failures *int, stopped *bool) bool {
+	a.setState(app.ServerFailed, why)
+	delay := backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, *failures)
+	*failures++
+	c, ok := a.waitOrCommand(ctx, delay)
+	if !ok {
+		return false
+	}
+	if c == cmdStop {
+		*stopped = true
+	} else if c != 0 {
+		*failures = 0
+	}
+	return true
 }
 
 // waitOrCommand waits for d, a command, or the end of ctx (ok false).

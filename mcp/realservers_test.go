@@ -102,6 +102,20 @@ func everythingRoots(t testing.TB, m *Manager) ([]string, error) {
 	return sorted(out), nil
 }
 
+// waitEverythingRoots waits until server-everything's get-roots-list
+// reports exactly want.
+func waitEverythingRoots(t *testing.T, e *testEnv, want ...string) {
+	t.Helper()
+	want = sorted(want)
+	eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
+		got, err := everythingRoots(t, e.m)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(got, want), strings.Join(got, " ")
+	})
+}
+
 func TestServerEverythingGetRootsList(t *testing.T) {
 	bin := apptest.NPMServer(t, "mcp-server-everything")
 	e := newEnv(t)
@@ -112,17 +126,7 @@ func TestServerEverythingGetRootsList(t *testing.T) {
 	e.addRoots(a, b)
 	e.start(e.fastOptions())
 	e.waitConnected("everything")
-	check := func(want ...string) {
-		t.Helper()
-		want = sorted(want)
-		eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
-			got, err := everythingRoots(t, e.m)
-			if err != nil {
-				return false, err.Error()
-			}
-			return slices.Equal(got, want), strings.Join(got, " ")
-		})
-	}
+	check := func(want ...string) { t.Helper(); waitEverythingRoots(t, e, want...) }
 	ua, ub := app.URIFromPath(a), app.URIFromPath(b)
 	e.grant("everything", a, b)
 	check(ua, ub)
@@ -193,17 +197,7 @@ func TestServerEverythingOverHTTPAndSSE(t *testing.T) {
 			if st.ProtocolVersion == "" || st.ServerName == "" {
 				t.Errorf("status %+v lacks the negotiated version or the server's name", st)
 			}
-			check := func(want ...string) {
-				t.Helper()
-				want = sorted(want)
-				eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
-					got, err := everythingRoots(t, e.m)
-					if err != nil {
-						return false, err.Error()
-					}
-					return slices.Equal(got, want), strings.Join(got, " ")
-				})
-			}
+			check := func(want ...string) { t.Helper(); waitEverythingRoots(t, e, want...) }
 			ua, ub := app.URIFromPath(a), app.URIFromPath(b)
 			e.grant("everything", a, b)
 			check(ua, ub)
