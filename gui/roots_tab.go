@@ -49,18 +49,9 @@ func newRootsTab(u *ui) *rootsTab {
 }
 
 func (t *rootsTab) render(snap *app.Snapshot) {
-	t.list.Objects = nil
 	t.rows = map[string]*rootRow{}
-	if len(snap.State.Roots) == 0 {
-		t.list.Add(hint("No folders yet.\nUse Discover to find your projects, or Add folder… to pick one."))
-	}
-	for i, r := range snap.State.Roots {
-		if i > 0 {
-			t.list.Add(widget.NewSeparator())
-		}
-		t.list.Add(t.row(snap, r))
-	}
-	t.list.Refresh()
+	fillList(t.list, "No folders yet.\nUse Discover to find your projects, or Add folder… to pick one.",
+		len(snap.State.Roots), func(i int) fyne.CanvasObject { return t.row(snap, snap.State.Roots[i]) })
 }
 
 func (t *rootsTab) row(snap *app.Snapshot, r app.Root) fyne.CanvasObject {

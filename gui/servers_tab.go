@@ -39,17 +39,8 @@ func newServersTab(u *ui) *serversTab {
 }
 
 func (t *serversTab) render(snap *app.Snapshot) {
-	t.list.Objects = nil
-	if len(snap.State.Servers) == 0 {
-		t.list.Add(hint("No servers yet.\nAdd one with Add server…, or copy an \"mcpServers\" block from another app's config and use Paste JSON…."))
-	}
-	for i, srv := range snap.State.Servers {
-		if i > 0 {
-			t.list.Add(widget.NewSeparator())
-		}
-		t.list.Add(t.card(snap, srv))
-	}
-	t.list.Refresh()
+	fillList(t.list, "No servers yet.\nAdd one with Add server…, or copy an \"mcpServers\" block from another app's config and use Paste JSON….",
+		len(snap.State.Servers), func(i int) fyne.CanvasObject { return t.card(snap, snap.State.Servers[i]) })
 }
 
 func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject {

@@ -146,3 +146,19 @@ func healthBadge(h app.Health, enabled bool) *widget.Label {
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
+
+// fillList replaces list's content with n items separated by lines, or with
+// the empty hint when there are none.
+func fillList(list *fyne.Container, empty string, n int, item func(i int) fyne.CanvasObject) {
+	list.Objects = nil
+	if n == 0 {
+		list.Add(hint(empty))
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			list.Add(widget.NewSeparator())
+		}
+		list.Add(item(i))
+	}
+	list.Refresh()
+}
