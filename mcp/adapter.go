@@ -59,6 +59,7 @@ type adapter struct {
 	status      app.ServerStatus
 	sess        *sdk.ClientSession
 	version     string // protocol version of sess
+	handshake   string // protocol version of the connection being set up
 	proc        *process
 	startedWith []string // args/env modes: the paths the process got
 	legacy      bool     // skip the server/discover probe (go-sdk #1177)

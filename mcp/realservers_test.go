@@ -83,6 +83,13 @@ func TestServerFilesystemFollowsGrants(t *testing.T) {
 			if last.Via != audit.ViaRootsList || last.ProtocolVersion != st.ProtocolVersion || len(last.Roots) != 2 {
 				t.Errorf("last audit entry %+v", last)
 			}
+			for _, en := range entries {
+				// server-filesystem asks as soon as it is initialized,
+				// before Connect returns: those answers carry the version too.
+				if en.ProtocolVersion == "" {
+					t.Errorf("audit entry without a protocol version: %+v", en)
+				}
+			}
 		})
 	}
 }

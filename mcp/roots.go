@@ -19,6 +19,7 @@ const (
 	methodListRoots        = "roots/list"
 	methodRootsListChanged = "notifications/roots/list_changed"
 	methodDiscover         = "server/discover"
+	methodInitialize       = "initialize"
 	methodCallTool         = "tools/call"
 	methodGetPrompt        = "prompts/get"
 	methodReadResource     = "resources/read"
@@ -83,8 +84,11 @@ func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRoots
 	// cs.InitializeResult here would race with Connect.
 	version := ""
 	a.mu.Lock()
-	if cs != nil && cs == a.sess {
+	switch {
+	case cs != nil && cs == a.sess:
 		version = a.version
+	case a.sess == nil:
+		version = a.handshake // asked during the handshake
 	}
 	a.mu.Unlock()
 	roots, err := a.m.rootsFor(a)
@@ -144,10 +148,26 @@ func (a *adapter) sendingMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if a.quiet.Load() {
 				return nil, nil
 			}
+			// Only pings may come before the handshake has ended: a
+			// session still connecting is not told of changes; once
+			// initialized the server asks, and gets the roots as they are.
+			if cs, _ := req.GetSession().(*sdk.ClientSession); cs == nil || cs != a.currentSession() {
+				return nil, nil
+			}
 		case methodDiscover:
 			dctx, cancel := context.WithTimeout(ctx, a.m.opts.DiscoverTimeout)
 			defer cancel()
 			return next(dctx, method, req)
+		case methodInitialize:
+			// A server may ask for roots as soon as it is initialized,
+			// before Connect returns; remember the version for those answers.
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*sdk.InitializeResult); ok && err == nil {
+				a.mu.Lock()
+				a.handshake = r.ProtocolVersion
+				a.mu.Unlock()
+			}
+			return res, err
 		case methodCallTool, methodGetPrompt, methodReadResource:
 			return a.multiRoundTrip(ctx, next, method, req)
 		}

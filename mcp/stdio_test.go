@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,44 @@ func TestArgsAndEnvModes(t *testing.T) {
 	st := e.status("args")
 	if len(st.LastSent) != 2 {
 		t.Errorf("LastSent %q, want the two roots", st.LastSent)
+	}
+}
+
+// A root that becomes visible while a server is still in its handshake
+// (at start the health check usually lands there) reaches it the ordinary
+// way: it asks once initialized. Nothing but pings may precede the end of
+// the handshake, so no list_changed goes to a session still connecting.
+func TestNoListChangedDuringTheHandshake(t *testing.T) {
+	bin := rootServer(t)
+	r := listenReports(t)
+	e := newEnv(t)
+	a := mkRoot(t, "a")
+	e.addRootServer(bin, r, "slow", "", "-slow-handshake", "700ms")
+	e.update(func(s *app.State) error {
+		if err := s.AddRoot(app.Root{Path: a, Enabled: true}); err != nil {
+			return err
+		}
+		return s.Decide(app.Decision{Server: "slow", Root: a, Verdict: app.Allow, By: app.ByCommandLine})
+	})
+	e.start(e.fastOptions())
+	r.next(t, "slow", "start") // the process runs: our client is in the handshake
+	e.core.SetHealth(a, app.CheckAccess(a, 0))
+
+	ua := app.URIFromPath(a)
+	deadline := time.After(wait)
+	for {
+		select {
+		case rep := <-r.ch("slow"):
+			switch rep.event {
+			case "early":
+				t.Fatalf("list_changed sent before the handshake ended: %s", rep.payload)
+			case "roots":
+				if got := rep.uris(); slices.Equal(got, []string{ua}) {
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatalf("the server never got %s", ua)
+		}
 	}
 }

@@ -13,7 +13,9 @@
 // Flags make it misbehave: -exit-on-discover exits on server/discover like
 // servers predating 2026-07-28 (go-sdk #1177); -exit-after exits some time
 // after initialization; -hang stops reading stdin once initialized;
-// -spawn-child leaves a child process in its process group. It reports
+// -spawn-child leaves a child process in its process group;
+// -slow-handshake delays its answers to server/discover and initialize. It
+// reports "early" for a list_changed that arrives before initialized. It reports
 // "start" with its pid, arguments and ROOTKEEPER_ROOTS when it starts.
 package main
 
@@ -30,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,6 +47,7 @@ var (
 	hang           = flag.Bool("hang", false, "stop reading stdin once initialized")
 	spawnChild     = flag.Bool("spawn-child", false, "start a long sleep in the same process group")
 	echoStderr     = flag.Bool("stderr", false, "also write reports to stderr when reporting to a socket")
+	slowHandshake  = flag.Duration("slow-handshake", 0, "wait this long before answering server/discover and initialize")
 )
 
 var (
@@ -51,6 +55,8 @@ var (
 	reportW  io.Writer
 	hangNow  = make(chan struct{})
 	hangOnce sync.Once
+
+	initialized atomic.Bool // notifications/initialized has arrived
 )
 
 func report(event string, payload any) {
@@ -124,6 +130,7 @@ func main() {
 	report("start", start)
 	opts := &mcp.ServerOptions{
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			initialized.Store(true)
 			if *hang {
 				hangOnce.Do(func() { close(hangNow) })
 			}
@@ -141,6 +148,20 @@ func main() {
 		opts.SupportedProtocolVersions = []string{*version}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "rootserver", Version: "1.0"}, opts)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "server/discover", "initialize":
+				time.Sleep(*slowHandshake)
+			case "notifications/roots/list_changed":
+				// Only pings may come before the handshake has ended.
+				if !initialized.Load() {
+					report("early", method)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			resp, ok := req.Params.InputResponses["roots"]
