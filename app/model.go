@@ -96,6 +96,8 @@ type Server struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// RootsMode defaults to RootsProtocol when empty.
 	RootsMode RootsMode `json:"rootsMode,omitempty"`
+	// Sampling defaults to SamplingReview when empty.
+	Sampling SamplingMode `json:"sampling,omitempty"`
 }
 
 // Mode returns the server's roots mode, RootsProtocol when unset.
@@ -147,6 +149,9 @@ type State struct {
 	Paused bool `json:"paused"`
 	// SearchFolders are where discovery looks; empty means the defaults.
 	SearchFolders []string `json:"searchFolders,omitempty"`
+	// Sampling is the model that answers servers' sampling requests; nil
+	// means sampling is not configured.
+	Sampling *SamplingConfig `json:"sampling,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

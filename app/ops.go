@@ -39,6 +39,10 @@ func (s State) Clone() State {
 	if s.Servers == nil {
 		c.Servers = nil
 	}
+	if s.Sampling != nil {
+		sc := *s.Sampling
+		c.Sampling = &sc
+	}
 	return c
 }
 
@@ -206,6 +210,11 @@ func ValidateServer(srv Server) error {
 	case RootsProtocol, RootsArgs, RootsEnv, RootsOff:
 	default:
 		return inputErrorf("invalid roots mode %q for server %q (want protocol, args, env or off)", srv.RootsMode, srv.Name)
+	}
+	switch srv.SamplingMode() {
+	case SamplingReview, SamplingOff:
+	default:
+		return inputErrorf("invalid sampling mode %q for server %q (want review or off)", srv.Sampling, srv.Name)
 	}
 	switch srv.Type {
 	case TransportStdio:
