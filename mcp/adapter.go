@@ -87,6 +87,11 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		// they obey the same rule, errors and audit as roots/list.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	}
+	if srv.SamplingMode() != app.SamplingOff {
+		// Declares the sampling capability (and nothing else: the roots
+		// capability above is left as it is).
+		copts.CreateMessageHandler = a.createMessage
+	}
 	if srv.Type != app.TransportStdio && m.opts.KeepAlive > 0 {
 		copts.KeepAlive = m.opts.KeepAlive
 		copts.KeepAliveFailureThreshold = 2

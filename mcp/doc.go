@@ -32,6 +32,20 @@
 // on the command line or in ROOTKEEPER_ROOTS, restarting the server when they
 // change. If the roots cannot be computed the answer is -32603.
 //
+// # Sampling
+//
+// Servers whose sampling mode is not off declare the sampling capability
+// (the roots capability is unaffected). Each sampling/createMessage is shown
+// to the person (Options.Reviewer, or Manager.SetReviewer once the GUI is
+// up), who may edit or reject it; the approved request goes to the
+// configured provider (app.SamplingConfig: Anthropic Messages or
+// OpenAI-compatible chat completions over plain HTTP) with the token cap,
+// and the answer is shown again before it goes back. A rejection is
+// JSON-RPC error -1 "User rejected sampling request"; without a reviewer
+// (headless) every request is rejected the same way; without a
+// configuration, or when the provider fails, the answer is -32603. See
+// sampling.go.
+//
 // # Connections
 //
 // Servers connect in parallel; each adapter reconnects with exponential

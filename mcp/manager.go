@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -57,6 +59,14 @@ type Options struct {
 	// keep the folders they had.
 	NoRestartOnEmpty bool
 
+	// Reviewer is the person in the loop of sampling (see SetReviewer,
+	// which replaces it). Nil: nobody, and every sampling request is
+	// rejected.
+	Reviewer app.SamplingReviewer
+	// SamplingTimeout bounds one call to the model provider (default 2
+	// min); the reviews are bounded only by the server's request.
+	SamplingTimeout time.Duration
+
 	// NewTransport, when set, makes the transport of a server instead of the
 	// built-in stdio, http and sse transports (tests use in-memory ones).
 	NewTransport func(srv app.Server) (sdk.Transport, error)
@@ -84,6 +94,7 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	o.samplingDefaults()
 }
 
 // Manager runs one MCP client per configured server and keeps each server's
@@ -97,6 +108,9 @@ type Manager struct {
 
 	// visible is app.Visible; tests replace it to make roots uncomputable.
 	visible func(*app.Snapshot, string) []app.Root
+
+	reviewer atomic.Pointer[reviewerBox] // the person in the loop of sampling
+	http     *http.Client                // for the model provider
 
 	mu       sync.Mutex
 	adapters map[string]*adapter // the current adapter of each server
@@ -125,6 +139,8 @@ func NewManager(core *app.Core, opts Options) *Manager {
 	if opts.StateDir != "" {
 		m.audit = audit.NewLog(opts.StateDir)
 	}
+	m.http = &http.Client{Transport: http.DefaultTransport}
+	m.SetReviewer(opts.Reviewer)
 	return m
 }
 
