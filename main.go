@@ -149,6 +149,9 @@ func runGUI(ctx context.Context, store *app.Store) error {
 		Control:  rt.control,
 		StateDir: store.Dir(),
 		Home:     home,
+		// The window reviews sampling requests while it is up; headless,
+		// nobody does and they are rejected.
+		SetReviewer: rt.manager.SetReviewer,
 	})
 	quit()
 	rt.wg.Wait()

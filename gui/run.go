@@ -36,6 +36,10 @@ type Options struct {
 	StateDir string
 	// Home is the person's home folder, for the risk warnings.
 	Home string
+	// SetReviewer, when set, is given the GUI's sampling reviewer once the
+	// window is up, and nil again when it closes (main passes the MCP
+	// manager's SetReviewer). Nil: sampling requests are not reviewed here.
+	SetReviewer func(app.SamplingReviewer)
 	// Context, when it ends, quits the app as Quit in the tray does (main
 	// passes the context its signal handler cancels). Nil means never.
 	Context context.Context
@@ -111,6 +115,9 @@ func Run(opts Options) error {
 	changed, unsubscribe := opts.Core.Subscribe()
 	defer unsubscribe()
 	kick := make(chan struct{}, 1)
+	// Reviews still waiting when the window goes are rejected.
+	quitReviews := make(chan struct{})
+	reviewer := &samplingReviewer{u: u, quit: quitReviews}
 	fa.Lifecycle().SetOnStarted(func() {
 		u.refresh()
 		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
@@ -123,9 +130,16 @@ func Run(opts Options) error {
 			u.shareFolder(p, app.SourcePicked, "", "")
 		}
 		go u.loop(ctx, changed, kick)
+		if opts.SetReviewer != nil {
+			opts.SetReviewer(reviewer)
+		}
 	})
 	win.Show()
 	fa.Run()
+	if opts.SetReviewer != nil {
+		opts.SetReviewer(nil)
+	}
+	close(quitReviews)
 	return nil
 }
 

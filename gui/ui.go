@@ -52,6 +52,10 @@ type ui struct {
 	// being written, so that they are not asked twice.
 	consent string
 	busy    map[string]bool
+	// samplingOpen is the sampling dialog on screen (nil when none) and
+	// samplingQueue those waiting behind it, oldest first.
+	samplingOpen  samplingPrompt
+	samplingQueue []samplingPrompt
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
 	// *shareDialog), for tests.
 	openDialog any

@@ -1,0 +1,338 @@
+package gui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// samplingPrompt is a sampling dialog waiting in, or shown from, the
+// sampling queue: one is on screen at a time, in the order they came.
+type samplingPrompt interface {
+	Show(parent fyne.Window)
+	Hide()
+	// Headline is the notification's text.
+	Headline() string
+}
+
+// samplingRequestDialog shows a server's sampling request before anything
+// reaches the model: the system prompt and the messages, read-only, except
+// the last user message, which the person may edit; the token cap; Approve
+// or Reject.
+type samplingRequestDialog struct {
+	Req       app.SamplingRequest
+	OnApprove func(app.SamplingRequest)
+	OnReject  func()
+
+	edit     *widget.Entry // the last user message; nil when there is none
+	approve  *widget.Button
+	reject   *widget.Button
+	dlg      *dialog.CustomDialog
+	answered bool
+}
+
+func (d *samplingRequestDialog) Headline() string {
+	return d.Req.Server + " asks to use the language model. Review the request."
+}
+
+func (d *samplingRequestDialog) content() fyne.CanvasObject {
+	intro := widget.NewLabel(d.Req.Server + " asks the language model to answer the conversation below. " +
+		"Nothing is sent until you approve; you may edit the last message first.")
+	intro.Wrapping = fyne.TextWrapWord
+	body := container.NewVBox()
+	if d.Req.SystemPrompt != "" {
+		body.Add(samplingHeading("System prompt"))
+		body.Add(wrapped(d.Req.SystemPrompt))
+	}
+	last := d.Req.LastUser()
+	d.edit = nil
+	for i, m := range d.Req.Messages {
+		body.Add(samplingHeading(roleTitle(m.Role)))
+		if i == last {
+			d.edit = widget.NewMultiLineEntry()
+			d.edit.Wrapping = fyne.TextWrapWord
+			d.edit.SetText(m.Text)
+			d.edit.SetMinRowsVisible(4)
+			body.Add(d.edit)
+			continue
+		}
+		body.Add(wrapped(m.Text))
+	}
+	scroll := container.NewVScroll(body)
+	scroll.SetMinSize(fyne.NewSize(600, min(body.MinSize().Height, 380)))
+	facts := []string{fmt.Sprintf("At most %d tokens.", d.Req.MaxTokens)}
+	if len(d.Req.ModelHints) > 0 {
+		facts = append(facts, "The server would like: "+strings.Join(d.Req.ModelHints, ", ")+" (Rootkeeper uses the configured model).")
+	}
+	if d.Req.IncludeContext != "" && d.Req.IncludeContext != "none" {
+		facts = append(facts, "It asked for context from "+d.Req.IncludeContext+"; none is included.")
+	}
+	foot := widget.NewLabel(strings.Join(facts, " "))
+	foot.TextStyle.Italic = true
+	foot.Wrapping = fyne.TextWrapWord
+	d.reject = widget.NewButtonWithIcon("Reject", theme.CancelIcon(), d.doReject)
+	d.approve = widget.NewButtonWithIcon("Approve and send", theme.ConfirmIcon(), d.doApprove)
+	d.approve.Importance = widget.HighImportance
+	return container.NewBorder(intro, foot, nil, nil, scroll)
+}
+
+// Show opens the dialog over parent.
+func (d *samplingRequestDialog) Show(parent fyne.Window) {
+	body := d.content()
+	d.dlg = dialog.NewCustomWithoutButtons(d.Req.Server+" asks for a model's answer", body, parent)
+	d.dlg.SetButtons([]fyne.CanvasObject{d.reject, layout.NewSpacer(), d.approve})
+	d.dlg.Resize(fyne.NewSize(680, 0))
+	d.dlg.Show()
+}
+
+// Hide closes the dialog without an answer (the request was withdrawn).
+func (d *samplingRequestDialog) Hide() {
+	d.answered = true
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+}
+
+func (d *samplingRequestDialog) doApprove() {
+	if d.answered {
+		return
+	}
+	d.answered = true
+	req := d.Req
+	req.Messages = append([]app.SamplingMessage(nil), d.Req.Messages...)
+	if i := req.LastUser(); i >= 0 && d.edit != nil {
+		req.Messages[i].Text = d.edit.Text
+	}
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnApprove != nil {
+		d.OnApprove(req)
+	}
+}
+
+func (d *samplingRequestDialog) doReject() {
+	if d.answered {
+		return
+	}
+	d.answered = true
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnReject != nil {
+		d.OnReject()
+	}
+}
+
+// samplingResultDialog shows the model's answer before it goes back to the
+// server: editable, then Send or Reject.
+type samplingResultDialog struct {
+	Req    app.SamplingRequest
+	Res    app.SamplingResult
+	OnSend func(app.SamplingResult)
+	// OnReject is called when the person rejects the answer.
+	OnReject func()
+
+	text     *widget.Entry
+	send     *widget.Button
+	reject   *widget.Button
+	dlg      *dialog.CustomDialog
+	answered bool
+}
+
+func (d *samplingResultDialog) Headline() string {
+	return "The model answered " + d.Req.Server + ". Review the answer before it is sent."
+}
+
+func (d *samplingResultDialog) content() fyne.CanvasObject {
+	intro := widget.NewLabel(fmt.Sprintf("%s answered. Nothing goes back to %s until you send it; you may edit the answer first.",
+		d.Res.Model, d.Req.Server))
+	intro.Wrapping = fyne.TextWrapWord
+	d.text = widget.NewMultiLineEntry()
+	d.text.Wrapping = fyne.TextWrapWord
+	d.text.SetText(d.Res.Text)
+	d.text.SetMinRowsVisible(10)
+	foot := widget.NewLabel("")
+	if d.Res.StopReason != "" {
+		foot.SetText("Stopped because: " + d.Res.StopReason)
+	}
+	foot.TextStyle.Italic = true
+	d.reject = widget.NewButtonWithIcon("Reject", theme.CancelIcon(), d.doReject)
+	d.send = widget.NewButtonWithIcon("Send to "+d.Req.Server, theme.MailSendIcon(), d.doSend)
+	d.send.Importance = widget.HighImportance
+	return container.NewBorder(intro, foot, nil, nil, d.text)
+}
+
+// Show opens the dialog over parent.
+func (d *samplingResultDialog) Show(parent fyne.Window) {
+	body := d.content()
+	d.dlg = dialog.NewCustomWithoutButtons("The model's answer for "+d.Req.Server, body, parent)
+	d.dlg.SetButtons([]fyne.CanvasObject{d.reject, layout.NewSpacer(), d.send})
+	d.dlg.Resize(fyne.NewSize(680, 0))
+	d.dlg.Show()
+}
+
+// Hide closes the dialog without an answer.
+func (d *samplingResultDialog) Hide() {
+	d.answered = true
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+}
+
+func (d *samplingResultDialog) doSend() {
+	if d.answered {
+		return
+	}
+	d.answered = true
+	res := d.Res
+	res.Text = d.text.Text
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnSend != nil {
+		d.OnSend(res)
+	}
+}
+
+func (d *samplingResultDialog) doReject() {
+	if d.answered {
+		return
+	}
+	d.answered = true
+	if d.dlg != nil {
+		d.dlg.Hide()
+	}
+	if d.OnReject != nil {
+		d.OnReject()
+	}
+}
+
+func samplingHeading(s string) fyne.CanvasObject {
+	l := widget.NewLabel(s)
+	l.TextStyle.Bold = true
+	return l
+}
+
+func wrapped(s string) fyne.CanvasObject {
+	l := widget.NewLabel(s)
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+func roleTitle(role string) string {
+	if role == app.RoleAssistant {
+		return "Assistant"
+	}
+	return "User"
+}
+
+// samplingReviewer is the GUI's app.SamplingReviewer. Its methods run on
+// the MCP client's goroutines: each puts a dialog in the sampling queue
+// (through u.do, on the UI goroutine) and waits for the person, for the end
+// of the request's context, or for the app to quit; the last two reject.
+type samplingReviewer struct {
+	u    *ui
+	quit <-chan struct{} // closed when the window has gone
+}
+
+var _ app.SamplingReviewer = (*samplingReviewer)(nil)
+
+type reviewAnswer[T any] struct {
+	v  T
+	ok bool
+}
+
+func (r *samplingReviewer) ReviewRequest(ctx context.Context, req app.SamplingRequest) (app.SamplingRequest, bool, error) {
+	ch := make(chan reviewAnswer[app.SamplingRequest], 1)
+	d := &samplingRequestDialog{Req: req}
+	d.OnApprove = func(e app.SamplingRequest) { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingRequest]{e, true} }
+	d.OnReject = func() { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingRequest]{} }
+	a, err := wait(ctx, r, d, ch)
+	return a.v, a.ok, err
+}
+
+func (r *samplingReviewer) ReviewResult(ctx context.Context, req app.SamplingRequest, res app.SamplingResult) (app.SamplingResult, bool, error) {
+	ch := make(chan reviewAnswer[app.SamplingResult], 1)
+	d := &samplingResultDialog{Req: req, Res: res}
+	d.OnSend = func(e app.SamplingResult) { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingResult]{e, true} }
+	d.OnReject = func() { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingResult]{} }
+	a, err := wait(ctx, r, d, ch)
+	return a.v, a.ok, err
+}
+
+// wait queues p and waits for its answer on ch.
+func wait[T any](ctx context.Context, r *samplingReviewer, p samplingPrompt, ch <-chan reviewAnswer[T]) (reviewAnswer[T], error) {
+	select {
+	case <-r.quit:
+		return reviewAnswer[T]{}, nil
+	default:
+	}
+	r.u.do(func() { r.u.queueSampling(p) })
+	select {
+	case a := <-ch:
+		return a, nil
+	case <-ctx.Done():
+		select {
+		case <-r.quit:
+		default:
+			r.u.do(func() { r.u.withdrawSampling(p) })
+		}
+		return reviewAnswer[T]{}, ctx.Err()
+	case <-r.quit:
+		return reviewAnswer[T]{}, nil
+	}
+}
+
+// queueSampling adds p to the sampling queue and shows it if nothing else
+// is shown. UI goroutine only.
+func (u *ui) queueSampling(p samplingPrompt) {
+	u.samplingQueue = append(u.samplingQueue, p)
+	u.nextSampling()
+}
+
+// nextSampling shows the first queued sampling dialog unless one is open,
+// raising the window and sending a notification, since a person has to
+// answer and the window may be hidden in the tray.
+func (u *ui) nextSampling() {
+	if u.samplingOpen != nil || len(u.samplingQueue) == 0 {
+		return
+	}
+	p := u.samplingQueue[0]
+	u.samplingQueue = u.samplingQueue[1:]
+	u.samplingOpen = p
+	u.raise()
+	u.notify("Rootkeeper", p.Headline())
+	p.Show(u.win)
+}
+
+// samplingDone notes that p was answered and shows the next dialog.
+func (u *ui) samplingDone(p samplingPrompt) {
+	if u.samplingOpen == p {
+		u.samplingOpen = nil
+	}
+	u.nextSampling()
+}
+
+// withdrawSampling closes or unqueues p, whose request ended unanswered.
+func (u *ui) withdrawSampling(p samplingPrompt) {
+	for i, q := range u.samplingQueue {
+		if q == p {
+			u.samplingQueue = append(u.samplingQueue[:i:i], u.samplingQueue[i+1:]...)
+			return
+		}
+	}
+	if u.samplingOpen == p {
+		p.Hide()
+		u.samplingDone(p)
+	}
+}

@@ -1,0 +1,204 @@
+package gui
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"rootkeeper/app"
+)
+
+// uiPump runs the work reviewers send to the UI goroutine on the test's
+// goroutine, as fyne.Do would on the app's.
+type uiPump struct {
+	t  *testing.T
+	ch chan func()
+}
+
+func newPump(f *fixture) *uiPump {
+	p := &uiPump{t: f.t, ch: make(chan func(), 16)}
+	f.u.do = func(fn func()) { p.ch <- fn }
+	return p
+}
+
+// step runs the next piece of UI work.
+func (p *uiPump) step() {
+	p.t.Helper()
+	select {
+	case fn := <-p.ch:
+		fn()
+	case <-time.After(5 * time.Second):
+		p.t.Fatal("no UI work arrived")
+	}
+}
+
+type reviewed[T any] struct {
+	v   T
+	ok  bool
+	err error
+}
+
+func sampleRequest(server string) app.SamplingRequest {
+	temp := 0.7
+	return app.SamplingRequest{
+		Server:       server,
+		SystemPrompt: "You are a helpful test server.",
+		Messages: []app.SamplingMessage{
+			{Role: app.RoleUser, Text: "What is in this picture? [image]"},
+			{Role: app.RoleAssistant, Text: "A cat."},
+			{Role: app.RoleUser, Text: "What is its name?"},
+		},
+		MaxTokens:   100,
+		ModelHints:  []string{"claude-3-sonnet"},
+		Temperature: &temp,
+	}
+}
+
+// reviewRequest starts a ReviewRequest on its own goroutine, as the MCP
+// client would, and runs the UI work that opens its dialog.
+func reviewRequest(ctx context.Context, f *fixture, pump *uiPump, r *samplingReviewer, req app.SamplingRequest) <-chan reviewed[app.SamplingRequest] {
+	out := make(chan reviewed[app.SamplingRequest], 1)
+	go func() {
+		v, ok, err := r.ReviewRequest(ctx, req)
+		out <- reviewed[app.SamplingRequest]{v, ok, err}
+	}()
+	pump.step()
+	return out
+}
+
+func answer[T any](t *testing.T, ch <-chan reviewed[T]) reviewed[T] {
+	t.Helper()
+	select {
+	case a := <-ch:
+		return a
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reviewer did not return")
+	}
+	panic("unreachable")
+}
+
+func openSampling[T samplingPrompt](t *testing.T, f *fixture) T {
+	t.Helper()
+	d, ok := f.u.samplingOpen.(T)
+	if !ok {
+		t.Fatalf("open sampling dialog is %T", f.u.samplingOpen)
+	}
+	return d
+}
+
+func TestSamplingRequestApproveReturnsEdited(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	pump := newPump(f)
+	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
+	got := reviewRequest(context.Background(), f, pump, r, sampleRequest("everything"))
+	d := openSampling[*samplingRequestDialog](t, f)
+	if d.edit == nil || d.edit.Text != "What is its name?" {
+		t.Fatalf("the editable message is not the last user message: %+v", d.edit)
+	}
+	if len(f.notified) != 1 {
+		t.Errorf("notifications %q, want one", f.notified)
+	}
+	test.Type(d.edit, "Be brief. ")
+	test.Tap(d.approve)
+	a := answer(t, got)
+	if !a.ok || a.err != nil {
+		t.Fatalf("approve returned ok=%v err=%v", a.ok, a.err)
+	}
+	want := sampleRequest("everything")
+	want.Messages[2].Text = "Be brief. What is its name?"
+	if !slices.Equal(a.v.Messages, want.Messages) || a.v.SystemPrompt != want.SystemPrompt || a.v.MaxTokens != 100 {
+		t.Errorf("approved %+v, want %+v", a.v, want)
+	}
+	if f.u.samplingOpen != nil {
+		t.Errorf("dialog still open after approving")
+	}
+}
+
+func TestSamplingRequestReject(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	pump := newPump(f)
+	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
+	got := reviewRequest(context.Background(), f, pump, r, sampleRequest("everything"))
+	d := openSampling[*samplingRequestDialog](t, f)
+	test.Tap(d.reject)
+	test.Tap(d.approve) // too late: the first answer counts
+	if a := answer(t, got); a.ok || a.err != nil {
+		t.Fatalf("reject returned ok=%v err=%v", a.ok, a.err)
+	}
+}
+
+func TestSamplingResultSendEdited(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	pump := newPump(f)
+	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
+	out := make(chan reviewed[app.SamplingResult], 1)
+	go func() {
+		v, ok, err := r.ReviewResult(context.Background(), sampleRequest("everything"),
+			app.SamplingResult{Model: "claude-test", Text: "Its name is Tom.", StopReason: "endTurn"})
+		out <- reviewed[app.SamplingResult]{v, ok, err}
+	}()
+	pump.step()
+	d := openSampling[*samplingResultDialog](t, f)
+	if d.text.Text != "Its name is Tom." {
+		t.Fatalf("answer shown as %q", d.text.Text)
+	}
+	d.text.SetText("I cannot tell.")
+	test.Tap(d.send)
+	a := answer(t, out)
+	if want := (app.SamplingResult{Model: "claude-test", Text: "I cannot tell.", StopReason: "endTurn"}); !a.ok || a.v != want {
+		t.Errorf("sent %+v ok=%v, want %+v", a.v, a.ok, want)
+	}
+}
+
+func TestSamplingResultReject(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	pump := newPump(f)
+	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
+	out := make(chan reviewed[app.SamplingResult], 1)
+	go func() {
+		v, ok, err := r.ReviewResult(context.Background(), sampleRequest("s"), app.SamplingResult{Text: "x"})
+		out <- reviewed[app.SamplingResult]{v, ok, err}
+	}()
+	pump.step()
+	test.Tap(openSampling[*samplingResultDialog](t, f).reject)
+	if a := answer(t, out); a.ok {
+		t.Errorf("rejected answer came back ok: %+v", a.v)
+	}
+}
+
+// Dialogs queue, one on screen at a time; a request whose context ends is
+// withdrawn (rejected) and the next one shows.
+func TestSamplingDialogsQueueAndWithdraw(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	pump := newPump(f)
+	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := reviewRequest(ctx, f, pump, r, sampleRequest("one"))
+	second := reviewRequest(context.Background(), f, pump, r, sampleRequest("two"))
+	if d := openSampling[*samplingRequestDialog](t, f); d.Req.Server != "one" || len(f.u.samplingQueue) != 1 {
+		t.Fatalf("open: %s, queued %d", d.Req.Server, len(f.u.samplingQueue))
+	}
+	cancel()
+	pump.step() // the withdrawal
+	if a := answer(t, first); a.ok || a.err == nil {
+		t.Errorf("a request whose context ended: ok=%v err=%v", a.ok, a.err)
+	}
+	d := openSampling[*samplingRequestDialog](t, f)
+	if d.Req.Server != "two" {
+		t.Fatalf("after the withdrawal %q is open, want two", d.Req.Server)
+	}
+	test.Tap(d.approve)
+	if a := answer(t, second); !a.ok {
+		t.Errorf("second request not approved")
+	}
+	// Once the window has gone, reviews are rejected without a dialog.
+	quit := make(chan struct{})
+	close(quit)
+	gone := &samplingReviewer{u: f.u, quit: quit}
+	if _, ok, _ := gone.ReviewRequest(context.Background(), sampleRequest("late")); ok {
+		t.Errorf("approved after the window went")
+	}
+}
