@@ -57,8 +57,8 @@ With no verb, opens the window and the tray icon.
   roots add PATH [--name N] [--enable]
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] -- COMMAND [ARG...]
-  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] -- COMMAND [ARG...]
+  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S]
   servers list [--json]
   servers remove NAME
   import FILE|- [--replace]         add servers from an mcpServers JSON config
@@ -68,8 +68,12 @@ With no verb, opens the window and the tray icon.
   pause | resume                    stop or restart all sharing
   status [--json]                   what each server may see, and live state
   audit [--server S] [--json]       which server was sent which roots, when
+  sampling show [--json] | clear    the model that answers servers' sampling requests
+  sampling set --provider anthropic|openai --url URL --model M [--api-key-env VAR] [--max-tokens N]
 
 Roots modes: protocol (default), args, env, off.
+Sampling (S): review (default: a person reviews each request in the window;
+headless, requests are rejected) or off (not offered to the server).
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input.
 `
 
@@ -173,6 +177,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.roots(rest)
 	case "servers":
 		return c.servers(rest)
+	case "sampling":
+		return c.sampling(rest)
 	case "import":
 		return c.importServers(rest)
 	case "grant":

@@ -48,6 +48,7 @@ func (c *command) serversAdd(args []string) error {
 	envs := f.List("env")
 	cwd := f.String("cwd")
 	mode := f.String("roots-mode")
+	sampling := f.String("sampling")
 	pos, command, err := f.parse(args)
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func (c *command) serversAdd(args []string) error {
 	if err := exactly("servers add", pos, "NAME"); err != nil {
 		return err
 	}
-	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode)}
+	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling)}
 	switch {
 	case *url != "" && len(command) > 0:
 		return usagef("give either --url or -- COMMAND for server %q, not both", srv.Name)
