@@ -8,6 +8,11 @@
 //	                                         └─ consent queue (one dialog per server)
 //	clicks ──> ui.update(fn) ──goroutine──> core.Update ──> (next snapshot)
 //
+// Sampling requests arrive from the MCP client's goroutines through the
+// app.SamplingReviewer the window hands out (Options.SetReviewer): each
+// request and each answer waits in a queue of dialogs, one on screen at a
+// time (sampling_dialog.go).
+//
 // Every check mark, list and status line is derived from an app.Snapshot
 // through app's functions (Visible, SharedWith, Pending, RiskWarnings); this
 // package decides no policy. The UI goroutine never touches the disk, a

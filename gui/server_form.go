@@ -12,15 +12,15 @@ import (
 )
 
 // serverForm adds or edits one server: stdio (command, arguments,
-// environment, working folder) or HTTP/SSE (URL, headers), and its roots
-// mode. The values are checked with app.ValidateServer before OnSave.
+// environment, working folder) or HTTP/SSE (URL, headers), its roots
+// mode and its sampling mode. The values are checked with app.ValidateServer before OnSave.
 type serverForm struct {
 	Server  app.Server
 	Editing bool // the name cannot change
 	OnSave  func(app.Server)
 
 	name, command, args, env, cwd, url, headers *widget.Entry
-	typ, mode                                   *widget.Select
+	typ, mode, sampling                         *widget.Select
 	form                                        *widget.Form
 	dlg                                         dialog.Dialog
 }
@@ -47,6 +47,8 @@ func (f *serverForm) build() {
 	f.headers = multiEntry(joinMap(s.Headers, ": "), "Name: value, one per line")
 	f.mode = widget.NewSelect([]string{string(app.RootsProtocol), string(app.RootsArgs), string(app.RootsEnv), string(app.RootsOff)}, nil)
 	f.mode.SetSelected(string(s.Mode()))
+	f.sampling = widget.NewSelect([]string{string(app.SamplingReview), string(app.SamplingOff)}, nil)
+	f.sampling.SetSelected(string(s.SamplingMode()))
 	f.typ = widget.NewSelect([]string{app.TransportStdio, app.TransportHTTP, app.TransportSSE}, func(string) { f.showFields() })
 
 	f.form = widget.NewForm()
@@ -80,7 +82,9 @@ func (f *serverForm) showFields() {
 	}
 	mode := widget.NewFormItem("Roots", f.mode)
 	mode.HintText = "protocol: answer roots/list · args, env: pass the folders at start · off: none"
-	f.form.Items = append(items, mode)
+	sampling := widget.NewFormItem("Sampling", f.sampling)
+	sampling.HintText = "review: you review each request for a model's answer · off: not offered"
+	f.form.Items = append(items, mode, sampling)
 	f.form.Refresh()
 }
 
@@ -93,6 +97,9 @@ func (f *serverForm) value() (app.Server, error) {
 	}
 	if srv.RootsMode == app.RootsProtocol {
 		srv.RootsMode = ""
+	}
+	if f.sampling.Selected == string(app.SamplingOff) {
+		srv.Sampling = app.SamplingOff
 	}
 	if srv.Type == app.TransportStdio {
 		srv.Command = strings.TrimSpace(f.command.Text)

@@ -156,6 +156,34 @@ func TestServerForm(t *testing.T) {
 	}
 }
 
+// Editing a server keeps its sampling mode, and the form can change it.
+func TestServerFormSampling(t *testing.T) {
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		srv := stdio("fs")
+		srv.Sampling = app.SamplingOff
+		return s.AddServer(srv)
+	})
+	srv, _ := f.core.Snapshot().State.Server("fs")
+	form := &serverForm{Server: srv, Editing: true, OnSave: f.u.servers.save(true)}
+	form.Show(f.win)
+	if form.sampling.Selected != string(app.SamplingOff) {
+		t.Fatalf("form shows sampling %q, want off", form.sampling.Selected)
+	}
+	test.Type(form.args, "--verbose")
+	form.dlg.(interface{ Confirm() }).Confirm()
+	if got, _ := f.core.Snapshot().State.Server("fs"); got.Sampling != app.SamplingOff || len(got.Args) != 1 {
+		t.Errorf("after editing: %+v, want sampling still off", got)
+	}
+	srv, _ = f.core.Snapshot().State.Server("fs")
+	form = &serverForm{Server: srv, Editing: true, OnSave: f.u.servers.save(true)}
+	form.Show(f.win)
+	form.sampling.SetSelected(string(app.SamplingReview))
+	form.dlg.(interface{ Confirm() }).Confirm()
+	if got, _ := f.core.Snapshot().State.Server("fs"); got.Sampling != "" {
+		t.Errorf("after choosing review: sampling %q, want the default", got.Sampling)
+	}
+}
+
 func TestActivityTab(t *testing.T) {
 	dir := t.TempDir()
 	base := time.Date(2025, 11, 21, 9, 30, 0, 0, time.UTC)
