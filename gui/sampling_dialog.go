@@ -33,11 +33,10 @@ type samplingRequestDialog struct {
 	OnApprove func(app.SamplingRequest)
 	OnReject  func()
 
-	edit     *widget.Entry // the last user message; nil when there is none
-	approve  *widget.Button
-	reject   *widget.Button
-	dlg      *dialog.CustomDialog
-	answered bool
+	edit    *widget.Entry // the last user message; nil when there is none
+	approve *widget.Button
+	reject  *widget.Button
+	answerOnce
 }
 
 func (d *samplingRequestDialog) Headline() string {
@@ -87,33 +86,17 @@ func (d *samplingRequestDialog) content() fyne.CanvasObject {
 
 // Show opens the dialog over parent.
 func (d *samplingRequestDialog) Show(parent fyne.Window) {
-	body := d.content()
-	d.dlg = dialog.NewCustomWithoutButtons(d.Req.Server+" asks for a model's answer", body, parent)
-	d.dlg.SetButtons([]fyne.CanvasObject{d.reject, layout.NewSpacer(), d.approve})
-	d.dlg.Resize(fyne.NewSize(680, 0))
-	d.dlg.Show()
-}
-
-// Hide closes the dialog without an answer (the request was withdrawn).
-func (d *samplingRequestDialog) Hide() {
-	d.answered = true
-	if d.dlg != nil {
-		d.dlg.Hide()
-	}
+	d.show(parent, d.Req.Server+" asks for a model's answer", d.content(), d.reject, d.approve)
 }
 
 func (d *samplingRequestDialog) doApprove() {
-	if d.answered {
+	if !d.answer() {
 		return
 	}
-	d.answered = true
 	req := d.Req
 	req.Messages = append([]app.SamplingMessage(nil), d.Req.Messages...)
 	if i := req.LastUser(); i >= 0 && d.edit != nil {
 		req.Messages[i].Text = d.edit.Text
-	}
-	if d.dlg != nil {
-		d.dlg.Hide()
 	}
 	if d.OnApprove != nil {
 		d.OnApprove(req)
@@ -121,14 +104,7 @@ func (d *samplingRequestDialog) doApprove() {
 }
 
 func (d *samplingRequestDialog) doReject() {
-	if d.answered {
-		return
-	}
-	d.answered = true
-	if d.dlg != nil {
-		d.dlg.Hide()
-	}
-	if d.OnReject != nil {
+	if d.answer() && d.OnReject != nil {
 		d.OnReject()
 	}
 }
@@ -142,11 +118,10 @@ type samplingResultDialog struct {
 	// OnReject is called when the person rejects the answer.
 	OnReject func()
 
-	text     *widget.Entry
-	send     *widget.Button
-	reject   *widget.Button
-	dlg      *dialog.CustomDialog
-	answered bool
+	text   *widget.Entry
+	send   *widget.Button
+	reject *widget.Button
+	answerOnce
 }
 
 func (d *samplingResultDialog) Headline() string {
@@ -174,47 +149,54 @@ func (d *samplingResultDialog) content() fyne.CanvasObject {
 
 // Show opens the dialog over parent.
 func (d *samplingResultDialog) Show(parent fyne.Window) {
-	body := d.content()
-	d.dlg = dialog.NewCustomWithoutButtons("The model's answer for "+d.Req.Server, body, parent)
-	d.dlg.SetButtons([]fyne.CanvasObject{d.reject, layout.NewSpacer(), d.send})
-	d.dlg.Resize(fyne.NewSize(680, 0))
-	d.dlg.Show()
-}
-
-// Hide closes the dialog without an answer.
-func (d *samplingResultDialog) Hide() {
-	d.answered = true
-	if d.dlg != nil {
-		d.dlg.Hide()
-	}
+	d.show(parent, "The model's answer for "+d.Req.Server, d.content(), d.reject, d.send)
 }
 
 func (d *samplingResultDialog) doSend() {
-	if d.answered {
+	if !d.answer() {
 		return
 	}
-	d.answered = true
 	res := d.Res
 	res.Text = d.text.Text
-	if d.dlg != nil {
-		d.dlg.Hide()
-	}
 	if d.OnSend != nil {
 		d.OnSend(res)
 	}
 }
 
 func (d *samplingResultDialog) doReject() {
-	if d.answered {
-		return
-	}
-	d.answered = true
-	if d.dlg != nil {
-		d.dlg.Hide()
-	}
-	if d.OnReject != nil {
+	if d.answer() && d.OnReject != nil {
 		d.OnReject()
 	}
+}
+
+// answerOnce is what the two sampling dialogs share: the Fyne dialog, and
+// the rule that only the first answer counts (a double tap, or a tap after
+// the request was withdrawn, does nothing).
+type answerOnce struct {
+	dlg      *dialog.CustomDialog
+	answered bool
+}
+
+func (a *answerOnce) show(parent fyne.Window, title string, body fyne.CanvasObject, no, yes *widget.Button) {
+	a.dlg = dialog.NewCustomWithoutButtons(title, body, parent)
+	a.dlg.SetButtons([]fyne.CanvasObject{no, layout.NewSpacer(), yes})
+	a.dlg.Resize(fyne.NewSize(680, 0))
+	a.dlg.Show()
+}
+
+// Hide closes the dialog without an answer (the request was withdrawn).
+func (a *answerOnce) Hide() { a.answer() }
+
+// answer closes the dialog and reports whether this is the first answer.
+func (a *answerOnce) answer() bool {
+	if a.answered {
+		return false
+	}
+	a.answered = true
+	if a.dlg != nil {
+		a.dlg.Hide()
+	}
+	return true
 }
 
 func samplingHeading(s string) fyne.CanvasObject {
