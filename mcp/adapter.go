@@ -86,6 +86,9 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		// Input requests are fulfilled by our own loop (roots.go) so that
 		// they obey the same rule, errors and audit as roots/list.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+		// Resource notifications go to Manager.OnResourceEvent (resources.go).
+		ResourceUpdatedHandler:     a.resourceUpdated,
+		ResourceListChangedHandler: a.resourceListChanged,
 	}
 	if srv.SamplingMode() != app.SamplingOff {
 		// Declares the sampling capability (and nothing else: the roots

@@ -121,6 +121,8 @@ type Manager struct {
 	statusMu    sync.Mutex
 	statusDirty map[*adapter]struct{}
 	statusWake  chan struct{}
+
+	resourceListeners resourceListeners // see OnResourceEvent
 }
 
 // NewManager returns a manager for the servers configured in core.
