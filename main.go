@@ -91,6 +91,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*service
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
 		return cli.BuildStatus(core.Snapshot(), true), nil
 	})
+	ctl.Handle("resources", cli.ResourcesHandler(rt.manager))
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	for name, run := range map[string]func(context.Context) error{
 		"state watcher":   core.Run,

@@ -70,6 +70,8 @@ With no verb, opens the window and the tray icon.
   audit [--server S] [--json]       which server was sent which roots, when
   sampling show [--json] | clear    the model that answers servers' sampling requests
   sampling set --provider anthropic|openai --url URL --model M [--api-key-env VAR] [--max-tokens N]
+  resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
+  resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
 
 Roots modes: protocol (default), args, env, off.
 Sampling (S): review (default: a person reviews each request in the window;
@@ -179,6 +181,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.servers(rest)
 	case "sampling":
 		return c.sampling(rest)
+	case "resources":
+		return c.resources(rest)
 	case "import":
 		return c.importServers(rest)
 	case "grant":
