@@ -153,6 +153,8 @@ func runGUI(ctx context.Context, store *app.Store) error {
 		// The window reviews sampling requests while it is up; headless,
 		// nobody does and they are rejected.
 		SetReviewer: rt.manager.SetReviewer,
+		// The Resources… dialog of each connected server.
+		Resources: rt.manager,
 	})
 	quit()
 	rt.wg.Wait()

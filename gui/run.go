@@ -29,6 +29,10 @@ type Options struct {
 	// Servers restarts servers and reads their stderr; nil disables Log
 	// and Restart.
 	Servers app.ServerController
+	// Resources lists and reads the servers' resources for the Resources…
+	// button of each connected server; nil hides the button. If it is also
+	// an app.ResourceWatcher, the open dialog follows the server's changes.
+	Resources app.ResourceBrowser
 	// Control is the control socket; Run registers its "raise" op, which
 	// shows and focuses the window.
 	Control *control.Server

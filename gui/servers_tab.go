@@ -72,7 +72,13 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject 
 		(&serverForm{Server: srv, Editing: true, OnSave: t.save(true)}).Show(t.u.win)
 	})
 	remove := widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { t.confirmRemove(name) })
-	head := container.NewBorder(nil, nil, title, container.NewHBox(logBtn, restart, edit, remove), state)
+	buttons := container.NewHBox(logBtn, restart, edit, remove)
+	if b := t.u.opts.Resources; b != nil && st.State == app.ServerConnected {
+		buttons.Objects = append([]fyne.CanvasObject{widget.NewButtonWithIcon("Resources…", theme.FolderOpenIcon(), func() {
+			newResourcesDialog(t.u, name, b).Show(t.u.win)
+		})}, buttons.Objects...)
+	}
+	head := container.NewBorder(nil, nil, title, buttons, state)
 
 	var facts []string
 	if st.ProtocolVersion != "" {
