@@ -46,6 +46,16 @@
 // configuration, or when the provider fails, the answer is -32603. See
 // sampling.go.
 //
+// # Resources
+//
+// The client side of Resources (resources.go): Manager.ListResources follows
+// the cursor (bounded), ReadResource goes through the same sending
+// middleware as tools/call, so a 2026-07-28 server's roots input requests
+// are answered and audited; Subscribe and Unsubscribe need the server's
+// subscribe capability. notifications/resources/updated and list_changed
+// reach the functions given to OnResourceEvent. A server without the
+// resources capability gets an error naming it, not a request.
+//
 // # Connections
 //
 // Servers connect in parallel; each adapter reconnects with exponential
