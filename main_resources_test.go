@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
@@ -25,26 +21,7 @@ func TestResourcesThroughTheHeadlessApp(t *testing.T) {
 		t.Fatalf("without the app: exit %d %q, want 1 and one line saying the app must run", code, errOut)
 	}
 
-	headless := exec.Command(binary, "--state-dir", state, "headless")
-	headless.Env = serverEnv()
-	var logs bytes.Buffer
-	headless.Stderr = &logs
-	if err := headless.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- headless.Wait() }()
-	defer func() {
-		headless.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			headless.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("headless log:\n%s", logs.String())
-		}
-	}()
+	startHeadless(t, state)
 	waitFor(t, "the server to connect", func() bool {
 		_, live := lastSent(liveStatus(t, state), "everything")
 		return live != nil && live.State == app.ServerConnected

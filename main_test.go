@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,6 +169,49 @@ func liveStatus(t *testing.T, stateDir string) cli.Status {
 	return st
 }
 
+// headlessApp is `rootkeeper headless` on a state folder, stopped when the
+// test ends at the latest.
+type headlessApp struct {
+	cmd    *exec.Cmd
+	logs   bytes.Buffer
+	exited chan error
+	once   sync.Once
+	err    error
+}
+
+func startHeadless(t *testing.T, state string) *headlessApp {
+	t.Helper()
+	h := &headlessApp{cmd: exec.Command(binary, "--state-dir", state, "headless"), exited: make(chan error, 1)}
+	h.cmd.Env = serverEnv()
+	h.cmd.Stderr = &h.logs
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.exited <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		h.stop()
+		if t.Failed() {
+			t.Logf("headless log:\n%s", h.logs.String())
+		}
+	})
+	return h
+}
+
+// stop sends SIGTERM and waits up to 15 s (then kills); it returns how the
+// process ended, the same on every call.
+func (h *headlessApp) stop() error {
+	h.once.Do(func() {
+		h.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case h.err = <-h.exited:
+		case <-time.After(15 * time.Second):
+			h.cmd.Process.Kill()
+			h.err = errors.New("did not stop within 15 s of SIGTERM")
+		}
+	})
+	return h.err
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -204,26 +249,7 @@ func TestHeadlessFollowsTheCommandLine(t *testing.T) {
 	mustRun(t, state, "roots", "add", b, "--enable")
 	mustRun(t, state, "servers", "add", "fs", "--", server)
 
-	headless := exec.Command(binary, "--state-dir", state, "headless")
-	headless.Env = serverEnv()
-	var logs bytes.Buffer
-	headless.Stderr = &logs
-	if err := headless.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- headless.Wait() }()
-	defer func() {
-		headless.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			headless.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("headless log:\n%s", logs.String())
-		}
-	}()
+	headless := startHeadless(t, state)
 
 	waitFor(t, "the server to connect", func() bool {
 		_, live := lastSent(liveStatus(t, state), "fs")
@@ -263,14 +289,8 @@ func TestHeadlessFollowsTheCommandLine(t *testing.T) {
 	}
 
 	_, live := lastSent(liveStatus(t, state), "fs")
-	headless.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("headless exited with %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("headless did not stop on SIGTERM")
+	if err := headless.stop(); err != nil {
+		t.Fatalf("headless did not exit cleanly on SIGTERM: %v", err)
 	}
 	if live != nil && live.PID > 0 {
 		if err := syscall.Kill(live.PID, 0); err == nil {
