@@ -2,7 +2,11 @@ package mcp
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,14 +21,23 @@ import (
 // a second root (one stays granted, so no server is restarted for having
 // nothing). p50-ms and p99-ms are of the last server's arrival (every
 // server holds the change); p50-each-ms and p99-each-ms of each server's own.
+//
+// It runs with two servers: "sdk", testdata/rootserver on the go-sdk, and
+// "raw", testdata/rawserver, a few dozen lines of JSON-RPC with no SDK, so
+// that fifty of them on two cores leave the measurement to the client.
 func BenchmarkGrantToServer(b *testing.B) {
-	for _, n := range []int{1, 50} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) { benchGrant(b, n) })
+	for _, kind := range []string{"sdk", "raw"} {
+		for _, n := range []int{1, 50} {
+			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) { benchGrant(b, kind, n) })
+		}
 	}
 }
 
-func benchGrant(b *testing.B, n int) {
+func benchGrant(b *testing.B, kind string, n int) {
 	bin := rootServer(b)
+	if kind == "raw" {
+		bin = rawServer(b)
+	}
 	r := listenReports(b)
 	e := newEnv(b)
 	base, x := mkRoot(b, "base"), mkRoot(b, "x")
@@ -106,4 +119,29 @@ func benchGrant(b *testing.B, n int) {
 	b.ReportMetric(pct(after, 0.50), "p50-after-save-ms")
 	b.ReportMetric(pct(after, 0.99), "p99-after-save-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+var (
+	rawOnce sync.Once
+	rawBin  string
+	rawErr  error
+	rawOut  []byte
+)
+
+// rawServer builds testdata/rawserver once.
+func rawServer(t testing.TB) string {
+	t.Helper()
+	rawOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rawserver")
+		if err != nil {
+			rawErr = err
+			return
+		}
+		rawBin = filepath.Join(dir, "rawserver")
+		rawOut, rawErr = exec.Command("go", "build", "-o", rawBin, "./testdata/rawserver").CombinedOutput()
+	})
+	if rawErr != nil {
+		t.Fatalf("building the raw test server: %v\n%s", rawErr, rawOut)
+	}
+	return rawBin
 }
