@@ -60,3 +60,21 @@ func NewCore(t testing.TB) (*app.Core, string) {
 	}
 	return core, dir
 }
+
+// Share adds roots to s, enabled, each with an allow decision for server
+// (which must exist). A root without a Source is marked picked by hand.
+func Share(s *app.State, server string, roots ...app.Root) error {
+	for _, r := range roots {
+		r.Enabled = true
+		if r.Source == "" {
+			r.Source = app.SourcePicked
+		}
+		if err := s.AddRoot(r); err != nil {
+			return err
+		}
+		if err := s.Decide(app.Decision{Server: server, Root: r.Path, Verdict: app.Allow, By: app.ByCommandLine}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

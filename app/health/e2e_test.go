@@ -42,16 +42,7 @@ func newStack(t *testing.T, roots ...app.Root) *stack {
 		if err := s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: bin}); err != nil {
 			return err
 		}
-		for _, r := range roots {
-			r.Enabled, r.Source = true, app.SourcePicked
-			if err := s.AddRoot(r); err != nil {
-				return err
-			}
-			if err := s.Decide(app.Decision{Server: "fs", Root: r.Path, Verdict: app.Allow, By: app.ByCommandLine}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return apptest.Share(s, "fs", roots...)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -51,19 +51,7 @@ func addRoots(t testing.TB, core *app.Core, roots ...app.Root) {
 				return err
 			}
 		}
-		for _, r := range roots {
-			r.Enabled = true
-			if r.Source == "" {
-				r.Source = app.SourcePicked
-			}
-			if err := s.AddRoot(r); err != nil {
-				return err
-			}
-			if err := s.Decide(app.Decision{Server: "fs", Root: r.Path, Verdict: app.Allow, By: app.ByCommandLine}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return apptest.Share(s, "fs", roots...)
 	})
 	if err != nil {
 		t.Fatal(err)
