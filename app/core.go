@@ -55,27 +55,21 @@ func (c *Core) Snapshot() *Snapshot { return c.snap.Load() }
 // revocation reaches servers sooner. Should the write fail, the state on
 // disk is published again, so the app never runs on a state it did not
 // save.
+//
+// Every state is published under the state file's lock, by Update and
+// Reload alike, so publishes happen in the order of the file's versions: a
+// reload that read the file before a revoke cannot publish that older state
+// after the revoke (which would show the revoked root again).
 func (c *Core) Update(fn func(*State) error) error {
-	var before *Snapshot
-	_, err := c.store.update(fn, func(st State) {
-		before = c.Snapshot()
-		c.setState(st)
-	})
-	if err != nil && before != nil {
-		c.setState(before.State)
-	}
+	_, err := c.store.update(fn, c.setState)
 	return err
 }
 
 // Reload reads the state file again, publishing it if it differs: how a
 // change written by another process (the command line) reaches the app.
 func (c *Core) Reload() error {
-	st, err := c.store.Load()
-	if err != nil {
-		return err
-	}
-	c.setState(st)
-	return nil
+	_, err := c.store.load(c.setState)
+	return err
 }
 
 func (c *Core) setState(st State) {

@@ -14,3 +14,12 @@ func deviceOf(fi os.FileInfo) (uint64, bool) {
 	}
 	return uint64(st.Dev), true //nolint:unconvert // Dev is int32 on some platforms
 }
+
+// ownerOf returns the user id owning a file.
+func ownerOf(fi os.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

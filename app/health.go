@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -45,18 +46,54 @@ func CheckAccess(path string, wantDevice uint64) Health {
 		h.Status, h.Err = HealthMissing, path+" now leads to "+real+" through a symlink; the folder that was shared is not there"
 		return h
 	}
-	d, err := os.Open(path)
+	d, err := OpenNoWait(path)
 	if err != nil {
 		h.Status, h.Err = HealthUnreadable, err.Error()
 		return h
 	}
 	defer d.Close()
+	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+		// Swapped for something else since the Stat above.
+		h.Status, h.Err = HealthNotDir, path+" is not a directory"
+		return h
+	}
 	if _, err := d.ReadDir(1); err != nil && err != io.EOF {
 		h.Status, h.Err = HealthUnreadable, err.Error()
 		return h
 	}
 	h.Status = HealthOK
 	return h
+}
+
+// CheckAccessWithin is CheckAccess bounded by timeout: a check that has not
+// finished by then (a dead network mount, a hung FUSE server) counts as
+// unreadable, never as ok, so the folder is withdrawn rather than left with
+// its last health. The stuck check is left behind on its own goroutine.
+func CheckAccessWithin(path string, wantDevice uint64, timeout time.Duration) Health {
+	return WithDeadline(timeout, func() Health { return CheckAccess(path, wantDevice) },
+		func() Health { return TimedOut(path, timeout) })
+}
+
+// TimedOut is the health of a folder whose check did not finish in time.
+func TimedOut(path string, timeout time.Duration) Health {
+	return Health{Status: HealthUnreadable, Checked: time.Now().UTC(),
+		Err: fmt.Sprintf("the access check of %s did not finish within %s (a dead network mount or a blocking file?)", path, timeout)}
+}
+
+// WithDeadline returns check's result, or late's if check has not returned
+// within timeout. check runs on its own goroutine, which is left behind if it
+// never returns.
+func WithDeadline[T any](timeout time.Duration, check func() T, late func() T) T {
+	done := make(chan T, 1)
+	go func() { done <- check() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case v := <-done:
+		return v
+	case <-t.C:
+		return late()
+	}
 }
 
 // DeviceOf returns the filesystem device path is on (0 when unknown).

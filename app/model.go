@@ -67,7 +67,8 @@ const (
 	// restarts it when they change, for servers that never ask.
 	RootsArgs RootsMode = "args"
 	// RootsEnv passes the visible paths in the ROOTKEEPER_ROOTS environment
-	// variable (os.PathListSeparator-separated) and restarts on change.
+	// variable, as a JSON array of strings (EncodeRootsEnv), and restarts on
+	// change.
 	RootsEnv RootsMode = "env"
 	// RootsOff does not declare the capability; roots/list gets -32601.
 	RootsOff RootsMode = "off"
@@ -152,6 +153,9 @@ type State struct {
 	// Sampling is the model that answers servers' sampling requests; nil
 	// means sampling is not configured.
 	Sampling *SamplingConfig `json:"sampling,omitempty"`
+	// PrivateEnv names environment variables of the app that no server
+	// gets (see ServerEnv).
+	PrivateEnv []string `json:"privateEnv,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

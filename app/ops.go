@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ func (s State) Clone() State {
 	c.Roots = slices.Clone(s.Roots)
 	c.Decisions = slices.Clone(s.Decisions)
 	c.SearchFolders = slices.Clone(s.SearchFolders)
+	c.PrivateEnv = slices.Clone(s.PrivateEnv)
 	c.Servers = make([]Server, len(s.Servers))
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
@@ -123,18 +125,37 @@ func (s *State) AddServer(srv Server) error {
 	return nil
 }
 
-// ReplaceServer changes the configuration of an existing server, keeping its
-// decisions.
-func (s *State) ReplaceServer(srv Server) error {
+// ReplaceServer changes the configuration of an existing server. A change of
+// what the server runs (see SameProgram) makes it a new program as far as
+// consent goes: its decisions are dropped, unless keepDecisions says the
+// person saw the old and the new program and chose to keep them. A change of
+// anything else (roots mode, sampling) keeps them. It reports how many
+// decisions were dropped.
+func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
 	if err := ValidateServer(srv); err != nil {
-		return err
+		return 0, err
 	}
 	i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == srv.Name })
 	if i < 0 {
-		return inputErrorf("no server %q", srv.Name)
+		return 0, inputErrorf("no server %q", srv.Name)
+	}
+	if !keepDecisions && !SameProgram(s.Servers[i], srv) {
+		n := len(s.Decisions)
+		s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == srv.Name })
+		dropped = n - len(s.Decisions)
 	}
 	s.Servers[i] = srv
-	return nil
+	return dropped, nil
+}
+
+// SameProgram reports whether a and b run the same program: the same
+// command, arguments, environment and working folder for a stdio server, the
+// same URL and headers for a remote one. A server's identity for consent is
+// what it runs, not its name: a config that redefines "filesystem" as
+// another package must not inherit the folders the old one was allowed.
+func SameProgram(a, b Server) bool {
+	return a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.Cwd == b.Cwd && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
 }
 
 // RemoveServer forgets a server and every decision about it.
@@ -262,11 +283,42 @@ func validServerName(name string) error {
 		return inputErrorf("invalid server name %q (no leading dash or surrounding spaces)", name)
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) || r == '/' {
-			return inputErrorf("invalid server name %q (no control characters or '/')", name)
+		// A name is shown in terminals, labels, log file names and command
+		// hints: nothing in it may hide, reorder or split text, or name a
+		// path (/, \) or a drive or scheme (:).
+		if unsafeRune(r) || strings.ContainsRune(`/\:`, r) {
+			return inputErrorf("invalid server name %q (no control or invisible characters, '/', '\\' or ':')", name)
 		}
 	}
 	return nil
+}
+
+// Program says in one line what a server runs, for a person deciding about
+// it: the command line (each word shell-quoted), the names (never the
+// values) of its environment variables and its working folder; or the
+// transport, URL and header names of a remote server. Untrusted text in it
+// is made safe with SafeText.
+func Program(srv Server) string {
+	var b strings.Builder
+	if srv.Type == TransportStdio {
+		words := make([]string, 0, 1+len(srv.Args))
+		for _, w := range append([]string{srv.Command}, srv.Args...) {
+			words = append(words, ShellQuote(w))
+		}
+		b.WriteString("runs " + strings.Join(words, " "))
+		if len(srv.Env) > 0 {
+			b.WriteString(" · env " + strings.Join(slices.Sorted(maps.Keys(srv.Env)), ", "))
+		}
+		if srv.Cwd != "" {
+			b.WriteString(" · in " + srv.Cwd)
+		}
+	} else {
+		b.WriteString(srv.Type + " " + srv.URL)
+		if len(srv.Headers) > 0 {
+			b.WriteString(" · headers " + strings.Join(slices.Sorted(maps.Keys(srv.Headers)), ", "))
+		}
+	}
+	return SafeText(b.String())
 }
 
 func validHeaderName(k string) bool {

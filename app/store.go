@@ -85,7 +85,34 @@ func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state folder %q: %w", abs, err)
 	}
+	if err := checkStateDir(abs); err != nil {
+		return nil, err
+	}
 	return &Store{dir: abs}, nil
+}
+
+// checkStateDir refuses a state folder that someone else could change: the
+// decisions in it are the person's, and whoever can write there can grant
+// any server any folder. It must be a real folder (not a symlink, which
+// could be pointed elsewhere), owned by this user, and not writable by the
+// group or others.
+func checkStateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("state folder %q: %w", dir, err)
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return inputErrorf("state folder %q is a symlink; refusing it (give the folder it points to)", dir)
+	case !fi.IsDir():
+		return inputErrorf("state folder %q is not a folder", dir)
+	case fi.Mode().Perm()&0o022 != 0:
+		return inputErrorf("state folder %q is writable by others (mode %04o); refusing it (chmod go-w)", dir, fi.Mode().Perm())
+	}
+	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+		return inputErrorf("state folder %q belongs to user %d, not to you (%d); refusing it", dir, uid, os.Geteuid())
+	}
+	return nil
 }
 
 // Dir is the state folder.
@@ -97,11 +124,19 @@ func (s *Store) Path() string { return filepath.Join(s.dir, StateFileName) }
 // Load reads the state. A missing file is an empty state; an unparseable one
 // is moved aside (see CorruptError) and is an empty state too. It takes the
 // exclusive lock, since moving a corrupt file aside is a write.
-func (s *Store) Load() (State, error) {
+func (s *Store) Load() (State, error) { return s.load(nil) }
+
+// load is Load handing the state to publish while the lock is still held,
+// so that what is published follows the order of the file's versions (see
+// Core.Reload).
+func (s *Store) load(publish func(State)) (State, error) {
 	var st State
 	err := s.withLock(true, func() error {
 		var err error
 		st, err = s.read()
+		if err == nil && publish != nil {
+			publish(st.Clone())
+		}
 		return err
 	})
 	return st, err
@@ -114,9 +149,10 @@ func (s *Store) Update(fn func(*State) error) (State, error) {
 	return s.update(fn, nil)
 }
 
-// update is Update with a hook that sees the new state after fn succeeded
-// and before it is written, still under the lock.
-func (s *Store) update(fn func(*State) error, decided func(State)) (State, error) {
+// update is Update with a hook that publishes, always under the lock: the
+// new state once fn has succeeded and before it is written, and the state as
+// it stays on disk should the write fail.
+func (s *Store) update(fn func(*State) error, publish func(State)) (State, error) {
 	var st State
 	err := s.withLock(true, func() error {
 		var err error
@@ -124,13 +160,23 @@ func (s *Store) update(fn func(*State) error, decided func(State)) (State, error
 		if err != nil {
 			return err
 		}
+		var before State
+		if publish != nil {
+			before = st.Clone()
+		}
 		if err := fn(&st); err != nil {
 			return err
 		}
-		if decided != nil {
-			decided(st.Clone())
+		if publish != nil {
+			publish(st.Clone())
 		}
-		return s.write(st)
+		if err := s.write(st); err != nil {
+			if publish != nil {
+				publish(before)
+			}
+			return err
+		}
+		return nil
 	})
 	return st, err
 }

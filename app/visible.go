@@ -1,6 +1,10 @@
 package app
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Visible is the one rule: the roots server may learn in snap, sorted by path.
 //
@@ -19,14 +23,7 @@ func Visible(snap *Snapshot, server string) []Root {
 	if !ok || srv.Mode() == RootsOff {
 		return nil
 	}
-	// Index the decisions once: Visible runs for every server on every
-	// change, and a lookup per root would make it quadratic.
-	allowed := map[string]bool{}
-	for _, d := range snap.State.Decisions {
-		if d.Server == server && d.Verdict == Allow {
-			allowed[d.Root] = true
-		}
-	}
+	allowed := allowedRoots(snap.State.Decisions, server)
 	var out []Root
 	for _, r := range snap.State.Roots {
 		if r.Enabled && allowed[r.Path] && snap.Health[r.Path].OK() {
@@ -35,6 +32,31 @@ func Visible(snap *Snapshot, server string) []Root {
 	}
 	slices.SortFunc(out, func(a, b Root) int { return compareStrings(a.Path, b.Path) })
 	return out
+}
+
+// allowedRoots indexes the decisions of server once (Visible runs for every
+// server on every change, and a lookup per root would make it quadratic):
+// the roots it may see by decision. Only an allow with a known scope counts;
+// a deny, or anything not understood (a hand-edited verdict or scope), is a
+// no and wins over an allow for the same root, so that a state file holding
+// both never exposes the pair.
+func allowedRoots(decisions []Decision, server string) map[string]bool {
+	allowed := map[string]bool{}
+	refused := map[string]bool{}
+	for _, d := range decisions {
+		if d.Server != server {
+			continue
+		}
+		if d.Verdict == Allow && (d.Scope == Always || d.Scope == UntilQuit) {
+			allowed[d.Root] = true
+		} else {
+			refused[d.Root] = true
+		}
+	}
+	for r := range refused {
+		delete(allowed, r)
+	}
+	return allowed
 }
 
 // VisiblePaths is Visible reduced to the roots' paths.
@@ -147,10 +169,58 @@ func AllowedBy(snap *Snapshot, rootPath string) []string {
 		return nil
 	}
 	for _, d := range snap.State.Decisions {
-		if d.Root == rootPath && d.Verdict == Allow {
+		if d.Root == rootPath && d.Verdict == Allow && allowedRoots(snap.State.Decisions, d.Server)[rootPath] {
 			out = append(out, d.Server)
 		}
 	}
 	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ConflictingDecisions describes, one line each, the decisions that cannot
+// mean what they say: an allow and a deny for the same pair (the deny wins),
+// or a verdict or scope this program does not know (it counts as a deny).
+// Only a hand-edited state file holds them; the person is told.
+func ConflictingDecisions(st *State) []string {
+	var out []string
+	seen := map[[2]string]Verdict{}
+	for _, d := range st.Decisions {
+		key := [2]string{d.Server, d.Root}
+		switch {
+		case d.Verdict != Allow && d.Verdict != Deny:
+			out = append(out, fmt.Sprintf("decision %s/%s has unknown verdict %q: treated as deny", d.Server, d.Root, d.Verdict))
+		case d.Scope != Always && d.Scope != UntilQuit:
+			out = append(out, fmt.Sprintf("decision %s/%s has unknown scope %q: treated as deny", d.Server, d.Root, d.Scope))
+		}
+		if prev, ok := seen[key]; ok && prev != d.Verdict {
+			out = append(out, fmt.Sprintf("%s has both allow and deny for %s: deny wins", d.Server, d.Root))
+		}
+		seen[key] = d.Verdict
+	}
+	for i := range out {
+		out[i] = SafeText(out[i])
+	}
 	return out
+}
+
+// CoveredBy lists the roots server sees now that contain the folder at path
+// (an allowed ~ contains ~/secret). A deny on path cannot hide it from
+// server while one of them stays visible: roots cannot exclude a subfolder.
+func CoveredBy(snap *Snapshot, server, path string) []Root {
+	var out []Root
+	for _, r := range Visible(snap, server) {
+		if r.Path != path && IsWithin(path, r.Path) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// IsWithin reports whether path is dir or inside it (both clean and
+// absolute).
+func IsWithin(path, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
 }

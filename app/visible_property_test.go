@@ -35,6 +35,7 @@ const (
 	opAddServer
 	opRemoveServer
 	opSetMode
+	opSetProgram // replace the server with e.enable ? "srv" : "srv2" as its command
 	numOps
 )
 
@@ -79,6 +80,7 @@ type oracle struct {
 	health       [propRoots]HealthStatus
 	serverExists [propServers]bool
 	mode         [propServers]RootsMode
+	program      [propServers]string
 	decision     [propServers][propRoots]Verdict // "" = undecided
 	paused       bool
 }
@@ -116,6 +118,7 @@ func (o *oracle) apply(e event) {
 		if !o.serverExists[e.server] {
 			o.serverExists[e.server] = true
 			o.mode[e.server] = e.mode
+			o.program[e.server] = "srv"
 		}
 	case opRemoveServer:
 		o.serverExists[e.server] = false
@@ -126,7 +129,22 @@ func (o *oracle) apply(e event) {
 		if o.serverExists[e.server] {
 			o.mode[e.server] = e.mode
 		}
+	case opSetProgram:
+		// Another program under the same name starts with no decisions.
+		if p := programOf(e); o.serverExists[e.server] && p != o.program[e.server] {
+			o.program[e.server] = p
+			for r := range o.decision[e.server] {
+				o.decision[e.server][r] = ""
+			}
+		}
 	}
+}
+
+func programOf(e event) string {
+	if e.enable {
+		return "srv"
+	}
+	return "srv2"
 }
 
 func (o *oracle) visible(s int) []string {
@@ -173,7 +191,12 @@ func applyToState(st *State, health map[string]Health, e event) {
 	case opSetMode:
 		if srv, ok := st.Server(name); ok {
 			srv.RootsMode = e.mode
-			_ = st.ReplaceServer(srv)
+			_, _ = st.ReplaceServer(srv, false)
+		}
+	case opSetProgram:
+		if srv, ok := st.Server(name); ok {
+			srv.Command = programOf(e)
+			_, _ = st.ReplaceServer(srv, false)
 		}
 	}
 }

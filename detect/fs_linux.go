@@ -231,11 +231,16 @@ func unescapeMount(s string) string {
 
 // readFile returns the contents of a small file (HEAD, a gitdir file, a git
 // config) with fewer system calls than os.ReadFile: no stat, no poller.
+//
+// The open never waits: a FIFO where HEAD should be (any repository can hold
+// one) would otherwise block the scan forever. O_NONBLOCK makes such an open
+// return at once and its read return nothing or EAGAIN; on regular files it
+// changes nothing.
 func readFile(path string) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		f := unix.O_RDONLY | unix.O_CLOEXEC
+		f := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 		if noatime.Load() {
 			f |= unix.O_NOATIME
 		}

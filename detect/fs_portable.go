@@ -68,7 +68,15 @@ func mountPoints() (map[string]uint64, bool) { return nil, false }
 
 // readFile returns the contents of a small file (HEAD, a gitdir file, a git
 // config).
+//
+// Anything but a regular file (a FIFO, whose open would block the scan) is
+// refused before it is opened.
 func readFile(path string) ([]byte, error) {
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

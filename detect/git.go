@@ -22,6 +22,9 @@ const maxConfig = 1 << 20
 
 var errTooLarge = errors.New("file too large")
 
+// errNotRegular refuses a pipe or device where a small file was expected.
+var errNotRegular = errors.New("not a regular file")
+
 // readRepo reads the repository whose work tree is dir; dotGitIsDir says
 // whether dir/.git is a folder (else a "gitdir:" file). enclosing is the
 // nearest repository above dir, if any. ok is false when dir/.git is not a

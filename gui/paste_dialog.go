@@ -52,12 +52,14 @@ func (d *pasteDialog) parse() {
 		return
 	}
 	d.found = servers
-	names := make([]string, len(servers))
+	// What each server runs, before anything starts: the command, its
+	// arguments, the names of its environment variables, or its URL.
+	lines := make([]string, len(servers))
 	for i, s := range servers {
-		names[i] = fmt.Sprintf("%s (%s)", s.Name, s.Type)
+		lines[i] = fmt.Sprintf("• %s: %s", app.SafeText(s.Name), app.Program(s))
 	}
-	d.preview.SetText("Found " + plural(len(servers), "server") + ": " + strings.Join(names, ", ") +
-		". Added servers see no folder until you allow one.")
+	d.preview.SetText("Found " + plural(len(servers), "server") + ":\n" + strings.Join(lines, "\n") +
+		"\nAdded servers see no folder until you allow one.")
 	d.preview.Importance = widget.SuccessImportance
 	d.preview.Refresh()
 }

@@ -22,6 +22,8 @@ type serversTab struct {
 	list    *fyne.Container
 	add     *widget.Button
 	paste   *widget.Button
+	// programChanged is the open "A different program" question, for tests.
+	programChanged *dialog.ConfirmDialog
 }
 
 func newServersTab(u *ui) *serversTab {
@@ -85,7 +87,7 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject 
 		facts = append(facts, "protocol "+st.ProtocolVersion)
 	}
 	if st.ServerName != "" {
-		facts = append(facts, strings.TrimSpace(st.ServerName+" "+st.ServerVersion))
+		facts = append(facts, app.SafeText(strings.TrimSpace(st.ServerName+" "+st.ServerVersion)))
 	}
 	facts = append(facts, "roots mode: "+string(srv.Mode()), transportText(srv))
 	factsLabel := newPathLabel(strings.Join(facts, " · "))
@@ -111,28 +113,44 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject 
 	seesLabel.Wrapping = fyne.TextWrapWord
 	box := container.NewVBox(head, factsLabel, seesLabel)
 	if st.Error != "" {
-		box.Add(iconLine(theme.ErrorIcon(), st.Error, widget.DangerImportance))
+		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
 	return box
 }
 
 // transportText says how the server is reached.
-func transportText(srv app.Server) string {
-	if srv.Type == app.TransportStdio {
-		return "runs " + strings.Join(append([]string{srv.Command}, srv.Args...), " ")
-	}
-	return srv.Type + " " + srv.URL
-}
+func transportText(srv app.Server) string { return app.Program(srv) }
 
-// save returns the form's OnSave: add or replace the server.
+// save returns the form's OnSave: add or replace the server. An edit that
+// changes what the server runs makes it a new program for consent: the
+// person sees the old and the new program and chooses whether its
+// decisions are dropped (the default) or kept.
 func (t *serversTab) save(replace bool) func(app.Server) {
 	return func(srv app.Server) {
-		t.u.update("save server "+srv.Name, func(s *app.State) error {
-			if replace {
-				return s.ReplaceServer(srv)
-			}
-			return s.AddServer(srv)
-		}, nil)
+		if !replace {
+			t.u.update("save server "+srv.Name, func(s *app.State) error { return s.AddServer(srv) }, nil)
+			return
+		}
+		commit := func(keep bool) {
+			t.u.update("save server "+srv.Name, func(s *app.State) error {
+				_, err := s.ReplaceServer(srv, keep)
+				return err
+			}, nil)
+		}
+		old, ok := t.u.core.Snapshot().State.Server(srv.Name)
+		if !ok || app.SameProgram(old, srv) {
+			commit(false)
+			return
+		}
+		msg := widget.NewLabel(fmt.Sprintf("%s now runs something else.\n\nWas: %s\nNow: %s\n\n"+
+			"A different program does not inherit the folders the old one was allowed: "+
+			"unless you keep your choices, it sees nothing until you decide again.",
+			app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
+		msg.Wrapping = fyne.TextWrapWord
+		d := dialog.NewCustomConfirm("A different program", "Keep my choices", "Start fresh", msg, commit, t.u.win)
+		d.Resize(fyne.NewSize(620, 300))
+		t.programChanged = d
+		d.Show()
 	}
 }
 

@@ -131,9 +131,16 @@ func TestPasteServers(t *testing.T) {
 	f := newFixture(t, Options{}, nil)
 	d := &pasteDialog{OnImport: f.u.servers.importServers}
 	d.Show(f.win)
-	test.Type(d.text, `"mcpServers": {"docs": {"url": "https://example.com/mcp"}, "fs": {"command": "npx", "args": ["-y", "x"]}}`)
-	if !strings.Contains(d.preview.Text, "Found 2 servers: docs (http), fs (stdio)") {
-		t.Errorf("preview %q", d.preview.Text)
+	test.Type(d.text, `"mcpServers": {"docs": {"url": "https://example.com/mcp"}, "fs": {"command": "npx", "args": ["-y", "evil pkg"], "env": {"TOKEN": "s3cret"}}}`)
+	// The preview shows what each server runs before anything starts: the
+	// command and its arguments, the names of its variables, never a value.
+	for _, want := range []string{"Found 2 servers:", "docs: http https://example.com/mcp", "fs: runs npx -y 'evil pkg' · env TOKEN"} {
+		if !strings.Contains(d.preview.Text, want) {
+			t.Errorf("preview %q lacks %q", d.preview.Text, want)
+		}
+	}
+	if strings.Contains(d.preview.Text, "s3cret") {
+		t.Errorf("preview shows an env value: %q", d.preview.Text)
 	}
 	d.dlg.Confirm()
 	names := f.core.Snapshot().ServerNames()
@@ -171,6 +178,9 @@ func TestServerFormSampling(t *testing.T) {
 	}
 	test.Type(form.args, "--verbose")
 	form.dlg.(interface{ Confirm() }).Confirm()
+	// New arguments make another program: the person is asked about its
+	// decisions first.
+	f.u.servers.programChanged.Confirm()
 	if got, _ := f.core.Snapshot().State.Server("fs"); got.Sampling != app.SamplingOff || len(got.Args) != 1 {
 		t.Errorf("after editing: %+v, want sampling still off", got)
 	}
@@ -245,4 +255,58 @@ func TestShareDialogGolden(t *testing.T) {
 	f.u.askShare(app.Root{Path: "/home/ada", Name: "ada", Source: app.SourcePicked}, true, []string{"fs", "git"})
 	f.assertMarkup("dialog-share.xml")
 	f.capture("dialog-share.png")
+}
+
+// A server whose edit changes what it runs is a new program for consent:
+// the person sees the old and the new command, and its decisions are
+// dropped unless they choose to keep them. An edit that leaves the program
+// alone (its sampling mode) asks nothing and keeps them.
+func TestEditingWhatAServerRunsAsksAboutItsDecisions(t *testing.T) {
+	root := t.TempDir()
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		if err := s.AddServer(stdio("fs")); err != nil {
+			return err
+		}
+		if err := s.AddRoot(app.Root{Path: root, Name: "proj", Enabled: true, Source: app.SourcePicked}); err != nil {
+			return err
+		}
+		return s.Decide(allow("fs", root))
+	})
+	decided := func() bool { _, ok := f.core.Snapshot().State.Decision("fs", root); return ok }
+	edit := func(change func(*serverForm)) {
+		t.Helper()
+		f.u.servers.programChanged = nil
+		srv, _ := f.core.Snapshot().State.Server("fs")
+		form := &serverForm{Server: srv, Editing: true, OnSave: f.u.servers.save(true)}
+		form.Show(f.win)
+		change(form)
+		form.dlg.(interface{ Confirm() }).Confirm()
+	}
+
+	edit(func(form *serverForm) { form.sampling.SetSelected(string(app.SamplingOff)) })
+	if f.u.servers.programChanged != nil || !decided() {
+		t.Fatalf("changing the sampling mode asked %v and kept the decision %t", f.u.servers.programChanged != nil, decided())
+	}
+
+	edit(func(form *serverForm) { form.command.SetText("npx"); form.args.SetText("evil-pkg") })
+	d := f.u.servers.programChanged
+	if d == nil {
+		t.Fatal("a new command was saved without asking")
+	}
+	if _, ok := f.core.Snapshot().State.Server("fs"); !decided() || ok && f.core.Snapshot().State.Servers[0].Command != "mcp-server-fs" {
+		t.Fatal("the server changed before the person answered")
+	}
+	d.Confirm() // Keep my choices
+	if srv, _ := f.core.Snapshot().State.Server("fs"); srv.Command != "npx" || !decided() {
+		t.Fatalf("keep my choices: server %+v, decision kept %t", srv, decided())
+	}
+
+	edit(func(form *serverForm) { form.args.SetText("other-pkg") })
+	f.u.servers.programChanged.Dismiss() // Start fresh
+	if srv, _ := f.core.Snapshot().State.Server("fs"); !slices.Equal(srv.Args, []string{"other-pkg"}) || decided() {
+		t.Fatalf("start fresh: server %+v, decision kept %t", srv, decided())
+	}
+	if vis := app.VisiblePaths(f.core.Snapshot(), "fs"); len(vis) != 0 {
+		t.Fatalf("the new program sees %q", vis)
+	}
 }

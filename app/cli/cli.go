@@ -86,7 +86,7 @@ func Run(ctx context.Context, args []string, env Env, ext Extensions) int {
 	if err == nil {
 		return 0
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := app.SafeText(err.Error())
 	fmt.Fprintf(env.Stderr, "rootkeeper: %s\n", msg)
 	return exitCode(err)
 }
@@ -226,6 +226,15 @@ func (c *command) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// Every string argument goes through app.SafeText: names, paths and
+// whatever a server reported are not Rootkeeper's words, and must not forge
+// lines or drive the terminal. Text meant to span lines is written with
+// app.SafeLines instead.
 func (c *command) printf(format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = app.SafeText(s)
+		}
+	}
 	fmt.Fprintf(c.env.Stdout, format, args...)
 }

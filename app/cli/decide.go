@@ -36,15 +36,30 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 		return err
 	}
 	if verdict == app.Allow {
-		c.printf("%s may now see %s", pos[0], root.Path)
+		c.printf("%s may now see %s", app.SafeText(pos[0]), app.SafeText(root.Path))
 		if !root.Enabled {
-			c.printf(" (once the root is enabled: `rootkeeper roots enable %s`)", root.Name)
+			c.printf(" (once the root is enabled: `rootkeeper roots enable %s`)", app.ShellQuote(root.Path))
 		}
 		c.printf("\n")
 	} else {
-		c.printf("%s may not see %s\n", pos[0], root.Path)
+		c.printf("%s may not see %s\n", app.SafeText(pos[0]), app.SafeText(root.Path))
+		c.warnCovered(pos[0], root.Path)
 	}
 	return nil
+}
+
+// warnCovered says when server still sees path through a wider root it is
+// allowed (a deny on ~/secret under an allowed ~ hides nothing), and how to
+// hide it.
+func (c *command) warnCovered(server, path string) {
+	snap, err := c.snapshot()
+	if err != nil {
+		return
+	}
+	for _, r := range app.CoveredBy(snap, server, path) {
+		c.printf("warning: %s still sees %s inside %s, which it is allowed; roots cannot exclude a subfolder: `rootkeeper revoke %s %s` to hide it\n",
+			app.SafeText(server), app.SafeText(path), app.SafeText(r.Path), app.ShellQuote(server), app.ShellQuote(r.Path))
+	}
 }
 
 func (c *command) revoke(args []string) error {
@@ -74,9 +89,10 @@ func (c *command) revoke(args []string) error {
 		return err
 	}
 	if had {
-		c.printf("revoked: %s no longer sees %s\n", pos[0], root.Path)
+		c.printf("revoked: %s no longer sees %s\n", app.SafeText(pos[0]), app.SafeText(root.Path))
+		c.warnCovered(pos[0], root.Path)
 	} else {
-		c.printf("%s had no decision for %s; nothing to revoke\n", pos[0], root.Path)
+		c.printf("%s had no decision for %s; nothing to revoke\n", app.SafeText(pos[0]), app.SafeText(root.Path))
 	}
 	return nil
 }

@@ -125,7 +125,7 @@ func (c *command) resources(args []string) error {
 			c.printf("(binary, %d bytes, %s: %s; use --json for base64)\n", len(rc.Blob), orDash(rc.MIMEType), rc.URI)
 			continue
 		}
-		c.printf("%s", rc.Text)
+		fmt.Fprint(c.env.Stdout, app.SafeLines(rc.Text))
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func (c *command) rootsAdd(args []string) error {
 	}
 	// The same warnings the share dialog shows, before anyone is granted it.
 	for _, w := range app.RiskWarnings(root, c.env.Home) {
-		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: %s\n", w)
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: %s\n", app.SafeText(w))
 	}
 	state := "disabled"
 	if root.Enabled {
@@ -152,7 +152,7 @@ func (c *command) rootsList(args []string) error {
 		if v.Enabled {
 			enabled = "yes"
 		}
-		tw.Write([]byte(v.Name + "\t" + enabled + "\t" + v.Health + "\t" + shared + "\t" + v.Path + "\n"))
+		tw.Write([]byte(app.SafeText(v.Name) + "\t" + enabled + "\t" + v.Health + "\t" + app.SafeText(shared) + "\t" + app.SafeText(v.Path) + "\n"))
 	}
 	return nil
 }

@@ -104,6 +104,9 @@ func (c *command) serversAdd(args []string) error {
 		return err
 	}
 	c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
+	if srv.Mode() == app.RootsArgs {
+		c.printf("note: in roots mode args the allowed folders are on the server's command line, which every local user can read (/proc/PID/cmdline); mode env keeps them private\n")
+	}
 	return nil
 }
 
@@ -136,7 +139,7 @@ func (c *command) serversList(args []string) error {
 		if s.Type == app.TransportStdio {
 			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Type, s.Mode(), target)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", app.SafeText(s.Name), s.Type, s.Mode(), app.SafeText(target))
 	}
 	return nil
 }
@@ -176,15 +179,22 @@ func (c *command) importServers(args []string) error {
 		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
 	}
 	var added, replaced []string
+	var changed []programChange
 	_, err = c.update(func(s *app.State) error {
-		added, replaced = nil, nil
+		added, replaced, changed = nil, nil, nil
 		for _, srv := range servers {
-			if _, exists := s.Server(srv.Name); exists {
+			if old, exists := s.Server(srv.Name); exists {
 				if !*replace {
 					return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
 				}
-				if err := s.ReplaceServer(srv); err != nil {
+				// A server that now runs something else is a new program:
+				// its decisions go, and the person is told what changed.
+				dropped, err := s.ReplaceServer(srv, false)
+				if err != nil {
 					return err
+				}
+				if !app.SameProgram(old, srv) {
+					changed = append(changed, programChange{name: srv.Name, before: app.Program(old), after: app.Program(srv), dropped: dropped})
 				}
 				replaced = append(replaced, srv.Name)
 				continue
@@ -200,12 +210,30 @@ func (c *command) importServers(args []string) error {
 		return err
 	}
 	slices.Sort(added)
-	c.printf("imported %d server(s): %s", len(added)+len(replaced), strings.Join(append(added, replaced...), ", "))
-	if len(replaced) > 0 {
-		c.printf(" (replaced: %s)", strings.Join(replaced, ", "))
+	c.printf("imported %d server(s):\n", len(added)+len(replaced))
+	for _, srv := range servers {
+		c.printf("  %s: %s\n", app.SafeText(srv.Name), app.Program(srv))
 	}
-	c.printf("; none sees a root until you grant it\n")
+	if len(replaced) > 0 {
+		c.printf("replaced: %s\n", app.SafeText(strings.Join(replaced, ", ")))
+	}
+	for _, ch := range changed {
+		c.printf("%s now runs something else, so it is a new program for consent: %s (was: %s); %d decision(s) dropped, it will be asked again\n",
+			app.SafeText(ch.name), ch.after, ch.before, ch.dropped)
+	}
+	if len(added)+len(changed) > 0 {
+		c.printf("new servers, and servers that now run something else, see no folder until you grant one\n")
+	}
+	if kept := len(replaced) - len(changed); kept > 0 {
+		c.printf("%d replaced server(s) run the same program and keep their decisions\n", kept)
+	}
 	return nil
+}
+
+// programChange is a replaced server that runs something else now.
+type programChange struct {
+	name, before, after string
+	dropped             int
 }
 
 // errText drops the "open PATH:" prefix the os package adds, since the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +49,13 @@ type RootRef struct {
 // answer "status" on its control socket.
 func BuildStatus(snap *app.Snapshot, running bool) Status {
 	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}}
+	if bad := app.ConflictingDecisions(&snap.State); len(bad) > 0 {
+		st.Notices = maps.Clone(st.Notices)
+		if st.Notices == nil {
+			st.Notices = map[string]string{}
+		}
+		st.Notices["decisions"] = strings.Join(bad, "; ")
+	}
 	for _, srv := range snap.State.Servers {
 		v := ServerView{Name: srv.Name, Type: srv.Type, RootsMode: string(srv.Mode()), Visible: refs(app.Visible(snap, srv.Name)), Pending: refs(app.Pending(snap, srv.Name))}
 		if live, ok := snap.Servers[srv.Name]; ok {
@@ -65,6 +74,10 @@ func refs(roots []app.Root) []RootRef {
 	return out
 }
 
+// checkTimeout bounds the command line's access check of one root: a dead
+// network mount makes the root unreadable, not the command hang.
+const checkTimeout = 5 * time.Second
+
 // snapshot builds a snapshot outside a running app: the saved state plus a
 // fresh access check of every root, so that the command line applies the
 // same rule the app does.
@@ -75,7 +88,7 @@ func (c *command) snapshot() (*app.Snapshot, error) {
 	}
 	snap := &app.Snapshot{State: st, Health: map[string]app.Health{}}
 	for _, r := range st.Roots {
-		snap.Health[r.Path] = app.CheckAccess(r.Path, r.Device)
+		snap.Health[r.Path] = app.CheckAccessWithin(r.Path, r.Device, checkTimeout)
 	}
 	return snap, nil
 }
@@ -110,6 +123,11 @@ func (c *command) status(args []string) error {
 	return nil
 }
 
+// printStatus prints st for a person. Everything a server or a folder name
+// brings in is passed through app.SafeText (a server's self-reported name
+// or its stderr could otherwise forge lines or drive the terminal), and
+// every command hint is shell-quoted (a folder called $(...) must not
+// become a command when pasted).
 func (c *command) printStatus(st Status) {
 	switch {
 	case st.Paused:
@@ -119,8 +137,8 @@ func (c *command) printStatus(st Status) {
 	default:
 		c.printf("Sharing is on (app not running: connection state unknown).\n")
 	}
-	for _, n := range st.Notices {
-		c.printf("Note: %s\n", n)
+	for _, topic := range slices.Sorted(maps.Keys(st.Notices)) {
+		c.printf("Note: %s\n", app.SafeText(st.Notices[topic]))
 	}
 	if len(st.Servers) == 0 {
 		c.printf("No servers configured: add one with `rootkeeper servers add` or `rootkeeper import`.\n")
@@ -139,7 +157,7 @@ func (c *command) printStatus(st Status) {
 				line += ": " + s.Live.Error
 			}
 		}
-		c.printf("%s\n", line)
+		c.printf("%s\n", app.SafeText(line))
 		if len(s.Visible) == 0 {
 			c.printf("  sees nothing\n")
 		}
@@ -148,10 +166,10 @@ func (c *command) printStatus(st Status) {
 			if i > 0 {
 				label = "           "
 			}
-			c.printf("%s%s\n", label, r.Path)
+			c.printf("%s%s\n", label, app.SafeText(r.Path))
 		}
 		for _, r := range s.Pending {
-			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", r.Path, s.Name, r.Name)
+			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
 		}
 	}
 }

@@ -113,6 +113,12 @@ func (s *Server) Serve(ctx context.Context) error {
 
 func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
+	// The socket's mode already keeps other users out; the peer's
+	// credentials are checked too, so that a socket reached through an
+	// inherited descriptor or a loosened mode still answers only its owner.
+	if uid, ok := peerUID(conn); ok && uid != os.Geteuid() {
+		return
+	}
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	line, err := bufio.NewReader(conn).ReadBytes('\n')
 	if err != nil {

@@ -3,9 +3,13 @@ package health
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"rootkeeper/app"
 )
 
 // gitInfo finds root's git directory (a .git folder, or the folder a .git
@@ -79,12 +83,21 @@ func isHex(s string) bool {
 
 // readSmall reads at most 4 KiB of path: HEAD and .git files are one line,
 // and a huge file there is not one git wrote.
+//
+// It never waits on a FIFO or a device standing where the file should be
+// (any repository can hold one): the open does not block, and anything but
+// a regular file is refused.
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := app.OpenNoWait(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
 	buf := make([]byte, 4096)
 	n, err := f.Read(buf)
 	if n > 0 {

@@ -26,6 +26,10 @@ const (
 	DefaultPollInterval = 2 * time.Second
 	DefaultDebounce     = 100 * time.Millisecond
 	DefaultClockJump    = 5 * time.Second
+	// DefaultCheckTimeout bounds one access check: a folder on a dead
+	// network mount, or a FIFO where .git/HEAD should be, must not hold a
+	// worker forever while the folder keeps its last health.
+	DefaultCheckTimeout = 5 * time.Second
 )
 
 const (
@@ -59,6 +63,10 @@ type Options struct {
 	// clock before the monitor concludes the machine slept (or the clock was
 	// set) and re-checks every root. Zero means DefaultClockJump.
 	ClockJump time.Duration
+	// CheckTimeout bounds one access check; a check that takes longer counts
+	// as unreadable (the folder is withdrawn), never as ok. Zero means
+	// DefaultCheckTimeout.
+	CheckTimeout time.Duration
 	// Logger receives what the monitor notices. Nil discards.
 	Logger *slog.Logger
 }
@@ -79,6 +87,10 @@ type Monitor struct {
 	mu     sync.Mutex
 	asked  map[string]bool // paths CheckNow asked for
 	askedC chan struct{}
+	// stuck holds the roots whose check overran CheckTimeout and has not
+	// returned yet: they are not checked again (another goroutine would
+	// only block beside the first) and stay unreadable until it returns.
+	stuck map[string]bool
 }
 
 // NewMonitor returns a monitor of core's roots.
@@ -91,6 +103,9 @@ func NewMonitor(core *app.Core, opts Options) *Monitor {
 	}
 	if opts.ClockJump <= 0 {
 		opts.ClockJump = DefaultClockJump
+	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = DefaultCheckTimeout
 	}
 	log := opts.Logger
 	if log == nil {
@@ -105,6 +120,7 @@ func NewMonitor(core *app.Core, opts Options) *Monitor {
 		sweep:  defaultSweep,
 		asked:  map[string]bool{},
 		askedC: make(chan struct{}, 1),
+		stuck:  map[string]bool{},
 	}
 }
 
@@ -364,13 +380,40 @@ func (l *loop) stop() {
 func (l *loop) worker() {
 	defer l.wg.Done()
 	for j := range l.jobs {
-		res := l.m.check(j)
+		res := l.m.checkWithin(j)
 		select {
 		case l.results <- res:
 		case <-l.done:
 			return
 		}
 	}
+}
+
+// checkWithin is check bounded by CheckTimeout: a check that overruns is
+// reported unreadable and left behind, and the worker moves on. Until the
+// stuck check returns, that root is reported unreadable at once.
+func (m *Monitor) checkWithin(j job) result {
+	timeout := m.opts.CheckTimeout
+	late := func() result { return result{rs: j.rs, health: app.TimedOut(j.path, timeout)} }
+	m.mu.Lock()
+	stuck := m.stuck[j.path]
+	m.mu.Unlock()
+	if stuck {
+		return late()
+	}
+	return app.WithDeadline(timeout, func() result {
+		res := m.check(j)
+		m.mu.Lock()
+		delete(m.stuck, j.path)
+		m.mu.Unlock()
+		return res
+	}, func() result {
+		m.mu.Lock()
+		m.stuck[j.path] = true
+		m.mu.Unlock()
+		m.log.Warn("a folder's access check is stuck; withdrawing it", "path", j.path, "after", timeout)
+		return late()
+	})
 }
 
 // check runs the access check of one root, and finds its branch or, when it
