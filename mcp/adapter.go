@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -421,21 +424,22 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	case app.TransportStdio:
 		args := slices.Clone(srv.Args)
 		env := srv.Env
+		snap := a.m.core.Snapshot()
 		var paths []string
 		switch a.mode {
 		case app.RootsArgs, app.RootsEnv:
-			paths = app.VisiblePaths(a.m.core.Snapshot(), srv.Name)
+			paths = app.VisiblePaths(snap, srv.Name)
 			if a.mode == app.RootsArgs {
 				args = append(args, paths...)
 			} else {
-				env = make(map[string]string, len(srv.Env)+1)
-				for k, v := range srv.Env {
-					env[k] = v
+				env = maps.Clone(srv.Env)
+				if env == nil {
+					env = map[string]string{}
 				}
-				env["ROOTKEEPER_ROOTS"] = strings.Join(paths, string(os.PathListSeparator))
+				env[app.RootsEnvVariable] = app.EncodeRootsEnv(paths)
 			}
 		}
-		cmd := newCommand(srv.Command, args, envWith(env), srv.Cwd)
+		cmd := newCommand(srv.Command, args, app.ServerEnv(os.Environ(), &snap.State, env), srv.Cwd)
 		cmd.Stderr = a.stderrWriter()
 		// Let Wait return even if a grandchild keeps stderr open.
 		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
@@ -451,13 +455,13 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			proc:  proc,
 		}}, proc, nil
 	case app.TransportHTTP:
-		hc := httpClient(srv.Headers)
+		hc := httpClient(srv.URL, srv.Headers)
 		hc.Transport = &refusingRoundTripper{base: hc.Transport}
 		return &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil, nil
 	case app.TransportSSE:
 		// The SSE stream lives on the context given to Connect, so give it
 		// the adapter's, not the handshake's.
-		return &refusingTransport{inner: &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.Headers)}}}, nil, nil
+		return &refusingTransport{inner: &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.URL, srv.Headers)}}}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("server %q: unknown transport type %q", srv.Name, srv.Type)
 }
@@ -567,12 +571,19 @@ type longLived struct {
 
 func (t *longLived) Connect(context.Context) (sdk.Connection, error) { return t.inner.Connect(t.ctx) }
 
+// headerTransport adds a server's configured headers (often a token) to
+// the requests that go to that server's origin, and to no other: a redirect
+// to another host or scheme must not carry them there.
 type headerTransport struct {
 	base    http.RoundTripper
+	origin  string // scheme://host[:port] of the configured URL
 	headers map[string]string
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if originOf(r.URL) != t.origin {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
@@ -580,11 +591,25 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-func httpClient(headers map[string]string) *http.Client {
+func originOf(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+}
+
+// httpClient is the client of a remote server at endpoint, with its headers.
+func httpClient(endpoint string, headers map[string]string) *http.Client {
 	if len(headers) == 0 {
 		return &http.Client{Transport: http.DefaultTransport}
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: headers}}
+	origin := ""
+	if u, err := url.Parse(endpoint); err == nil {
+		origin = originOf(u)
+	}
+	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, origin: origin, headers: headers}}
 }
 
 func orEOF(err error) error {

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"sync/atomic"
 
@@ -37,31 +36,6 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		t.proc.pid.Store(int64(p.Pid))
 	}
 	return conn, err
-}
-
-// envWith returns the app's environment with extra merged over it.
-func envWith(extra map[string]string) []string {
-	base := os.Environ()
-	if len(extra) == 0 {
-		return base
-	}
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		k := kv
-		for i := 0; i < len(kv); i++ {
-			if kv[i] == '=' && i > 0 {
-				k = kv[:i]
-				break
-			}
-		}
-		if _, over := extra[k]; !over {
-			out = append(out, kv)
-		}
-	}
-	for k, v := range extra {
-		out = append(out, k+"="+v)
-	}
-	return out
 }
 
 // newCommand builds the command of a stdio server; setProcessGroup puts it

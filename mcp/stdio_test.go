@@ -327,8 +327,8 @@ func TestArgsAndEnvModes(t *testing.T) {
 	if s := read("args"); strings.Join(s.Args, "|") != a {
 		t.Errorf("args server started with %q, want [%s]", s.Args, a)
 	}
-	if s := read("env"); s.Env != a || len(s.Args) != 0 {
-		t.Errorf("env server started with %+v, want ROOTKEEPER_ROOTS=%s", s, a)
+	if s := read("env"); s.Env != app.EncodeRootsEnv([]string{a}) || len(s.Args) != 0 {
+		t.Errorf("env server started with %+v, want ROOTKEEPER_ROOTS=[%q]", s, a)
 	}
 	// Neither declares roots: asked anyway, they are refused.
 	r.next(t, "args", "rootserr")
@@ -339,8 +339,9 @@ func TestArgsAndEnvModes(t *testing.T) {
 	if s := read("args"); strings.Join(s.Args, "|") != a+"|"+b {
 		t.Errorf("args server restarted with %q, want [%s %s]", s.Args, a, b)
 	}
-	if s := read("env"); s.Env != a+string(os.PathListSeparator)+b {
-		t.Errorf("env server restarted with %q", s.Env)
+	var got []string
+	if s := read("env"); json.Unmarshal([]byte(s.Env), &got) != nil || !slices.Equal(got, []string{a, b}) {
+		t.Errorf("env server restarted with %q, want a JSON array of %q and %q", s.Env, a, b)
 	}
 	st := e.status("args")
 	if len(st.LastSent) != 2 {
