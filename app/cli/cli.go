@@ -62,6 +62,8 @@ With no verb, opens the window and the tray icon.
   servers list [--json]
   servers remove NAME
   import FILE|- [--replace]         add servers from an mcpServers JSON config
+  private-env add|remove VAR... | list [--json]
+                                    variables of this environment no server gets
   grant SERVER ROOT [--until-quit]  let SERVER see ROOT
   deny SERVER ROOT                  remember that SERVER may not see ROOT
   revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
@@ -185,6 +187,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.resources(rest)
 	case "import":
 		return c.importServers(rest)
+	case "private-env":
+		return c.privateEnv(rest)
 	case "grant":
 		return c.decide("grant", rest, app.Allow)
 	case "deny":
