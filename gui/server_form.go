@@ -81,7 +81,7 @@ func (f *serverForm) showFields() {
 			widget.NewFormItem("Headers", f.headers))
 	}
 	mode := widget.NewFormItem("Roots", f.mode)
-	mode.HintText = "protocol: answer roots/list · args, env: pass the folders at start · off: none"
+	mode.HintText = "protocol: answer roots/list · args, env: pass the folders at start (args: every local user can read them in the process list) · off: none"
 	sampling := widget.NewFormItem("Sampling", f.sampling)
 	sampling.HintText = "review: you review each request for a model's answer · off: not offered"
 	f.form.Items = append(items, mode, sampling)
