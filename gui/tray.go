@@ -79,9 +79,9 @@ func trayHeader(snap *app.Snapshot, shared int) string {
 // rootItemLabel is a root's name, with its health when a check failed.
 func rootItemLabel(snap *app.Snapshot, r app.Root) string {
 	if h := snap.Health[r.Path]; h.Status != app.HealthUnknown && !h.OK() {
-		return r.Name + " (" + healthText(h) + ")"
+		return app.SafeText(r.Name) + " (" + healthText(h) + ")"
 	}
-	return r.Name
+	return app.SafeText(r.Name)
 }
 
 // serverStateText is a server's live status in a few words.

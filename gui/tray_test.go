@@ -133,3 +133,16 @@ func TestTrayMenuEmpty(t *testing.T) {
 		t.Errorf("menu:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A folder's name or path comes from disk, not from Rootkeeper: a bidi
+// override or an invisible character in it is shown escaped in the tray
+// and in labels, so it cannot reorder or hide what the person reads.
+func TestUntrustedNamesAreNeutralised(t *testing.T) {
+	snap := &app.Snapshot{}
+	if got := rootItemLabel(snap, app.Root{Name: "photos\u202egpj.exe", Path: "/x"}); got != `photos\u202egpj.exe` {
+		t.Errorf("tray item %q", got)
+	}
+	if l := newPathLabel("/home/me/a\u200bb\nc"); l.Text != `/home/me/a\u200bb\nc` {
+		t.Errorf("path label %q", l.Text)
+	}
+}

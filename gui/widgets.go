@@ -24,7 +24,12 @@ type pathLabel struct {
 	tip  *widget.PopUp
 }
 
+//
+// The text is not Rootkeeper's (a folder's name, what a server reported), so
+// it goes through app.SafeText: no bidi override or invisible character can
+// reorder or hide what the person reads.
 func newPathLabel(path string) *pathLabel {
+	path = app.SafeText(path)
 	l := &pathLabel{full: path}
 	l.Text = path
 	l.Truncation = fyne.TextTruncateEllipsis
@@ -34,8 +39,8 @@ func newPathLabel(path string) *pathLabel {
 
 // setText shows text, with full in the tooltip.
 func (l *pathLabel) setText(text, full string) {
-	l.full = full
-	l.SetText(text)
+	l.full = app.SafeText(full)
+	l.SetText(app.SafeText(text))
 }
 
 // cut reports whether the tooltip has something to add: the text does not
@@ -118,7 +123,7 @@ func healthText(h app.Health) string {
 		return "drive unmounted"
 	case app.HealthMoved:
 		if h.MovedTo != "" {
-			return "moved to " + h.MovedTo
+			return "moved to " + app.SafeText(h.MovedTo)
 		}
 		return "moved"
 	}

@@ -1,0 +1,65 @@
+package control
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Another user who reaches the socket anyway (its mode loosened, its
+// folder opened) gets no answer: the peer's uid is checked. The owner still
+// does. Root can connect to anything, so the other user is nobody, by
+// setpriv and python3's socket module.
+func TestOtherUsersGetNoAnswer(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to act as another user with setpriv")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatal("setpriv (util-linux) is needed")
+	}
+	// Debian's python3 (.ci/setup installs it), not one in root's home
+	// that nobody may not run.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Fatal("/usr/bin/python3 is needed to connect as another user")
+	}
+	dir := t.TempDir()
+	serve(t, dir)
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	sock := filepath.Join(dir, SocketName)
+	os.Chmod(sock, 0o777)
+	ask := func(asNobody bool) string {
+		script := `import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{"op":"ping"}\n')
+out=b''
+while True:
+    try: b=s.recv(4096)
+    except ConnectionResetError: break
+    if not b: break
+    out+=b
+sys.stdout.write(out.decode())`
+		args := []string{python, "-c", script, sock}
+		if asNobody {
+			args = append([]string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, args...)
+		}
+		var out, errOut bytes.Buffer
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("connecting (nobody %t): %v %s", asNobody, err, errOut.String())
+		}
+		return out.String()
+	}
+	if got := ask(false); !strings.Contains(got, "pong") {
+		t.Fatalf("the owner got %q, want pong", got)
+	}
+	if got := ask(true); got != "" {
+		t.Fatalf("another user got %q, want nothing", got)
+	}
+}
