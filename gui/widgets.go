@@ -24,7 +24,6 @@ type pathLabel struct {
 	tip  *widget.PopUp
 }
 
-//
 // The text is not Rootkeeper's (a folder's name, what a server reported), so
 // it goes through app.SafeText: no bidi override or invisible character can
 // reorder or hide what the person reads.
