@@ -24,7 +24,8 @@ type pathLabel struct {
 	tip  *widget.PopUp
 }
 
-// The text is not Rootkeeper's (a folder's name, what a server reported), so
+// newPathLabel shows path in a pathLabel. The text is not Rootkeeper's (a
+// folder's name, what a server reported), so
 // it goes through app.SafeText: no bidi override or invisible character can
 // reorder or hide what the person reads.
 func newPathLabel(path string) *pathLabel {
