@@ -10,11 +10,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,6 +24,7 @@ import (
 	"rootkeeper/app/cli"
 	"rootkeeper/app/control"
 	"rootkeeper/app/health"
+	"rootkeeper/app/supervise"
 	"rootkeeper/detect"
 	"rootkeeper/gui"
 	"rootkeeper/gui/initlog"
@@ -102,12 +103,33 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*service
 		rt.wg.Add(1)
 		go func() {
 			defer rt.wg.Done()
-			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				logger.Error(name+" stopped", "err", err)
-			}
+			supervised(ctx, core, logger, name, run)
 		}()
 	}
 	return rt, nil
+}
+
+// supervised runs one background loop of the app until ctx ends, restarting
+// it with backoff when it fails, and says so in the window and `status`
+// (notice "loop:NAME") until it has run well again. A loop that silently
+// stayed dead would leave, say, a deleted folder "ok".
+func supervised(ctx context.Context, core *app.Core, logger *slog.Logger, name string, run func(context.Context) error) {
+	topic := "loop:" + name
+	supervise.Run(ctx, run, supervise.Options{
+		OnFail: func(err error, failures int, next time.Duration) {
+			logger.Error(name+" stopped; restarting it", "err", err, "failures", failures, "in", next)
+			core.SetNotice(topic, fmt.Sprintf("the %s stopped (%v); restarting it (attempt %d)", name, firstLine(err), failures))
+		},
+		OnRecover: func() { core.SetNotice(topic, "") },
+	})
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
 
 func newLogger() *slog.Logger {

@@ -20,6 +20,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/supervise"
 )
 
 // legacyVersion is what a server that cannot take the server/discover probe
@@ -285,7 +286,7 @@ func (a *adapter) run(parent context.Context) {
 // reports false when ctx ended.
 func (a *adapter) backOff(ctx context.Context, why error, failures *int, stopped *bool) bool {
 	a.setState(app.ServerFailed, why)
-	delay := backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, *failures)
+	delay := supervise.Backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, *failures)
 	*failures++
 	c, ok := a.waitOrCommand(ctx, delay)
 	if !ok {

@@ -61,6 +61,17 @@ func Listen(dir string) (*Server, error) {
 		c.Close()
 		return nil, fmt.Errorf("another Rootkeeper is already running with state folder %s", dir)
 	}
+	ln, err := listenAt(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}}
+	s.Handle("ping", func(context.Context, json.RawMessage) (any, error) { return "pong", nil })
+	return s, nil
+}
+
+// listenAt (re)creates the socket at path, mode 0600.
+func listenAt(path string) (net.Listener, error) {
 	os.Remove(path)
 	// The state folder is 0700, so the moment between creating the socket
 	// and narrowing it to 0600 exposes nothing. (Changing the umask instead
@@ -73,9 +84,7 @@ func Listen(dir string) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
-	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}}
-	s.Handle("ping", func(context.Context, json.RawMessage) (any, error) { return "pong", nil })
-	return s, nil
+	return ln, nil
 }
 
 // Handle registers (or replaces) the handler for op.
@@ -85,22 +94,32 @@ func (s *Server) Handle(op string, h Handler) {
 	s.mu.Unlock()
 }
 
-// Serve answers connections until ctx ends, then removes the socket.
+// Serve answers connections until ctx ends, then removes the socket. When
+// accepting fails it returns the error; called again (by the app's
+// supervisor) it makes the socket anew.
 func (s *Server) Serve(ctx context.Context) error {
-	go func() {
-		<-ctx.Done()
-		s.ln.Close()
-	}()
+	if s.ln == nil {
+		ln, err := listenAt(s.path)
+		if err != nil {
+			return err
+		}
+		s.ln = ln
+	}
+	ln := s.ln
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
 	defer func() {
 		s.wg.Wait()
 		os.Remove(s.path)
 	}()
 	for {
-		conn, err := s.ln.Accept()
+		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
+			ln.Close()
+			s.ln = nil
 			return fmt.Errorf("control socket: %w", err)
 		}
 		s.wg.Add(1)

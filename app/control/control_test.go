@@ -118,3 +118,37 @@ func TestGarbageRequestGetsAnError(t *testing.T) {
 		t.Fatalf("%+v %v", resp, err)
 	}
 }
+
+// When accepting fails, Serve returns the error; run again (as the app's
+// supervisor does) it makes the socket anew and answers.
+func TestServeRestartsAfterAFailure(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(ctx) }()
+	if err := Call(ctx, dir, "ping", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.ln.Close() // the listener dies under Serve
+	if err := <-errc; err == nil {
+		t.Fatal("Serve returned nil after its listener died")
+	}
+	go func() { errc <- s.Serve(ctx) }()
+	var pong string
+	deadline := time.Now().Add(5 * time.Second)
+	for Call(ctx, dir, "ping", nil, &pong) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the restarted Serve does not answer")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("Serve after ctx ended: %v", err)
+	}
+}
