@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -45,6 +46,23 @@ type Entry struct {
 	// Error is the JSON-RPC error sent instead of a list, if any.
 	Error string `json:"error,omitempty"`
 	Via   string `json:"via"`
+	// Repeated, when set, says this line stands for that many identical
+	// answers to the same server (the last of them at Time), given within
+	// CoalesceWindow of the line before; a line without it stands for one.
+	// A server asking in a loop thus cannot flood the log and rotate away
+	// everyone else's history.
+	Repeated int `json:"repeated,omitempty"`
+}
+
+// CoalesceWindow is how long identical answers to one server are counted
+// rather than written.
+const CoalesceWindow = time.Minute
+
+// same reports whether two entries record the same answer to the same
+// server (times aside).
+func (e Entry) same(o Entry) bool {
+	return e.Server == o.Server && e.ProtocolVersion == o.ProtocolVersion && e.Error == o.Error &&
+		e.Via == o.Via && slices.Equal(e.Roots, o.Roots)
 }
 
 // Log appends entries to DIR/audit.jsonl. It is safe for concurrent use.
@@ -57,6 +75,10 @@ type Log struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
+	// last is each server's last entry written and held those repeated
+	// since, not yet written.
+	last map[string]Entry
+	held map[string]Entry
 }
 
 // NewLog returns a log writing into the folder dir (created on first write).
@@ -66,7 +88,10 @@ func NewLog(dir string) *Log { return &Log{dir: dir} }
 func (l *Log) Path() string { return filepath.Join(l.dir, FileName) }
 
 // Append writes e as one line. A zero Time is set to now; nil Roots become
-// an empty list.
+// an empty list. The same answer given again to the same server within
+// CoalesceWindow of the last line written for it is held and counted, and
+// written as one entry (Repeated) when a different answer comes, the window
+// has passed, or the log is closed.
 func (l *Log) Append(e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
@@ -74,14 +99,42 @@ func (l *Log) Append(e Entry) error {
 	if e.Roots == nil && e.Error == "" {
 		e.Roots = []string{}
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last, l.held = map[string]Entry{}, map[string]Entry{}
+	}
+	if prev, ok := l.last[e.Server]; ok && prev.same(e) && e.Time.Sub(prev.Time) < CoalesceWindow {
+		h := l.held[e.Server]
+		n := h.Repeated + 1
+		h, h.Repeated = e, n
+		l.held[e.Server] = h
+		return nil
+	}
+	if err := l.flushHeld(e.Server); err != nil {
+		return err
+	}
+	l.last[e.Server] = e
+	return l.write(e)
+}
+
+// flushHeld writes the answers held for server, if any; l.mu is held.
+func (l *Log) flushHeld(server string) error {
+	h, ok := l.held[server]
+	if !ok {
+		return nil
+	}
+	delete(l.held, server)
+	return l.write(h)
+}
+
+// write appends one entry; l.mu is held.
+func (l *Log) write(e Entry) error {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("audit: encoding entry: %w", err)
 	}
 	line = append(line, '\n')
-
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.open(); err != nil {
 		return err
 	}
@@ -135,10 +188,14 @@ func (l *Log) rotate() error {
 	return l.open()
 }
 
-// Close closes the file; a later Append opens it again.
+// Close writes what is held and closes the file; a later Append opens it
+// again.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for server := range l.held {
+		l.flushHeld(server)
+	}
 	if l.f == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,8 +113,8 @@ func TestConcurrentAppend(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range 50 {
-				if err := l.Append(Entry{Server: string(rune('a' + i)), Roots: []string{"file:///r"}, Via: ViaRootsList}); err != nil {
+			for j := range 50 {
+				if err := l.Append(Entry{Server: string(rune('a' + i)), Roots: []string{fmt.Sprintf("file:///r%d", j)}, Via: ViaRootsList}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -196,5 +197,40 @@ func TestRunCommandBadUsage(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, tc.name) || strings.Contains(msg, "\n") {
 			t.Errorf("%q: message %q should name %s on one line", tc.args, msg, tc.name)
 		}
+	}
+}
+
+// A server asking roots/list in a loop gets one line per distinct answer
+// per minute, with a count: it cannot rotate away other servers' history.
+func TestFloodIsCoalesced(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLog(dir)
+	l.MaxSize = 64 << 10
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l.Append(Entry{Time: start, Server: "honest", Roots: []string{"file:///a"}, Via: ViaRootsList})
+	for i := range 100_000 {
+		at := start.Add(time.Duration(i) * time.Millisecond) // 100 s of flooding
+		if err := l.Append(Entry{Time: at, Server: "flood", Roots: []string{"file:///b"}, Via: ViaRootsList}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Append(Entry{Time: start.Add(200 * time.Second), Server: "flood", Roots: []string{}, Via: ViaRootsList})
+	l.Close()
+	all, err := Read(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest, _ := Read(dir, "honest")
+	if len(honest) != 1 {
+		t.Fatalf("the honest server's history: %v", honest)
+	}
+	total := 0
+	for _, e := range all {
+		if e.Server == "flood" {
+			total += max(1, e.Repeated)
+		}
+	}
+	if total != 100_001 || len(all) > 6 {
+		t.Fatalf("%d lines account for %d flood answers, want 100001 in a handful of lines: %+v", len(all), total, all)
 	}
 }

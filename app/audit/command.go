@@ -94,6 +94,9 @@ func FormatText(e Entry) string {
 			b.WriteString(u)
 		}
 	}
+	if e.Repeated > 1 {
+		fmt.Fprintf(&b, " (×%d since the line before)", e.Repeated)
+	}
 	return b.String()
 }
 
