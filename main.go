@@ -29,6 +29,7 @@ import (
 	"rootkeeper/gui"
 	"rootkeeper/gui/initlog"
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/reap"
 )
 
 var version = "0.1.0"
@@ -74,6 +75,11 @@ type services struct {
 // the state watcher, the health monitor, the MCP clients and the control
 // socket, all bound to ctx.
 func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*services, error) {
+	// Descendants that leave a server's process group come back to us, to
+	// be ended at shutdown (see stopAll).
+	if err := reap.BecomeSubreaper(); err != nil {
+		logger.Warn("cannot become a child subreaper; a server's escaped children may outlive the app", "err", err)
+	}
 	ctl, err := control.Listen(store.Dir())
 	if err != nil {
 		return nil, err
@@ -145,8 +151,17 @@ func runHeadless(ctx context.Context, store *app.Store) error {
 	logger.Info("rootkeeper running headless", "state", store.Dir())
 	<-ctx.Done()
 	logger.Info("shutting down")
-	rt.wg.Wait()
+	rt.stopAll(logger)
 	return nil
+}
+
+// stopAll waits for every loop to end (the servers are stopped by then) and
+// ends what they left behind: descendants that escaped their process group.
+func (rt *services) stopAll(logger *slog.Logger) {
+	rt.wg.Wait()
+	if n := reap.EndOrphans(2 * time.Second); n > 0 {
+		logger.Info("ended processes the servers left behind", "count", n)
+	}
 }
 
 func runGUI(ctx context.Context, store *app.Store) error {
@@ -179,7 +194,7 @@ func runGUI(ctx context.Context, store *app.Store) error {
 		Resources: rt.manager,
 	})
 	quit()
-	rt.wg.Wait()
+	rt.stopAll(newLogger())
 	if err != nil {
 		return fmt.Errorf("gui: %w", err)
 	}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -9,17 +10,18 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/logfile"
 	"rootkeeper/app/supervise"
 )
 
@@ -47,7 +49,7 @@ type adapter struct {
 	mode   app.RootsMode
 	client *sdk.Client
 	stderr *ring
-	logf   *os.File // StateDir/logs/NAME.log, nil if none
+	logf   *logfile.File // StateDir/logs/NAME.log (rotated while written), nil if none
 
 	wake     chan struct{}   // roots may have changed (buffered 1)
 	cmds     chan adapterCmd // restart, stop (buffered)
@@ -98,10 +100,6 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		// Declares the sampling capability (and nothing else: the roots
 		// capability above is left as it is).
 		copts.CreateMessageHandler = a.createMessage
-	}
-	if srv.Type != app.TransportStdio && m.opts.KeepAlive > 0 {
-		copts.KeepAlive = m.opts.KeepAlive
-		copts.KeepAliveFailureThreshold = 2
 	}
 	a.client = sdk.NewClient(&sdk.Implementation{Name: "rootkeeper", Version: Version}, copts)
 	a.client.AddReceivingMiddleware(a.receivingMiddleware)
@@ -242,14 +240,20 @@ func (a *adapter) run(parent context.Context) {
 
 		exited := make(chan error, 1)
 		go func() { exited <- cs.Wait() }()
+		pingCtx, stopPing := context.WithCancel(ctx)
+		unresponsive := make(chan error, 1)
+		go a.keepAlive(pingCtx, cs, unresponsive)
 		var why error
 		cmd := adapterCmd(0)
 		select {
 		case <-ctx.Done():
 		case err := <-exited:
 			why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
+		case why = <-unresponsive:
+			a.m.log.Warn("server stopped answering; restarting it", "server", a.cfg.Name, "error", why)
 		case cmd = <-a.cmds:
 		}
+		stopPing()
 		a.mu.Lock()
 		a.sess, a.proc, a.version = nil, nil, ""
 		a.mu.Unlock()
@@ -278,6 +282,45 @@ func (a *adapter) run(parent context.Context) {
 		}
 	}
 	a.setState(app.ServerStopped, nil)
+}
+
+// keepAlive pings the server every Options.KeepAlive and reports on
+// unresponsive when two pings in a row go unanswered: a server that hangs
+// (stops reading, deadlocks) is then restarted with the usual backoff
+// rather than left connected and silent. A server without ping (it answers
+// "method not found", as on 2026-07-28) is not pinged again.
+func (a *adapter) keepAlive(ctx context.Context, cs *sdk.ClientSession, unresponsive chan<- error) {
+	interval := a.m.opts.KeepAlive
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	misses := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, min(interval, 10*time.Second))
+		err := cs.Ping(pctx, nil)
+		cancel()
+		var werr *jsonrpc.Error
+		switch {
+		case err == nil:
+			misses = 0
+			continue
+		case ctx.Err() != nil:
+			return
+		case errors.As(err, &werr) && werr.Code == CodeMethodNotFound:
+			return
+		}
+		if misses++; misses >= 2 {
+			unresponsive <- fmt.Errorf("unresponsive: %d pings in a row went unanswered (%v)", misses, err)
+			return
+		}
+	}
 }
 
 // backOff reports the server failed for why and waits the backoff for the
@@ -535,14 +578,7 @@ func (a *adapter) openLog() {
 	if p == "" {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		a.m.log.Warn("cannot create the server log folder", "error", err)
-		return
-	}
-	if fi, err := os.Stat(p); err == nil && fi.Size() > 10<<20 {
-		os.Rename(p, p+".1")
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := logfile.Open(p, a.m.opts.LogMaxSize, a.m.opts.LogKeep)
 	if err != nil {
 		a.m.log.Warn("cannot open the server log", "error", err)
 		return

@@ -45,14 +45,21 @@ type Options struct {
 	// closed before its process group gets SIGTERM (default 2 s); KillAfter
 	// is how long after SIGTERM it gets SIGKILL (default 5 s).
 	StopGrace, KillAfter time.Duration
-	// KeepAlive is the ping interval for http and sse servers, whose drop
-	// would otherwise go unnoticed until the next request (default 30 s;
-	// negative: no pings). Only protocol versions before 2026-07-28 have
-	// ping.
+	// KeepAlive is how often each connected server is pinged (default 30
+	// s; negative: never). Two pings in a row without an answer mark it
+	// unresponsive and it is restarted with the usual backoff: a hung stdio
+	// server, or a remote one whose connection dropped, is noticed before
+	// the next request. Only protocol versions before 2026-07-28 have ping.
 	KeepAlive time.Duration
 	// StderrBytes is how much of each server's stderr Log keeps (default
 	// 64 KiB).
 	StderrBytes int
+	// LogMaxSize caps each generation of a server's stderr log
+	// (StateDir/logs/NAME.log), rotated while it is written; LogKeep is how
+	// many older generations are kept (defaults 1 MiB and 3: at most 4 MiB
+	// per server, whatever it writes).
+	LogMaxSize int64
+	LogKeep    int
 	// NoRestartOnEmpty keeps a server running when its visible set becomes
 	// empty instead of restarting it. By default it is restarted, since some
 	// servers (server-filesystem 2026.8.31) ignore an empty roots list and

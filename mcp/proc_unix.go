@@ -8,8 +8,12 @@ import (
 	"syscall"
 )
 
+// setProcessGroup starts the server in its own process group, so that it
+// and everything it starts there can be signalled at once, and (on Linux)
+// asks the kernel to end it if Rootkeeper dies without stopping it.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // signalGroup sends sig to every process in the server's group. The group id
