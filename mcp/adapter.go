@@ -59,6 +59,10 @@ type adapter struct {
 
 	quiet atomic.Bool // suppress roots list_changed (see setClientRoots)
 
+	rootsGate   *gate      // bounds the server's roots/list requests (gate.go)
+	gate        *gate      // bounds its other requests: sampling, elicitation, ping
+	listChanged *coalescer // resources/list_changed, at most one a second
+
 	publish atomic.Bool // while run is going, statuses are published by the manager's batch
 
 	mu          sync.Mutex
@@ -103,9 +107,41 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 	}
 	a.client = sdk.NewClient(&sdk.Implementation{Name: "rootkeeper", Version: Version}, copts)
 	a.client.AddReceivingMiddleware(a.receivingMiddleware)
+	// Added last, so outermost: a request beyond the bounds goes no further.
+	a.client.AddReceivingMiddleware(a.gateMiddleware)
 	a.client.AddSendingMiddleware(a.sendingMiddleware)
 	a.status = app.ServerStatus{State: app.ServerStarting, Since: time.Now().UTC()}
+	// roots/list is cheap to answer and an honest server asks once per
+	// list_changed, which follow grants: its bounds are wide. The others
+	// reach a person or a paid model: theirs are narrow.
+	a.rootsGate = newGate(m.opts.MaxInFlight, 10*m.opts.RequestsPerSecond, 10*m.opts.RequestBurst)
+	a.gate = newGate(m.opts.MaxInFlight, m.opts.RequestsPerSecond, m.opts.RequestBurst)
+	a.listChanged = &coalescer{interval: time.Second, fn: func() {
+		if a.current() {
+			a.m.resourceEvent(a.cfg.Name, "")
+		}
+	}}
 	return a
+}
+
+// gateMiddleware refuses the server's requests beyond its bounds (see
+// gate); notifications pass.
+func (a *adapter) gateMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if isNotification(method) {
+			return next(ctx, method, req)
+		}
+		g := a.gate
+		if method == methodListRoots {
+			g = a.rootsGate
+		}
+		done, refused := g.enter(method)
+		if refused != nil {
+			return nil, refused
+		}
+		defer done()
+		return next(ctx, method, req)
+	}
 }
 
 // Version is the client version Rootkeeper announces to servers.
@@ -638,15 +674,17 @@ func originOf(u *url.URL) string {
 }
 
 // httpClient is the client of a remote server at endpoint, with its headers.
+// Every reply body is bounded (limitedBodies).
 func httpClient(endpoint string, headers map[string]string) *http.Client {
+	base := limitedBodies{base: http.DefaultTransport}
 	if len(headers) == 0 {
-		return &http.Client{Transport: http.DefaultTransport}
+		return &http.Client{Transport: base}
 	}
 	origin := ""
 	if u, err := url.Parse(endpoint); err == nil {
 		origin = originOf(u)
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, origin: origin, headers: headers}}
+	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
 }
 
 func orEOF(err error) error {

@@ -60,6 +60,15 @@ type Options struct {
 	// per server, whatever it writes).
 	LogMaxSize int64
 	LogKeep    int
+	// MaxInFlight bounds a server's requests to Rootkeeper being answered
+	// at once (default 4), for roots/list and for the rest (sampling,
+	// elicitation, ping) separately; RequestsPerSecond and RequestBurst
+	// bound how fast the rest may come (defaults 5 and 10; roots/list may
+	// come ten times as fast). Beyond a bound, a request is refused with
+	// JSON-RPC error -32000 before it reaches a dialog or a provider.
+	MaxInFlight       int
+	RequestsPerSecond float64
+	RequestBurst      int
 	// NoRestartOnEmpty keeps a server running when its visible set becomes
 	// empty instead of restarting it. By default it is restarted, since some
 	// servers (server-filesystem 2026.8.31) ignore an empty roots list and
@@ -94,6 +103,15 @@ func (o *Options) setDefaults() {
 	def(&o.KillAfter, 5*time.Second)
 	if o.KeepAlive == 0 {
 		o.KeepAlive = 30 * time.Second
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 4
+	}
+	if o.RequestsPerSecond <= 0 {
+		o.RequestsPerSecond = 5
+	}
+	if o.RequestBurst <= 0 {
+		o.RequestBurst = 10
 	}
 	if o.StderrBytes <= 0 {
 		o.StderrBytes = 64 << 10

@@ -216,10 +216,11 @@ func (a *adapter) resourceUpdated(_ context.Context, req *sdk.ResourceUpdatedNot
 	a.m.resourceEvent(a.cfg.Name, req.Params.URI)
 }
 
+// resourceListChanged passes a server's resources/list_changed on, at most
+// once a second however many it sends (see coalescer): each one makes the
+// Resources dialog list the resources again.
 func (a *adapter) resourceListChanged(context.Context, *sdk.ResourceListChangedRequest) {
-	if a.current() {
-		a.m.resourceEvent(a.cfg.Name, "")
-	}
+	a.listChanged.fire()
 }
 
 // current reports whether a still serves its server.

@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+)
+
+var (
+	hostileOnce sync.Once
+	hostileBin  string
+	hostileErr  error
+)
+
+// hostileServer builds testdata/hostile once and returns the binary.
+func hostileServer(t testing.TB) string {
+	t.Helper()
+	hostileOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hostile")
+		if err != nil {
+			hostileErr = err
+			return
+		}
+		hostileBin = filepath.Join(dir, "hostile")
+		if out, err := exec.Command("go", "build", "-o", hostileBin, "./testdata/hostile").CombinedOutput(); err != nil {
+			hostileErr = errors.New(string(out))
+		}
+	})
+	if hostileErr != nil {
+		t.Fatalf("building the hostile server: %v", hostileErr)
+	}
+	return hostileBin
+}
+
+func TestGateBoundsRateAndInFlight(t *testing.T) {
+	g := newGate(2, 1, 3)
+	var done []func()
+	for i := range 3 {
+		d, err := g.enter("sampling/createMessage")
+		if i < 2 && err != nil {
+			t.Fatalf("request %d refused: %v", i, err)
+		}
+		if i == 2 {
+			if err == nil || !strings.Contains(err.Message, "in flight") || err.Code != CodeTooManyRequests {
+				t.Fatalf("third request in flight: %v", err)
+			}
+			continue
+		}
+		done = append(done, d)
+	}
+	for _, d := range done {
+		d()
+	}
+	if _, err := g.enter("x"); err == nil || !strings.Contains(err.Message, "a second") {
+		t.Fatalf("a request past the burst: %v", err)
+	}
+}
+
+func TestCoalescerFoldsAStorm(t *testing.T) {
+	var calls atomic.Int32
+	c := &coalescer{interval: 200 * time.Millisecond, fn: func() { calls.Add(1) }}
+	for range 10_000 {
+		c.fire()
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("10,000 events in a burst made %d calls, want 2 (one at once, one trailing)", n)
+	}
+}
+
+// A remote server's JSON reply is read whole by the SDK: past 16 MiB it is
+// refused instead.
+func TestRemoteRepliesAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		size := MaxMessageBytes
+		if r.URL.Path == "/big" {
+			size++
+		}
+		w.Write([]byte(strings.Repeat(" ", size)))
+	}))
+	defer srv.Close()
+	hc := httpClient(srv.URL, nil)
+	for path, wantErr := range map[string]bool{"/exact": false, "/big": true} {
+		resp, err := hc.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if wantErr != errors.Is(err, errMessageTooLarge) {
+			t.Errorf("%s: read %d bytes, err %v", path, len(data), err)
+		}
+	}
+}
+
+// A server that sends a hundred sampling requests at once gets most of them
+// refused with -32000 before they reach the person; only the burst is
+// reviewed.
+func TestSamplingFloodNeverReachesThePerson(t *testing.T) {
+	bin := hostileServer(t)
+	e := newEnv(t)
+	rep := filepath.Join(t.TempDir(), "report.json")
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "flood", Type: app.TransportStdio, Command: bin,
+			Args: []string{"-mode", "sampling-flood", "-n", "100", "-report", rep}})
+	})
+	rev := &person{}
+	opts := e.fastOptions()
+	opts.Reviewer = rev
+	e.start(opts)
+	var counts struct {
+		OK     int            `json:"ok"`
+		Errors map[string]int `json:"errors"`
+	}
+	eventually(t, "all 100 requests answered", func() (bool, string) {
+		data, _ := os.ReadFile(rep)
+		json.Unmarshal(data, &counts)
+		total := counts.OK
+		for _, n := range counts.Errors {
+			total += n
+		}
+		return total == 100, string(data)
+	})
+	reviewed, _ := rev.seen()
+	refused := counts.Errors["-32000"]
+	if refused < 80 || len(reviewed) > 100-refused || len(reviewed) > 12 {
+		t.Fatalf("%d refused, %d reviewed; want most refused and the rest (at most the burst) reviewed: %+v", refused, len(reviewed), counts)
+	}
+}
