@@ -16,6 +16,9 @@
 //	bad-json       answers initialize with invalid JSON
 //	honest         just serves
 //
+// With -linger it keeps running after its stdin ends, as servers that
+// ignore EOF do.
+//
 // What it received in answer to its own requests is counted and written as
 // JSON ({"ok":N,"refused":N,"errors":{"code":N}}) to -report when it exits
 // or every second.
@@ -40,6 +43,7 @@ var (
 	mb      = flag.Int("mb", 300, "MiB of stderr for stderr-flood")
 	pidfile = flag.String("pidfile", "", "where escape writes its child's pid")
 	report  = flag.String("report", "", "where to write the counts of answers")
+	linger  = flag.Bool("linger", false, "keep running after stdin ends, as a server that ignores EOF")
 )
 
 type message struct {
@@ -153,6 +157,10 @@ func main() {
 			}
 			countMu.Unlock()
 		}
+	}
+	if *linger {
+		writeReport()
+		select {}
 	}
 }
 

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+)
+
+// Hostile servers run against the real binary, headless, each beside an
+// honest server (the real server-filesystem) that must keep following grants.
+
+var (
+	hostileOnce sync.Once
+	hostileBin  string
+	hostileErr  error
+)
+
+func hostileServer(t testing.TB) string {
+	t.Helper()
+	hostileOnce.Do(func() {
+		hostileBin = filepath.Join(filepath.Dir(binary), "hostile")
+		out, err := exec.Command("go", "build", "-o", hostileBin, "./mcp/testdata/hostile").CombinedOutput()
+		if err != nil {
+			hostileErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if hostileErr != nil {
+		t.Fatalf("building the hostile server: %v", hostileErr)
+	}
+	return hostileBin
+}
+
+// hostileModes are the ways the hostile server misbehaves, with its flags.
+func hostileModes(pidfile string) map[string][]string {
+	return map[string][]string{
+		"giant":          {"-mode", "giant"},
+		"sampling-flood": {"-mode", "sampling-flood", "-n", "2000"},
+		"roots-flood":    {"-mode", "roots-flood"},
+		"notify-flood":   {"-mode", "notify-flood"},
+		"stderr-flood":   {"-mode", "stderr-flood", "-mb", "300"},
+		"no-handshake":   {"-mode", "no-handshake"},
+		"crash":          {"-mode", "crash"},
+		"escape":         {"-mode", "escape", "-pidfile", pidfile},
+		"bad-json":       {"-mode", "bad-json"},
+	}
+}
+
+// rssMB is the resident memory of process pid in MiB.
+func rssMB(t testing.TB, pid int) float64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// dirSize is the total size of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	// A zombie waiting to be reaped is not running.
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// expectHonest waits until the honest server was last sent exactly want,
+// and returns how long that took.
+func expectHonest(t *testing.T, state string, want ...string) time.Duration {
+	t.Helper()
+	began := time.Now()
+	slices.Sort(want)
+	waitFor(t, fmt.Sprintf("the honest server to be sent %q", want), func() bool {
+		sent, _ := lastSent(liveStatus(t, state), "honest")
+		return slices.Equal(sent, want) || len(want) == 0 && len(sent) == 0
+	})
+	return time.Since(began)
+}
+
+func TestHostileServersDoNotHurtTheHonestOne(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups, /proc and setsid are exercised on Linux")
+	}
+	hostile := hostileServer(t)
+	honest := apptest.NPMServer(t, "mcp-server-filesystem")
+	state, tree := t.TempDir(), t.TempDir()
+	a, b := filepath.Join(tree, "a"), filepath.Join(tree, "b")
+	os.Mkdir(a, 0o755)
+	os.Mkdir(b, 0o755)
+	pidfile := filepath.Join(tree, "escaped.pid")
+	mustRun(t, state, "servers", "add", "honest", "--", honest)
+	for name, args := range hostileModes(pidfile) {
+		mustRun(t, state, append([]string{"servers", "add", "hostile-" + name, "--", hostile}, args...)...)
+	}
+	mustRun(t, state, "roots", "add", a, "--enable")
+	mustRun(t, state, "roots", "add", b, "--enable")
+	mustRun(t, state, "grant", "honest", a)
+	for name := range hostileModes(pidfile) {
+		mustRun(t, state, "grant", "hostile-"+name, a)
+	}
+
+	h := startHeadless(t, state)
+	ua, ub := app.URIFromPath(a), app.URIFromPath(b)
+	expectHonest(t, state, ua)
+	time.Sleep(5 * time.Second) // the floods run
+
+	mustRun(t, state, "grant", "honest", b)
+	took := expectHonest(t, state, ua, ub)
+	mustRun(t, state, "revoke", "honest", a)
+	took2 := expectHonest(t, state, ub)
+	t.Logf("beside the hostile set, the honest server followed a grant in %v and a revoke in %v (through the CLI and a 100 ms status poll)", took, took2)
+
+	rss := rssMB(t, h.cmd.Process.Pid)
+	size := dirSize(state)
+	t.Logf("headless RSS %.0f MiB, state folder %.1f MiB", rss, float64(size)/(1<<20))
+	if rss > 300 {
+		t.Errorf("headless uses %.0f MiB beside the hostile servers", rss)
+	}
+	// 10 servers' logs of at most 4 MiB each, the audit log and the state.
+	if size > 64<<20 {
+		t.Errorf("the state folder grew to %d MiB", size>>20)
+	}
+	data, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatalf("the escaping server never started its child: %v", err)
+	}
+	escaped, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+	if !alive(escaped) {
+		t.Fatal("the escaped child is not running; the test proves nothing")
+	}
+	var serverPIDs []int
+	for _, s := range liveStatus(t, state).Servers {
+		if s.Live != nil && s.Live.PID > 0 {
+			serverPIDs = append(serverPIDs, s.Live.PID)
+		}
+	}
+	if err := h.stop(); err != nil {
+		t.Fatalf("headless did not stop cleanly: %v", err)
+	}
+	if alive(escaped) {
+		t.Errorf("the child that escaped its server's process group (pid %d) outlived the app", escaped)
+	}
+	for _, pid := range serverPIDs {
+		if alive(pid) {
+			t.Errorf("server process %d outlived the app", pid)
+		}
+	}
+}
+
+// Killed with SIGKILL, the app cannot stop its servers; the kernel's
+// parent-death signal does, within seconds.
+func TestServersDieWithAKilledApp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("PR_SET_PDEATHSIG is Linux's")
+	}
+	hostile := hostileServer(t)
+	honest := apptest.NPMServer(t, "mcp-server-filesystem")
+	state := t.TempDir()
+	mustRun(t, state, "servers", "add", "honest", "--", honest)
+	// It ignores the end of its stdin: only the death signal ends it.
+	mustRun(t, state, "servers", "add", "plain", "--", hostile, "-mode", "honest", "-linger")
+	h := startHeadless(t, state)
+	var pids []int
+	waitFor(t, "both servers connected", func() bool {
+		pids = nil
+		for _, s := range liveStatus(t, state).Servers {
+			if s.Live != nil && s.Live.State == app.ServerConnected {
+				pids = append(pids, s.Live.PID)
+			}
+		}
+		return len(pids) == 2
+	})
+	h.cmd.Process.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("server %d outlived the killed app by 5 s", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// BenchmarkHostileSet compares headless Rootkeeper beside the hostile set
+// with the same app beside the honest server only: its memory after the
+// floods have run, and how long the honest server takes to be sent a new
+// grant (from the grant command's return to the status showing it, polled
+// every 5 ms). Run with -benchtime=5x.
+func BenchmarkHostileSet(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("Linux only")
+	}
+	for _, withHostile := range []bool{false, true} {
+		name := "honest-only"
+		if withHostile {
+			name = "with-hostile-set"
+		}
+		b.Run(name, func(b *testing.B) {
+			hostile := hostileServer(b)
+			honest := apptest.NPMServer(b, "mcp-server-filesystem")
+			state, tree := b.TempDir(), b.TempDir()
+			// keep stays granted, so that a revoke never empties the honest
+			// server's set (which restarts it) and only a's grant is timed.
+			a, keep := filepath.Join(tree, "a"), filepath.Join(tree, "keep")
+			os.Mkdir(a, 0o755)
+			os.Mkdir(keep, 0o755)
+			run := func(args ...string) {
+				cmd := exec.Command(binary, append([]string{"--state-dir", state}, args...)...)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%q: %v %s", args, err, out)
+				}
+			}
+			run("servers", "add", "honest", "--", honest)
+			if withHostile {
+				for mode, args := range hostileModes(filepath.Join(tree, "escaped.pid")) {
+					run(append([]string{"servers", "add", "hostile-" + mode, "--", hostile}, args...)...)
+				}
+			}
+			run("roots", "add", a, "--enable")
+			run("roots", "add", keep, "--enable")
+			run("grant", "honest", keep)
+			cmd := exec.Command(binary, "--state-dir", state, "headless")
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				cmd.Process.Signal(syscall.SIGTERM)
+				cmd.Wait()
+				if data, err := os.ReadFile(filepath.Join(tree, "escaped.pid")); err == nil {
+					pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
+			sent := func() []string {
+				out, err := exec.Command(binary, "--state-dir", state, "status", "--json").Output()
+				if err != nil {
+					return nil
+				}
+				var st struct {
+					Servers []struct {
+						Name string
+						Live *app.ServerStatus
+					}
+				}
+				json.Unmarshal(out, &st)
+				for _, s := range st.Servers {
+					if s.Name == "honest" && s.Live != nil && s.Live.State == app.ServerConnected {
+						return s.Live.LastSent
+					}
+				}
+				return nil
+			}
+			uk := app.URIFromPath(keep)
+			for !slices.Equal(sent(), []string{uk}) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(5 * time.Second) // the floods run
+			ua := app.URIFromPath(a)
+			var total time.Duration
+			b.ResetTimer()
+			for range b.N {
+				run("grant", "honest", a)
+				began := time.Now()
+				want := []string{ua, uk}
+				slices.Sort(want)
+				for !slices.Equal(sent(), want) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				total += time.Since(began)
+				run("revoke", "honest", a)
+				for !slices.Equal(sent(), []string{uk}) {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "grant-ms")
+			b.ReportMetric(rssMB(b, cmd.Process.Pid), "rss-MiB")
+		})
+	}
+}
