@@ -38,6 +38,14 @@ type resourcesDialog struct {
 	selected string // URI on display, "" when none
 	listSeq  int    // the latest list request; older answers are dropped
 	readSeq  int    // the latest read request
+	// A list in flight is not started again: changes that arrive meanwhile
+	// make one more list when it ends (relist), however many they are. The
+	// requests in flight are cancelled when the dialog closes (and a read
+	// when another starts).
+	listing    bool
+	relist     bool
+	listCancel context.CancelFunc
+	readCancel context.CancelFunc
 
 	filter  *widget.Entry
 	list    *widget.List
@@ -70,8 +78,8 @@ func (d *resourcesDialog) build() fyne.CanvasObject {
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			r := d.shown[i]
 			box := o.(*fyne.Container)
-			box.Objects[0].(*widget.Label).SetText(resourceTitle(r))
-			box.Objects[1].(*widget.Label).SetText(r.URI + "  ·  " + orNone(r.MIMEType))
+			box.Objects[0].(*widget.Label).SetText(app.SafeText(resourceTitle(r)))
+			box.Objects[1].(*widget.Label).SetText(app.SafeText(r.URI + "  ·  " + orNone(r.MIMEType)))
 		})
 	d.list.OnSelected = func(i widget.ListItemID) {
 		if i >= 0 && i < len(d.shown) {
@@ -111,6 +119,11 @@ func (d *resourcesDialog) Show(parent fyne.Window) {
 			d.stop()
 			d.stop = nil
 		}
+		for _, cancel := range []context.CancelFunc{d.listCancel, d.readCancel} {
+			if cancel != nil {
+				cancel()
+			}
+		}
 	})
 	d.dlg.Show()
 	d.load()
@@ -129,17 +142,30 @@ func (d *resourcesDialog) changed(uri string) {
 	}
 }
 
-// load lists the server's resources off the UI goroutine.
+// load lists the server's resources off the UI goroutine, or, when a list
+// is in flight, asks for one more when it ends.
 func (d *resourcesDialog) load() {
+	if d.listing {
+		d.relist = true
+		return
+	}
+	d.listing = true
 	d.listSeq++
 	seq := d.listSeq
 	d.status.SetText("Loading the list…")
 	b, server := d.Browser, d.Server
+	ctx, cancel := context.WithTimeout(context.Background(), resourcesTimeout)
+	d.listCancel = cancel
 	d.u.async(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), resourcesTimeout)
-		defer cancel()
 		list, err := b.ListResources(ctx, server)
 		d.u.do(func() {
+			cancel()
+			d.listing = false
+			if d.relist && d.stop != nil {
+				d.relist = false
+				d.load()
+				return
+			}
 			if seq != d.listSeq {
 				return
 			}
@@ -178,10 +204,14 @@ func (d *resourcesDialog) read(uri string) {
 	d.readSeq++
 	seq := d.readSeq
 	d.selected = uri
-	d.status.SetText("Reading " + uri + "…")
+	d.status.SetText("Reading " + app.SafeText(uri) + "…")
 	b, server := d.Browser, d.Server
+	if d.readCancel != nil {
+		d.readCancel() // the read it replaces is not wanted any more
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resourcesTimeout)
+	d.readCancel = cancel
 	d.u.async(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), resourcesTimeout)
 		defer cancel()
 		contents, err := b.ReadResource(ctx, server, uri)
 		d.u.do(func() {

@@ -223,3 +223,46 @@ func TestResourcesDialogListError(t *testing.T) {
 		t.Errorf("status %q, %d listed", d.status.Text, d.list.Length())
 	}
 }
+
+// ctxRecorder remembers the context of each list.
+type ctxRecorder struct {
+	*fakeResources
+	ctxs []context.Context
+}
+
+func (c *ctxRecorder) ListResources(ctx context.Context, server string) ([]app.ResourceInfo, error) {
+	c.ctxs = append(c.ctxs, ctx)
+	return c.fakeResources.ListResources(ctx, server)
+}
+
+// A storm of list_changed while a list is in flight makes one more list
+// when it ends, not one per event; closing the dialog cancels what is in
+// flight.
+func TestResourcesDialogFoldsListChangedStorms(t *testing.T) {
+	fr := &ctxRecorder{fakeResources: newFakeResources()}
+	f := newFixture(t, Options{Resources: fr}, nil)
+	var pending []func()
+	f.u.async = func(fn func()) { pending = append(pending, fn) } // held until the test runs them
+	d := newResourcesDialog(f.u, "docs", fr)
+	d.Show(f.win)
+	for range 100 {
+		fr.fire("docs", "")
+	}
+	if len(pending) != 1 {
+		t.Fatalf("%d lists started while one was in flight, want 1", len(pending))
+	}
+	pending[0]() // the first list ends: one more starts
+	if len(pending) != 2 {
+		t.Fatalf("after the storm, %d lists in all, want 2", len(pending))
+	}
+	pending[1]()
+	if fr.lists != 2 || len(d.all) != 3 {
+		t.Fatalf("lists %d, shown %d", fr.lists, len(d.all))
+	}
+	fr.fire("docs", "") // a third list starts, and is in flight when the dialog closes
+	d.dlg.Hide()
+	pending[2]()
+	if len(fr.ctxs) != 3 || fr.ctxs[2].Err() == nil {
+		t.Fatalf("the list in flight when the dialog closed was not cancelled (%d lists)", len(fr.ctxs))
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -43,37 +45,71 @@ func (d *samplingRequestDialog) Headline() string {
 	return d.Req.Server + " asks to use the language model. Review the request."
 }
 
+// Bounds of what a sampling dialog shows: a server's prompt can be 16 MiB,
+// and laying out that much text would freeze the window.
+const (
+	// shownChars is how much of one message (or the system prompt) is
+	// shown; the rest is counted, not drawn.
+	shownChars = 4000
+	// editableChars is the longest last message that may be edited; a
+	// longer one is shown cut and sent as it is, or rejected.
+	editableChars = 20000
+	// shownMessages is how many of the latest messages are shown.
+	shownMessages = 40
+)
+
+// samplingArmDelay is how long a sampling dialog's buttons stay disabled
+// after it appears, so that the second click of a double-click on the
+// previous dialog's Approve cannot land on the next queued request.
+var samplingArmDelay = 700 * time.Millisecond
+
 func (d *samplingRequestDialog) content() fyne.CanvasObject {
 	intro := widget.NewLabel(d.Req.Server + " asks the language model to answer the conversation below. " +
 		"Nothing is sent until you approve; you may edit the last message first.")
 	intro.Wrapping = fyne.TextWrapWord
+	// Everything in the body is the server's text, under headings of ours;
+	// the footer holds only Rootkeeper's words.
 	body := container.NewVBox()
 	if d.Req.SystemPrompt != "" {
 		body.Add(samplingHeading("System prompt"))
 		body.Add(wrapped(d.Req.SystemPrompt))
 	}
 	last := d.Req.LastUser()
+	first := max(0, len(d.Req.Messages)-shownMessages)
+	if first > 0 {
+		body.Add(wrapped(fmt.Sprintf("(%d earlier messages not shown)", first)))
+	}
 	d.edit = nil
-	for i, m := range d.Req.Messages {
+	for i := first; i < len(d.Req.Messages); i++ {
+		m := d.Req.Messages[i]
 		body.Add(samplingHeading(roleTitle(m.Role)))
-		if i == last {
+		if i == last && len(m.Text) <= editableChars {
 			d.edit = widget.NewMultiLineEntry()
 			d.edit.Wrapping = fyne.TextWrapWord
-			d.edit.SetText(m.Text)
+			d.edit.SetText(app.SafeLines(m.Text))
 			d.edit.SetMinRowsVisible(4)
 			body.Add(d.edit)
 			continue
 		}
 		body.Add(wrapped(m.Text))
 	}
+	if len(d.Req.ModelHints) > 0 || d.Req.IncludeContext != "" && d.Req.IncludeContext != "none" {
+		body.Add(samplingHeading("What the server asked for"))
+		var asked []string
+		if len(d.Req.ModelHints) > 0 {
+			asked = append(asked, "models: "+strings.Join(d.Req.ModelHints, ", "))
+		}
+		if d.Req.IncludeContext != "" && d.Req.IncludeContext != "none" {
+			asked = append(asked, "context from: "+d.Req.IncludeContext)
+		}
+		body.Add(wrapped(strings.Join(asked, "\n")))
+	}
 	scroll := container.NewVScroll(body)
 	scroll.SetMinSize(fyne.NewSize(600, min(body.MinSize().Height, 380)))
-	facts := []string{fmt.Sprintf("At most %d tokens.", d.Req.MaxTokens)}
-	if len(d.Req.ModelHints) > 0 {
-		facts = append(facts, "The server would like: "+strings.Join(d.Req.ModelHints, ", ")+" (Rootkeeper uses the configured model).")
-	}
-	if d.Req.IncludeContext != "" && d.Req.IncludeContext != "none" {
-		facts = append(facts, "It asked for context from "+d.Req.IncludeContext+"; none is included.")
+	facts := []string{fmt.Sprintf("At most %d tokens.", d.Req.MaxTokens),
+		"Rootkeeper uses the configured model and includes no context from other servers."}
+	if last >= 0 && d.edit == nil {
+		facts = append(facts, "The last message is too long to edit here: approve sends it as it is.")
 	}
 	foot := widget.NewLabel(strings.Join(facts, " "))
 	foot.TextStyle.Italic = true
@@ -95,7 +131,9 @@ func (d *samplingRequestDialog) doApprove() {
 	}
 	req := d.Req
 	req.Messages = append([]app.SamplingMessage(nil), d.Req.Messages...)
-	if i := req.LastUser(); i >= 0 && d.edit != nil {
+	if i := req.LastUser(); i >= 0 && d.edit != nil && d.edit.Text != app.SafeLines(d.Req.Messages[i].Text) {
+		// Edited: the person's text goes. Untouched: the server's own text
+		// goes as it was, not the escaped form shown.
 		req.Messages[i].Text = d.edit.Text
 	}
 	if d.OnApprove != nil {
@@ -134,7 +172,7 @@ func (d *samplingResultDialog) content() fyne.CanvasObject {
 	intro.Wrapping = fyne.TextWrapWord
 	d.text = widget.NewMultiLineEntry()
 	d.text.Wrapping = fyne.TextWrapWord
-	d.text.SetText(d.Res.Text)
+	d.text.SetText(d.Res.Text) // the model's answer: bounded by the token cap
 	d.text.SetMinRowsVisible(10)
 	foot := widget.NewLabel("")
 	if d.Res.StopReason != "" {
@@ -172,24 +210,43 @@ func (d *samplingResultDialog) doReject() {
 // answerOnce is what the two sampling dialogs share: the Fyne dialog, and
 // the rule that only the first answer counts (a double tap, or a tap after
 // the request was withdrawn, does nothing).
+//
+// Its buttons stay disabled for samplingArmDelay after it appears.
 type answerOnce struct {
-	dlg      *dialog.CustomDialog
+	dlg  *dialog.CustomDialog
+	body fyne.CanvasObject // what it shows, for tests
+	// after runs f on the UI goroutine once d has passed (ui.after).
+	after    func(d time.Duration, f func())
 	answered bool
+	armedAt  time.Time // answers before this are ignored
 }
 
 func (a *answerOnce) show(parent fyne.Window, title string, body fyne.CanvasObject, no, yes *widget.Button) {
-	a.dlg = dialog.NewCustomWithoutButtons(title, body, parent)
+	a.dlg, a.body = dialog.NewCustomWithoutButtons(title, body, parent), body
 	a.dlg.SetButtons([]fyne.CanvasObject{no, layout.NewSpacer(), yes})
 	a.dlg.Resize(fyne.NewSize(680, 0))
+	a.armedAt = time.Now().Add(samplingArmDelay)
+	if samplingArmDelay > 0 && a.after != nil {
+		no.Disable()
+		yes.Disable()
+		a.after(samplingArmDelay, func() {
+			no.Enable()
+			yes.Enable()
+		})
+	}
 	a.dlg.Show()
 }
 
 // Hide closes the dialog without an answer (the request was withdrawn).
-func (a *answerOnce) Hide() { a.answer() }
+func (a *answerOnce) Hide() {
+	a.armedAt = time.Time{}
+	a.answer()
+}
 
 // answer closes the dialog and reports whether this is the first answer.
+// A tap before the dialog is armed is no answer.
 func (a *answerOnce) answer() bool {
-	if a.answered {
+	if a.answered || time.Now().Before(a.armedAt) {
 		return false
 	}
 	a.answered = true
@@ -205,8 +262,17 @@ func samplingHeading(s string) fyne.CanvasObject {
 	return l
 }
 
+// wrapped shows a server's text, at most shownChars of it, with control
+// and invisible characters neutralised.
 func wrapped(s string) fyne.CanvasObject {
-	l := widget.NewLabel(s)
+	if len(s) > shownChars {
+		cut := shownChars
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s… (%d more characters not shown)", s[:cut], len(s)-cut)
+	}
+	l := widget.NewLabel(app.SafeLines(s))
 	l.Wrapping = fyne.TextWrapWord
 	return l
 }
@@ -237,6 +303,7 @@ type reviewAnswer[T any] struct {
 func (r *samplingReviewer) ReviewRequest(ctx context.Context, req app.SamplingRequest) (app.SamplingRequest, bool, error) {
 	ch := make(chan reviewAnswer[app.SamplingRequest], 1)
 	d := &samplingRequestDialog{Req: req}
+	d.after = r.u.after
 	d.OnApprove = func(e app.SamplingRequest) { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingRequest]{e, true} }
 	d.OnReject = func() { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingRequest]{} }
 	a, err := wait(ctx, r, d, ch)
@@ -246,6 +313,7 @@ func (r *samplingReviewer) ReviewRequest(ctx context.Context, req app.SamplingRe
 func (r *samplingReviewer) ReviewResult(ctx context.Context, req app.SamplingRequest, res app.SamplingResult) (app.SamplingResult, bool, error) {
 	ch := make(chan reviewAnswer[app.SamplingResult], 1)
 	d := &samplingResultDialog{Req: req, Res: res}
+	d.after = r.u.after
 	d.OnSend = func(e app.SamplingResult) { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingResult]{e, true} }
 	d.OnReject = func() { r.u.samplingDone(d); ch <- reviewAnswer[app.SamplingResult]{} }
 	a, err := wait(ctx, r, d, ch)
@@ -273,6 +341,11 @@ func wait[T any](ctx context.Context, r *samplingReviewer, p samplingPrompt, ch 
 	case <-r.quit:
 		return reviewAnswer[T]{}, nil
 	}
+}
+
+// after runs f on the UI goroutine once d has passed.
+func (u *ui) after(d time.Duration, f func()) {
+	time.AfterFunc(d, func() { u.do(f) })
 }
 
 // queueSampling adds p to the sampling queue and shows it if nothing else
