@@ -1,0 +1,129 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tinyDisk mounts a tmpfs of size bytes and returns it, mode 0700; it is
+// unmounted when the test ends. Only root may mount, and CI runs as root.
+func tinyDisk(t *testing.T, size string) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// fill writes to dir until the disk is full.
+func fill(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling: %v", err)
+			}
+			return
+		}
+	}
+}
+
+// With the disk full, a decision that cannot be saved fails, says why, and
+// changes nothing: the file is intact and the published state is the saved
+// one, so nothing is exposed that the file does not hold.
+func TestDiskFullLosesNothingAndExposesNothing(t *testing.T) {
+	dir := tinyDisk(t, "256k")
+	store, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := t.TempDir(), t.TempDir()
+	if err := core.Update(func(s *State) error {
+		s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "srv"})
+		s.AddRoot(Root{Path: r1, Enabled: true})
+		s.AddRoot(Root{Path: r2, Enabled: true})
+		return s.Decide(Decision{Server: "fs", Root: r1, Verdict: Allow})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	core.SetHealth(r1, Health{Status: HealthOK})
+	core.SetHealth(r2, Health{Status: HealthOK})
+	before, _ := os.ReadFile(store.Path())
+	fill(t, dir)
+
+	err = core.Update(func(s *State) error { return s.Decide(Decision{Server: "fs", Root: r2, Verdict: Allow}) })
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("saving on a full disk: %v, want ENOSPC", err)
+	}
+	after, _ := os.ReadFile(store.Path())
+	if !bytes.Equal(before, after) {
+		t.Fatal("the state file changed on a failed save")
+	}
+	if got := VisiblePaths(core.Snapshot(), "fs"); !slices.Equal(got, []string{r1}) {
+		t.Fatalf("after the failed save fs sees %q, want only the saved %q", got, r1)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+	if len(matches) != 0 {
+		t.Errorf("temp files left on the full disk: %q", matches)
+	}
+	// Room again: the same decision saves.
+	os.Remove(filepath.Join(dir, "filler"))
+	if err := core.Update(func(s *State) error { return s.Decide(Decision{Server: "fs", Root: r2, Verdict: Allow}) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The state file edited to nonsense while the app runs: it is moved aside,
+// every server sees nothing, and the person is told.
+func TestNonsenseWrittenUnderTheRunningApp(t *testing.T) {
+	dir := t.TempDir()
+	store, _ := OpenStore(dir)
+	core, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := t.TempDir()
+	core.Update(func(s *State) error {
+		s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "srv"})
+		s.AddRoot(Root{Path: r, Enabled: true})
+		return s.Decide(Decision{Server: "fs", Root: r, Verdict: Allow})
+	})
+	core.SetHealth(r, Health{Status: HealthOK})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go core.Run(ctx)
+	time.Sleep(100 * time.Millisecond) // the watcher is set up
+	if err := os.WriteFile(store.Path(), []byte("{\"version\": 1, \"decisions\": [{\"server\": \"fs\", \"root\": "), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(VisiblePaths(core.Snapshot(), "fs")) != 0 || core.Snapshot().Notices[NoticeCorrupt] == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("after nonsense: fs sees %q, notice %q", VisiblePaths(core.Snapshot(), "fs"), core.Snapshot().Notices[NoticeCorrupt])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
