@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,26 +21,7 @@ import (
 // Hostile servers run against the real binary, headless, each beside an
 // honest server (the real server-filesystem) that must keep following grants.
 
-var (
-	hostileOnce sync.Once
-	hostileBin  string
-	hostileErr  error
-)
-
-func hostileServer(t testing.TB) string {
-	t.Helper()
-	hostileOnce.Do(func() {
-		hostileBin = filepath.Join(filepath.Dir(binary), "hostile")
-		out, err := exec.Command("go", "build", "-o", hostileBin, "./mcp/testdata/hostile").CombinedOutput()
-		if err != nil {
-			hostileErr = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	if hostileErr != nil {
-		t.Fatalf("building the hostile server: %v", hostileErr)
-	}
-	return hostileBin
-}
+func hostileServer(t testing.TB) string { return apptest.Program(t, "mcp/testdata/hostile") }
 
 // hostileModes are the ways the hostile server misbehaves, with its flags.
 func hostileModes(pidfile string) map[string][]string {

@@ -35,20 +35,7 @@ func safeText(s string, keepLines bool) string {
 			continue
 		}
 		i += size
-		switch {
-		case keepLines && (r == '\n' || r == '\t'):
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x80 && unsafeRune(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafeRune(r):
-			writeRuneEscape(&b, r)
-		default:
+		if keepLines && (r == '\n' || r == '\t') || !writeEscape(&b, r) {
 			b.WriteRune(r)
 		}
 	}
@@ -118,23 +105,34 @@ func ShellQuote(s string) string {
 		case r == '\'' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x80 && unsafeRune(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafeRune(r):
-			writeRuneEscape(&b, r)
-		default:
+		case !writeEscape(&b, r):
 			b.WriteRune(r)
 		}
 		i += size
 	}
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// writeEscape writes the escape of r if r must not appear as it is (a
+// newline, tab or carriage return, or what unsafeRune names) and reports
+// whether it did. The escapes are those of Go and of bash's $'...'.
+func writeEscape(b *strings.Builder, r rune) bool {
+	switch {
+	case r == '\n':
+		b.WriteString(`\n`)
+	case r == '\r':
+		b.WriteString(`\r`)
+	case r == '\t':
+		b.WriteString(`\t`)
+	case r < 0x80 && unsafeRune(r):
+		fmt.Fprintf(b, `\x%02x`, r)
+	case unsafeRune(r):
+		writeRuneEscape(b, r)
+	default:
+		return false
+	}
+	return true
 }
 
 // writeRuneEscape writes r as \uXXXX, or \UXXXXXXXX beyond the BMP (the

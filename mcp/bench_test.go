@@ -2,15 +2,12 @@ package mcp
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // BenchmarkGrantToServer measures, for 1 and 50 stdio servers, the time from
@@ -121,27 +118,5 @@ func benchGrant(b *testing.B, kind string, n int) {
 	b.ReportMetric(0, "ns/op")
 }
 
-var (
-	rawOnce sync.Once
-	rawBin  string
-	rawErr  error
-	rawOut  []byte
-)
-
 // rawServer builds testdata/rawserver once.
-func rawServer(t testing.TB) string {
-	t.Helper()
-	rawOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "rawserver")
-		if err != nil {
-			rawErr = err
-			return
-		}
-		rawBin = filepath.Join(dir, "rawserver")
-		rawOut, rawErr = exec.Command("go", "build", "-o", rawBin, "./testdata/rawserver").CombinedOutput()
-	})
-	if rawErr != nil {
-		t.Fatalf("building the raw test server: %v\n%s", rawErr, rawOut)
-	}
-	return rawBin
-}
+func rawServer(t testing.TB) string { return apptest.Program(t, "mcp/testdata/rawserver") }

@@ -7,42 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"rootkeeper/app"
-)
-
-var (
-	hostileOnce sync.Once
-	hostileBin  string
-	hostileErr  error
+	"rootkeeper/app/apptest"
 )
 
 // hostileServer builds testdata/hostile once and returns the binary.
-func hostileServer(t testing.TB) string {
-	t.Helper()
-	hostileOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hostile")
-		if err != nil {
-			hostileErr = err
-			return
-		}
-		hostileBin = filepath.Join(dir, "hostile")
-		if out, err := exec.Command("go", "build", "-o", hostileBin, "./testdata/hostile").CombinedOutput(); err != nil {
-			hostileErr = errors.New(string(out))
-		}
-	})
-	if hostileErr != nil {
-		t.Fatalf("building the hostile server: %v", hostileErr)
-	}
-	return hostileBin
-}
+func hostileServer(t testing.TB) string { return apptest.Program(t, "mcp/testdata/hostile") }
 
 func TestGateBoundsRateAndInFlight(t *testing.T) {
 	g := newGate(2, 1, 3)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,39 +14,11 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
-
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildOut  []byte
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
 
 // rootServer builds testdata/rootserver once and returns the binary.
-func rootServer(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "rootserver")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "rootserver"), "./testdata/rootserver")
-		buildOut, buildErr = cmd.CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("building the test server: %v\n%s", buildErr, buildOut)
-	}
-	return filepath.Join(buildDir, "rootserver")
-}
+func rootServer(t testing.TB) string { return apptest.Program(t, "mcp/testdata/rootserver") }
 
 // report is a line a rootserver sent.
 type report struct {

@@ -4,8 +4,12 @@
 package apptest
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"rootkeeper/app"
@@ -77,4 +81,41 @@ func Share(s *app.State, server string, roots ...app.Root) error {
 		}
 	}
 	return nil
+}
+
+type build struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+var builds sync.Map // module-relative package path -> *build
+
+// Program builds the test program at pkg (a path from the module root,
+// such as "mcp/testdata/hostile") once per test process and returns the
+// binary. The binaries live in a folder of the system's temp folder shared
+// by the test processes of one checkout; go build's cache keeps rebuilding
+// cheap.
+func Program(t testing.TB, pkg string) string {
+	t.Helper()
+	root := ModuleRoot(t)
+	v, _ := builds.LoadOrStore(pkg, &build{})
+	b := v.(*build)
+	b.once.Do(func() {
+		sum := sha256.Sum256([]byte(root))
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("rootkeeper-testbin-%x", sum[:6]))
+		if b.err = os.MkdirAll(dir, 0o755); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.bin, "./"+pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("building the test program: %v", b.err)
+	}
+	return b.bin
 }
