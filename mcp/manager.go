@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -264,9 +266,38 @@ func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
 			defer m.mu.Unlock()
 			if m.adapters[name] == nil {
 				m.core.ClearServerStatus(name)
+				m.removeLogs(name)
 			}
 		}()
 	}
+}
+
+// removeLogs deletes the stderr logs of a server that was removed, so that
+// the state folder holds at most (LogKeep+1) × LogMaxSize per configured
+// server, however many came and went.
+func (m *Manager) removeLogs(name string) {
+	p := m.logPath(name)
+	if p == "" {
+		return
+	}
+	matches, _ := filepath.Glob(globEscape(p) + "*")
+	for _, f := range matches {
+		if f == p || strings.HasPrefix(f, p+".") {
+			os.Remove(f)
+		}
+	}
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func (m *Manager) adapter(name string) *adapter {
