@@ -19,6 +19,9 @@ const (
 	SourceMarker   Source = "marker"   // found by a project marker file
 	SourcePicked   Source = "picked"   // picked by hand (folder picker or `roots add`)
 	SourceImported Source = "imported" // imported from another host's config
+	// SourceRequested roots were asked for (by a host or a command line)
+	// and then granted.
+	SourceRequested Source = "requested"
 )
 
 // Who made a decision.
@@ -99,6 +102,9 @@ type Server struct {
 	RootsMode RootsMode `json:"rootsMode,omitempty"`
 	// Sampling defaults to SamplingReview when empty.
 	Sampling SamplingMode `json:"sampling,omitempty"`
+	// HostRoots says what a bridged session makes of its host's folders;
+	// HostRootsRequest when empty.
+	HostRoots HostRootsMode `json:"hostRoots,omitempty"`
 }
 
 // Mode returns the server's roots mode, RootsProtocol when unset.
@@ -156,6 +162,8 @@ type State struct {
 	// PrivateEnv names environment variables of the app that no server
 	// gets (see ServerEnv).
 	PrivateEnv []string `json:"privateEnv,omitempty"`
+	// Requests are folders asked for and not yet decided (see Request).
+	Requests []Request `json:"requests,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

@@ -31,6 +31,7 @@ func (s State) Clone() State {
 	c.Decisions = slices.Clone(s.Decisions)
 	c.SearchFolders = slices.Clone(s.SearchFolders)
 	c.PrivateEnv = slices.Clone(s.PrivateEnv)
+	c.Requests = slices.Clone(s.Requests)
 	c.Servers = make([]Server, len(s.Servers))
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
@@ -166,6 +167,7 @@ func (s *State) RemoveServer(name string) error {
 	}
 	s.Servers = slices.Delete(s.Servers, i, i+1)
 	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == name })
+	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool { return r.Server == name })
 	return nil
 }
 
@@ -191,6 +193,7 @@ func (s *State) Decide(d Decision) error {
 		d.At = time.Now().UTC()
 	}
 	s.Revoke(d.Server, d.Root)
+	s.dropRequest(d.Server, d.Root) // decided: no longer a question
 	s.Decisions = append(s.Decisions, d)
 	slices.SortFunc(s.Decisions, func(a, b Decision) int {
 		if c := compareStrings(a.Server, b.Server); c != 0 {
@@ -236,6 +239,11 @@ func ValidateServer(srv Server) error {
 	case SamplingReview, SamplingOff:
 	default:
 		return inputErrorf("invalid sampling mode %q for server %q (want review or off)", srv.Sampling, srv.Name)
+	}
+	switch srv.HostRootsMode() {
+	case HostRootsRequest, HostRootsFollow:
+	default:
+		return inputErrorf("invalid host-roots mode %q for server %q (want request or follow)", srv.HostRoots, srv.Name)
 	}
 	switch srv.Type {
 	case TransportStdio:

@@ -57,8 +57,8 @@ With no verb, opens the window and the tray icon.
   roots add PATH [--name N] [--enable]
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] -- COMMAND [ARG...]
-  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] -- COMMAND [ARG...]
+  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME
   import FILE|- [--replace]         add servers from an mcpServers JSON config
@@ -76,6 +76,9 @@ With no verb, opens the window and the tray icon.
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
 
 Roots modes: protocol (default), args, env, off.
+Host roots (H, for bridged servers): request (default: the host's folders are
+requests to decide) or follow (a session sees its allowed folders narrowed to
+the host's).
 Sampling (S): review (default: a person reviews each request in the window;
 headless, requests are rejected) or off (not offered to the server).
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input.

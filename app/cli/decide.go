@@ -25,12 +25,24 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 		if _, ok := s.Server(pos[0]); !ok {
 			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
 		}
+		d := app.Decision{Server: pos[0], Verdict: verdict, Scope: scope, By: app.ByCommandLine}
+		// A folder asked for (by a host, or on the server's command line)
+		// is decided like a root; granting it makes it one.
+		if req, ok := requestFor(s, pos[0], pos[1], c.env.Cwd); ok {
+			d.Root = req.Path
+			if err := s.DecideRequest(d); err != nil {
+				return err
+			}
+			root, _ = s.Root(req.Path)
+			return nil
+		}
 		r, err := findRoot(s, pos[1], c.env.Cwd)
 		if err != nil {
 			return err
 		}
 		root = r
-		return s.Decide(app.Decision{Server: pos[0], Root: r.Path, Verdict: verdict, Scope: scope, By: app.ByCommandLine})
+		d.Root = r.Path
+		return s.Decide(d)
 	})
 	if err != nil {
 		return err
@@ -46,6 +58,22 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 		c.warnCovered(pos[0], root.Path)
 	}
 	return nil
+}
+
+// requestFor finds server's open request for the folder ref names (a path,
+// relative to cwd; symlinks resolved when the folder exists).
+func requestFor(s *app.State, server, ref, cwd string) (app.Request, bool) {
+	canon, display, err := app.CanonicalPath(ref, cwd)
+	if err != nil {
+		if display == "" {
+			return app.Request{}, false
+		}
+		canon = display
+	}
+	if r, ok := s.Request(server, canon); ok {
+		return r, true
+	}
+	return s.Request(server, display)
 }
 
 // warnCovered says when server still sees path through a wider root it is

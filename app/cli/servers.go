@@ -49,6 +49,7 @@ func (c *command) serversAdd(args []string) error {
 	cwd := f.String("cwd")
 	mode := f.String("roots-mode")
 	sampling := f.String("sampling")
+	hostRoots := f.String("host-roots")
 	pos, command, err := f.parse(args)
 	if err != nil {
 		return err
@@ -56,7 +57,7 @@ func (c *command) serversAdd(args []string) error {
 	if err := exactly("servers add", pos, "NAME"); err != nil {
 		return err
 	}
-	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling)}
+	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots)}
 	switch {
 	case *url != "" && len(command) > 0:
 		return usagef("give either --url or -- COMMAND for server %q, not both", srv.Name)

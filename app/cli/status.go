@@ -34,6 +34,9 @@ type ServerView struct {
 	Visible []RootRef `json:"visible"`
 	// Pending are enabled roots with no decision for this server.
 	Pending []RootRef `json:"pending"`
+	// Requests are folders asked for this server (by a host, or on its
+	// command line) and not decided yet; none is visible.
+	Requests []app.Request `json:"requests"`
 	// Live is the connection status from the running app (nil otherwise).
 	Live *app.ServerStatus `json:"live,omitempty"`
 }
@@ -57,7 +60,11 @@ func BuildStatus(snap *app.Snapshot, running bool) Status {
 		st.Notices["decisions"] = strings.Join(bad, "; ")
 	}
 	for _, srv := range snap.State.Servers {
-		v := ServerView{Name: srv.Name, Type: srv.Type, RootsMode: string(srv.Mode()), Visible: refs(app.Visible(snap, srv.Name)), Pending: refs(app.Pending(snap, srv.Name))}
+		v := ServerView{Name: srv.Name, Type: srv.Type, RootsMode: string(srv.Mode()), Visible: refs(app.Visible(snap, srv.Name)),
+			Pending: refs(app.Pending(snap, srv.Name)), Requests: snap.State.RequestsFor(srv.Name)}
+		if v.Requests == nil {
+			v.Requests = []app.Request{}
+		}
 		if live, ok := snap.Servers[srv.Name]; ok {
 			v.Live = &live
 		}
@@ -170,6 +177,9 @@ func (c *command) printStatus(st Status) {
 		}
 		for _, r := range s.Pending {
 			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+		}
+		for _, r := range s.Requests {
+			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
 		}
 	}
 }
