@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,35 +49,22 @@ func errRootsUnavailable(reason string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeInternalError, Message: "Internal error: roots unavailable", Data: data}
 }
 
-// rootsFor computes the roots server may see now, or the JSON-RPC error to
-// answer instead. It never returns a partial list.
-func (m *Manager) rootsFor(a *adapter) (roots []app.Root, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.log.Error("computing roots panicked", "server", a.cfg.Name, "panic", r)
-			roots, err = nil, errRootsUnavailable(fmt.Sprint("computing the visible roots failed: ", r))
-		}
-	}()
+// rootsFor computes the roots the adapter's server may see now, or the
+// JSON-RPC error to answer instead (RootsAnswer).
+func (m *Manager) rootsFor(a *adapter) ([]app.Root, *jsonrpc.Error) {
 	if a.mode != app.RootsProtocol {
 		return nil, ErrRootsNotSupported()
 	}
-	snap := m.core.Snapshot()
-	if snap == nil {
-		return nil, errRootsUnavailable("no state")
+	roots, err := RootsAnswer(m.core.Snapshot(), a.cfg.Name, m.visible)
+	if err != nil && err.Code == CodeInternalError {
+		m.log.Error("cannot compute roots", "server", a.cfg.Name, "error", err.Message)
 	}
-	srv, ok := snap.State.Server(a.cfg.Name)
-	if !ok {
-		return nil, errRootsUnavailable(fmt.Sprintf("server %q is no longer configured", a.cfg.Name))
-	}
-	if srv.Mode() != app.RootsProtocol {
-		return nil, ErrRootsNotSupported()
-	}
-	return m.visible(snap, a.cfg.Name), nil
+	return roots, err
 }
 
-// answerRoots is the one place a server's roots are answered, whether it
-// sent roots/list or embedded the request in a result (via says which). It
-// records the answer in the audit log and the status.
+// answerRoots is the one place a managed server's roots are answered,
+// whether it sent roots/list or embedded the request in a result (via says
+// which). It records the answer in the audit log and the status.
 func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRootsResult, error) {
 	// The session's version is known once Connect has returned; reading
 	// cs.InitializeResult here would race with Connect.
@@ -92,25 +78,13 @@ func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRoots
 	}
 	a.mu.Unlock()
 	roots, err := a.m.rootsFor(a)
-	e := audit.Entry{Time: time.Now().UTC(), Server: a.cfg.Name, ProtocolVersion: version, Via: via}
+	e := AnswerEntry(a.cfg.Name, version, via, roots, err)
+	a.m.writeAudit(e)
 	if err != nil {
-		if werr, ok := err.(*jsonrpc.Error); ok {
-			e.Error = fmt.Sprintf("%d %s", werr.Code, werr.Message)
-		} else {
-			e.Error = err.Error()
-		}
-		a.m.writeAudit(e)
 		return nil, err
 	}
-	out := &sdk.ListRootsResult{Roots: make([]*sdk.Root, len(roots))}
-	e.Roots = make([]string, len(roots))
-	for i, r := range roots {
-		out.Roots[i] = &sdk.Root{URI: r.URI(), Name: r.Name}
-		e.Roots[i] = out.Roots[i].URI
-	}
-	a.m.writeAudit(e)
 	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
-	return out, nil
+	return RootsResult(roots), nil
 }
 
 func (m *Manager) writeAudit(e audit.Entry) {
