@@ -204,3 +204,15 @@ func VisibleFor(snap *Snapshot, server string, hostRoots []string) []Root {
 	slices.SortFunc(out, func(a, b Root) int { return compareStrings(a.Path, b.Path) })
 	return out
 }
+
+// WithoutUntilQuit is snap with the decisions scoped until quit taken out:
+// what holds when no app is running (such decisions end when the app that
+// they were made in quits).
+func WithoutUntilQuit(snap *Snapshot) *Snapshot {
+	if !slices.ContainsFunc(snap.State.Decisions, func(d Decision) bool { return d.Scope == UntilQuit }) {
+		return snap
+	}
+	c := *snap
+	c.State.Decisions = slices.DeleteFunc(slices.Clone(snap.State.Decisions), func(d Decision) bool { return d.Scope == UntilQuit })
+	return &c
+}

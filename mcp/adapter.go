@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -502,24 +503,8 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	}
 	switch srv.Type {
 	case app.TransportStdio:
-		args := slices.Clone(srv.Args)
-		env := srv.Env
 		snap := a.m.core.Snapshot()
-		var paths []string
-		switch a.mode {
-		case app.RootsArgs, app.RootsEnv:
-			paths = app.VisiblePaths(snap, srv.Name)
-			if a.mode == app.RootsArgs {
-				args = append(args, paths...)
-			} else {
-				env = maps.Clone(srv.Env)
-				if env == nil {
-					env = map[string]string{}
-				}
-				env[app.RootsEnvVariable] = app.EncodeRootsEnv(paths)
-			}
-		}
-		cmd := newCommand(srv.Command, args, app.ServerEnv(os.Environ(), &snap.State, env), srv.Cwd)
+		cmd, paths := StdioCommand(srv, snap)
 		cmd.Stderr = a.stderrWriter()
 		// Let Wait return even if a grandchild keeps stderr open.
 		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
@@ -544,6 +529,32 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 		return &refusingTransport{inner: &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.URL, srv.Headers)}}}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("server %q: unknown transport type %q", srv.Name, srv.Type)
+}
+
+// StdioCommand is the command that starts stdio server srv under snap: its
+// command, arguments and working folder; the environment of app.ServerEnv;
+// in roots mode args or env, the visible paths (returned too) appended to
+// the arguments or in ROOTKEEPER_ROOTS; its own process group, and on Linux
+// the parent-death signal. The managed clients and the bridge start servers
+// with it.
+func StdioCommand(srv app.Server, snap *app.Snapshot) (*exec.Cmd, []string) {
+	args := slices.Clone(srv.Args)
+	env := srv.Env
+	var paths []string
+	switch srv.Mode() {
+	case app.RootsArgs, app.RootsEnv:
+		paths = app.VisiblePaths(snap, srv.Name)
+		if srv.Mode() == app.RootsArgs {
+			args = append(args, paths...)
+		} else {
+			env = maps.Clone(srv.Env)
+			if env == nil {
+				env = map[string]string{}
+			}
+			env[app.RootsEnvVariable] = app.EncodeRootsEnv(paths)
+		}
+	}
+	return newCommand(srv.Command, args, app.ServerEnv(os.Environ(), &snap.State, env), srv.Cwd), paths
 }
 
 // recordStartRoots notes the paths an args/env server was started with, in
