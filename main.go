@@ -11,9 +11,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,11 +26,13 @@ import (
 	"rootkeeper/app/cli"
 	"rootkeeper/app/control"
 	"rootkeeper/app/health"
+	"rootkeeper/app/logfile"
 	"rootkeeper/app/supervise"
 	"rootkeeper/detect"
 	"rootkeeper/gui"
 	"rootkeeper/gui/initlog"
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/bridge"
 	"rootkeeper/mcp/reap"
 )
 
@@ -49,6 +53,7 @@ func main() {
 		GUI:                  runGUI,
 		Headless:             runHeadless,
 		Audit:                audit.RunCommand,
+		Bridge:               runBridge,
 	})
 	stop()
 	os.Exit(code)
@@ -99,6 +104,28 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*service
 		return cli.BuildStatus(core.Snapshot(), true), nil
 	})
 	ctl.Handle("resources", cli.ResourcesHandler(rt.manager))
+	// Bridges started by hosts report their sessions here, every few
+	// seconds while they run.
+	ctl.Handle("bridge", func(_ context.Context, args json.RawMessage) (any, error) {
+		var s app.BridgeSession
+		if err := json.Unmarshal(args, &s); err != nil {
+			return nil, err
+		}
+		core.SeenBridge(s)
+		return "ok", nil
+	})
+	go func() {
+		t := time.NewTicker(app.BridgeTimeout / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				core.ExpireBridges(now.Add(-app.BridgeTimeout))
+			}
+		}
+	}()
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	for name, run := range map[string]func(context.Context) error{
 		"state watcher":   core.Run,
@@ -159,6 +186,11 @@ func runHeadless(ctx context.Context, store *app.Store) error {
 // ends what they left behind: descendants that escaped their process group.
 func (rt *services) stopAll(logger *slog.Logger) {
 	rt.wg.Wait()
+	// Decisions scoped until quit end now, for bridges that outlive the
+	// app too.
+	if err := rt.core.DropUntilQuit(); err != nil {
+		logger.Warn("cannot end the until-quit decisions", "err", err)
+	}
 	if n := reap.EndOrphans(2 * time.Second); n > 0 {
 		logger.Info("ended processes the servers left behind", "count", n)
 	}
@@ -199,4 +231,109 @@ func runGUI(ctx context.Context, store *app.Store) error {
 		return fmt.Errorf("gui: %w", err)
 	}
 	return nil
+}
+
+// runBridge is `rootkeeper bridge NAME`: it works from the state file alone
+// (watched, with its own access checks), and reports its session to the
+// app when one runs. Its log goes to the host's stderr, warnings only: a
+// host shows it to the person.
+func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Reader, stdout, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err := reap.BecomeSubreaper(); err != nil {
+		logger.Warn("cannot become a child subreaper", "err", err)
+	}
+	defer reap.EndOrphans(2 * time.Second)
+	core, err := app.NewCore(store)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	monitor := health.NewMonitor(core, health.Options{Logger: logger})
+	go supervised(ctx, core, logger, "state watcher", core.Run)
+	go supervised(ctx, core, logger, "health monitor", monitor.Run)
+	logs, err := logfile.Open(filepath.Join(store.Dir(), "logs", name+".log"), 0, 0)
+	if err != nil {
+		logger.Warn("cannot open the server log", "err", err)
+	}
+	var serverLog io.Writer
+	if logs != nil {
+		defer logs.Close()
+		serverLog = logs
+	}
+	auditLog := audit.NewLog(store.Dir())
+	defer auditLog.Close()
+	watch := newAppWatch(store.Dir())
+	go watch.report(ctx)
+	return bridge.Run(ctx, bridge.Options{
+		Core: core, Server: name,
+		HostIn: stdin, HostOut: stdout, Stderr: stderr, Log: serverLog,
+		Audit: auditLog, AppRunning: watch.running, Logger: logger,
+		OnSession: watch.session,
+	})
+}
+
+// appWatch tells a bridge whether the app runs (until-quit decisions count
+// only then) and reports the bridge's session to it.
+type appWatch struct {
+	dir string
+
+	mu      sync.Mutex
+	checked time.Time
+	up      bool
+	last    *app.BridgeSession
+	changed chan struct{}
+}
+
+func newAppWatch(dir string) *appWatch {
+	return &appWatch{dir: dir, changed: make(chan struct{}, 1)}
+}
+
+// running asks the app's control socket, at most once a second.
+func (w *appWatch) running() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(w.checked) < time.Second {
+		return w.up
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	w.up = control.Call(ctx, w.dir, "ping", nil, nil) == nil
+	w.checked = time.Now()
+	return w.up
+}
+
+// session notes the bridge's session; report sends it.
+func (w *appWatch) session(s app.BridgeSession) {
+	w.mu.Lock()
+	w.last = &s
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// report sends the session to the running app when it changes and every
+// few seconds, until ctx ends.
+func (w *appWatch) report(ctx context.Context) {
+	t := time.NewTicker(app.BridgeTimeout / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.changed:
+		case <-t.C:
+		}
+		w.mu.Lock()
+		s := w.last
+		w.mu.Unlock()
+		if s == nil || !w.running() {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		control.Call(cctx, w.dir, "bridge", s, nil)
+		cancel()
+	}
 }

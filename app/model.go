@@ -210,6 +210,9 @@ type Snapshot struct {
 	// Notices are things the person should know, by topic: a state file moved
 	// aside, folders watched by polling.
 	Notices map[string]string
+	// Bridges are the running bridge sessions (hosts' servers in the path),
+	// by session id. Empty outside a running app.
+	Bridges map[int]BridgeSession
 	// Seq increases with every published snapshot.
 	Seq uint64
 }

@@ -43,6 +43,9 @@ type Extensions struct {
 	Headless func(ctx context.Context, store *app.Store) error
 	// Audit prints the audit log: `audit [--server S] [--json]`.
 	Audit func(args []string, stateDir string, stdout io.Writer) error
+	// Bridge runs `bridge NAME`: relays between a host on stdin/stdout and
+	// server NAME until the host closes stdin.
+	Bridge func(ctx context.Context, store *app.Store, server string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 // Version is the program's version, set by main.
@@ -53,6 +56,8 @@ const usage = `usage: rootkeeper [--state-dir DIR] [VERB ...]
 With no verb, opens the window and the tray icon.
 
   headless                          run everything but the GUI until interrupted
+  bridge NAME                       for hosts: a stdio MCP server that starts server NAME
+                                    and relays to it, its roots coming from Rootkeeper
   scan [--json] [--depth N] [DIR...] find git repositories and projects
   roots add PATH [--name N] [--enable]
   roots list [--json]
@@ -192,6 +197,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.importServers(rest)
 	case "private-env":
 		return c.privateEnv(rest)
+	case "bridge":
+		return c.bridge(rest)
 	case "grant":
 		return c.decide("grant", rest, app.Allow)
 	case "deny":

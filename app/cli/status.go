@@ -23,6 +23,8 @@ type Status struct {
 	Paused  bool              `json:"paused"`
 	Notices map[string]string `json:"notices,omitempty"`
 	Servers []ServerView      `json:"servers"`
+	// Bridges are the running bridge sessions (from a running app only).
+	Bridges []app.BridgeSession `json:"bridges"`
 }
 
 // ServerView is one server in a Status.
@@ -51,7 +53,10 @@ type RootRef struct {
 // BuildStatus derives a Status from a snapshot. The running app calls it to
 // answer "status" on its control socket.
 func BuildStatus(snap *app.Snapshot, running bool) Status {
-	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}}
+	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
+	for _, id := range slices.Sorted(maps.Keys(snap.Bridges)) {
+		st.Bridges = append(st.Bridges, snap.Bridges[id])
+	}
 	if bad := app.ConflictingDecisions(&snap.State); len(bad) > 0 {
 		st.Notices = maps.Clone(st.Notices)
 		if st.Notices == nil {
@@ -180,6 +185,16 @@ func (c *command) printStatus(st Status) {
 		}
 		for _, r := range s.Requests {
 			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+		}
+		for _, b := range st.Bridges {
+			if b.Server != s.Name {
+				continue
+			}
+			host := strings.TrimSpace(b.Host + " " + b.HostVersion)
+			if host == "" {
+				host = "a host"
+			}
+			c.printf("  bridged for %s (protocol %s, pid %d), last sent %d root(s)\n", host, b.ProtocolVersion, b.PID, len(b.LastSent))
 		}
 	}
 }

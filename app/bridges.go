@@ -1,0 +1,59 @@
+package app
+
+import (
+	"maps"
+	"time"
+)
+
+// BridgeSession is what a running bridge (`rootkeeper bridge NAME`, started
+// by a host) shows of itself to the app: which host, which server, the
+// protocol version, the server's pid, the host's folders and what the
+// server was last sent.
+type BridgeSession struct {
+	// ID tells sessions apart: the bridge's own pid.
+	ID              int       `json:"id"`
+	Server          string    `json:"server"`
+	Host            string    `json:"host,omitempty"`
+	HostVersion     string    `json:"hostVersion,omitempty"`
+	ProtocolVersion string    `json:"protocolVersion,omitempty"`
+	PID             int       `json:"pid,omitempty"`
+	HostRoots       []string  `json:"hostRoots,omitempty"`
+	LastSent        []string  `json:"lastSent"`
+	LastSentAt      time.Time `json:"lastSentAt,omitzero"`
+	// Seen is when the app last heard from the bridge.
+	Seen time.Time `json:"seen"`
+}
+
+// BridgeTimeout is how long a bridge session stays listed without news
+// (bridges report every few seconds while they run).
+const BridgeTimeout = 15 * time.Second
+
+// SeenBridge records (or refreshes) a bridge session.
+func (c *Core) SeenBridge(s BridgeSession) {
+	s.Seen = time.Now().UTC()
+	c.publish(func(snap *Snapshot) bool {
+		snap.Bridges = maps.Clone(snap.Bridges)
+		if snap.Bridges == nil {
+			snap.Bridges = map[int]BridgeSession{}
+		}
+		snap.Bridges[s.ID] = s
+		return true
+	})
+}
+
+// ExpireBridges forgets the sessions not heard from since before.
+func (c *Core) ExpireBridges(before time.Time) {
+	c.publish(func(snap *Snapshot) bool {
+		changed := false
+		for id, s := range snap.Bridges {
+			if s.Seen.Before(before) {
+				if !changed {
+					snap.Bridges = maps.Clone(snap.Bridges)
+					changed = true
+				}
+				delete(snap.Bridges, id)
+			}
+		}
+		return changed
+	})
+}

@@ -1,0 +1,958 @@
+// Package bridge puts Rootkeeper in the path between an MCP host (Claude
+// Code, Claude Desktop, Cursor, VS Code...) and a server the host would
+// otherwise start itself. The host starts `rootkeeper bridge NAME`; the
+// bridge starts server NAME and relays every message both ways, unchanged,
+// except roots:
+//
+//	host ──stdin──> bridge ──stdin──> server
+//	host <─stdout── bridge <─stdout── server
+//	                  │  roots/list from the server: answered here (mcp.RootsAnswer)
+//	                  │  the host's roots capability: rewritten; its list_changed: swallowed
+//	                  │  roots/list to the host: its folders become requests (app.Request)
+//	                  │  input requests for roots (2026-07-28): fulfilled here
+//	                  └─ state file changes: notifications/roots/list_changed to the server
+//
+// It works from the state file alone (the app need not run): the caller
+// gives it an app.Core that watches the file, and it runs the health
+// monitor so that only checked folders are shared. Decisions scoped until
+// quit count only while an app is running.
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"rootkeeper/app"
+	"rootkeeper/app/audit"
+	"rootkeeper/mcp"
+)
+
+// Wire names the bridge looks for.
+const (
+	methodInitialize       = "initialize"
+	methodInitialized      = "notifications/initialized"
+	methodListRoots        = "roots/list"
+	methodRootsListChanged = "notifications/roots/list_changed"
+	metaCapabilities       = "io.modelcontextprotocol/clientCapabilities"
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	// ownIDPrefix marks the ids of the bridge's own requests to the host.
+	ownIDPrefix = "rootkeeper-bridge-"
+	// maxLine bounds one message; far above what hosts and servers send
+	// (large resources run to tens of MB) and below what would exhaust
+	// memory.
+	maxLine = 256 << 20
+	// maxHostRoots bounds how many of a host's folders are considered.
+	maxHostRoots = 100
+	// maxRounds bounds the input-request rounds of one request.
+	maxRounds = 10
+)
+
+// Options configure Run.
+type Options struct {
+	// Core holds the state; the caller runs its file watcher.
+	Core *app.Core
+	// Server is the configured server to bridge.
+	Server string
+	// HostIn and HostOut are the host's side (stdin and stdout).
+	HostIn  io.Reader
+	HostOut io.Writer
+	// Stderr is the host's stderr: the server's stderr is copied there, and
+	// to Log.
+	Stderr io.Writer
+	// Log receives the server's stderr too (logs/NAME.log); nil: none.
+	Log io.Writer
+	// Audit records every roots answer; nil: none.
+	Audit *audit.Log
+	// AppRunning reports whether the app is running, so that decisions
+	// scoped until quit count; nil: never.
+	AppRunning func() bool
+	// Logger receives the bridge's own log (to the host's stderr).
+	Logger *slog.Logger
+	// StopGrace is how long the server has to exit once its stdin is
+	// closed before its process group gets SIGTERM (default 2 s);
+	// KillAfter, after SIGTERM, SIGKILL (default 3 s).
+	StopGrace, KillAfter time.Duration
+	// OnSession, when set, is told about the session whenever what it shows
+	// changes (host, protocol version, pid, last roots sent).
+	OnSession func(Session)
+}
+
+// Session is what a bridge shows of itself.
+type Session = app.BridgeSession
+
+// bridge is one session: one host, one server process.
+type bridge struct {
+	o   Options
+	srv app.Server
+	log *slog.Logger
+
+	host   *lineWriter // to the host
+	server *lineWriter // to the server
+
+	nextID atomic.Int64
+
+	mu              sync.Mutex
+	hostRootsCap    bool     // the host declared roots
+	hostRoots       []string // the host's folders, canonical
+	ownPending      map[string]bool
+	pending         map[string]*pendingRequest // host requests that may get input requests, by id
+	stash           map[string]json.RawMessage // roots input responses held for a retry, by requestState
+	serverReady     bool                       // the server may be told of changes
+	session         Session
+	lastVisible     []string // what list_changed last reflected
+	lastVisibleInit bool
+}
+
+// pendingRequest is a host request that the server may answer with input
+// requests (2026-07-28): kept to re-send it with the roots answer.
+type pendingRequest struct {
+	method string
+	params json.RawMessage
+	rounds int
+}
+
+// Run bridges the host to server Options.Server until the host closes its
+// side (stdin EOF), the server exits, or ctx ends. It returns nil on a clean
+// end.
+func Run(ctx context.Context, o Options) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 2 * time.Second
+	}
+	if o.KillAfter <= 0 {
+		o.KillAfter = 3 * time.Second
+	}
+	if o.AppRunning == nil {
+		o.AppRunning = func() bool { return false }
+	}
+	snap := o.Core.Snapshot()
+	srv, ok := snap.State.Server(o.Server)
+	if !ok {
+		return &app.InputError{Msg: fmt.Sprintf("no server %q", o.Server)}
+	}
+	b := &bridge{
+		o: o, srv: srv, log: o.Logger.With("server", srv.Name),
+		host:       newLineWriter(o.HostOut),
+		ownPending: map[string]bool{},
+		pending:    map[string]*pendingRequest{},
+		stash:      map[string]json.RawMessage{},
+		session:    Session{ID: os.Getpid(), Server: srv.Name, LastSent: []string{}},
+	}
+	if srv.Type != app.TransportStdio {
+		return b.refuseAll(fmt.Errorf("rootkeeper bridge: server %q is %s; only stdio servers can be bridged yet", srv.Name, srv.Type))
+	}
+	cmd, _ := mcp.StdioCommand(srv, b.snapshot())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	stderr := []io.Writer{o.Stderr}
+	if o.Log != nil {
+		stderr = append(stderr, o.Log)
+	}
+	cmd.Stderr = io.MultiWriter(stderr...)
+	cmd.WaitDelay = o.StopGrace + o.KillAfter + time.Second
+	if err := cmd.Start(); err != nil {
+		return b.refuseAll(fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", srv.Name, cmd.Path, err))
+	}
+	b.server = newLineWriter(stdin)
+	b.mu.Lock()
+	b.session.PID = cmd.Process.Pid
+	b.mu.Unlock()
+	b.publish()
+	b.log.Info("bridging", "pid", cmd.Process.Pid, "command", srv.Command)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	serverDone := make(chan struct{})
+	go func() {
+		defer close(serverDone)
+		b.fromServer(stdout)
+	}()
+	hostDone := make(chan error, 1)
+	go func() { hostDone <- b.fromHost(o.HostIn) }()
+	go b.followState(ctx)
+
+	var result error
+	select {
+	case err := <-hostDone:
+		// The host is gone: let the server finish, then end it.
+		if err != nil {
+			b.log.Warn("reading from the host failed", "error", err)
+		}
+		stdin.Close()
+		stop(cmd, exited, o.StopGrace, o.KillAfter)
+	case err := <-exited:
+		if err != nil {
+			result = fmt.Errorf("server %q exited: %v", srv.Name, err)
+		}
+		<-serverDone
+	case <-ctx.Done():
+		stdin.Close()
+		stop(cmd, exited, o.StopGrace, o.KillAfter)
+	}
+	// Whatever the server left in its process group goes with it.
+	killGroup(cmd.Process.Pid, true)
+	return result
+}
+
+// stop waits for the server to exit after its stdin closed, then sends its
+// process group SIGTERM, then SIGKILL.
+func stop(cmd *exec.Cmd, exited <-chan error, grace, kill time.Duration) {
+	select {
+	case <-exited:
+		return
+	case <-time.After(grace):
+	}
+	killGroup(cmd.Process.Pid, false)
+	select {
+	case <-exited:
+	case <-time.After(kill):
+		killGroup(cmd.Process.Pid, true)
+		<-exited
+	}
+}
+
+// refuseAll answers every request of the host with err, until the host
+// closes its side: a host that cannot have its server at least learns why
+// (its initialize fails with a message naming the command).
+func (b *bridge) refuseAll(err error) error {
+	b.log.Error(err.Error())
+	r := newLineReader(b.o.HostIn)
+	for {
+		line, rerr := r.next()
+		if rerr != nil {
+			return err
+		}
+		for _, m := range splitBatch(line) {
+			var h header
+			if json.Unmarshal(m, &h) != nil || h.Method == "" || len(h.ID) == 0 {
+				continue
+			}
+			b.host.writeJSON(errorResponse(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: err.Error()}))
+		}
+	}
+}
+
+// header is the part of a message the bridge reads.
+type header struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+func (h header) isRequest() bool      { return h.Method != "" && len(h.ID) > 0 }
+func (h header) isNotification() bool { return h.Method != "" && len(h.ID) == 0 }
+func (h header) isResponse() bool     { return h.Method == "" && len(h.ID) > 0 }
+
+// snapshot is the state the rule is applied to: the core's, without the
+// until-quit decisions when no app is running.
+func (b *bridge) snapshot() *app.Snapshot {
+	snap := b.o.Core.Snapshot()
+	if !b.o.AppRunning() {
+		snap = app.WithoutUntilQuit(snap)
+	}
+	return snap
+}
+
+// visible is the one rule for this session.
+func (b *bridge) visible(snap *app.Snapshot, server string) []app.Root {
+	b.mu.Lock()
+	host := slices.Clone(b.hostRoots)
+	b.mu.Unlock()
+	return app.VisibleFor(snap, server, host)
+}
+
+// answerRoots answers the server's roots request, records it, and returns
+// the result or the error.
+func (b *bridge) answerRoots(via string) (*jsonrpc.Error, json.RawMessage) {
+	roots, jerr := mcp.RootsAnswer(b.snapshot(), b.srv.Name, b.visible)
+	b.mu.Lock()
+	version := b.session.ProtocolVersion
+	b.mu.Unlock()
+	e := mcp.AnswerEntry(b.srv.Name, version, via, roots, jerr)
+	if b.o.Audit != nil {
+		if err := b.o.Audit.Append(e); err != nil {
+			b.log.Error("cannot write the audit log", "error", err)
+		}
+	}
+	if jerr != nil {
+		return jerr, nil
+	}
+	b.mu.Lock()
+	b.session.LastSent, b.session.LastSentAt = e.Roots, e.Time
+	b.mu.Unlock()
+	b.publish()
+	data, _ := json.Marshal(mcp.RootsResult(roots))
+	return nil, data
+}
+
+func (b *bridge) publish() {
+	if b.o.OnSession == nil {
+		return
+	}
+	b.mu.Lock()
+	s := b.session
+	s.LastSent = slices.Clone(s.LastSent)
+	s.HostRoots = slices.Clone(b.hostRoots)
+	b.mu.Unlock()
+	b.o.OnSession(s)
+}
+
+// followState tells the server when its visible set changes.
+func (b *bridge) followState(ctx context.Context) {
+	sig, unsub := b.o.Core.Subscribe()
+	defer unsub()
+	tick := time.NewTicker(5 * time.Second) // the app may start or quit
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+		case <-tick.C:
+		}
+		b.notifyIfChanged()
+	}
+}
+
+// notifyIfChanged sends notifications/roots/list_changed to the server when
+// its visible set differs from what it was last told of.
+func (b *bridge) notifyIfChanged() {
+	if b.srv.Mode() != app.RootsProtocol {
+		return
+	}
+	var paths []string
+	for _, r := range b.visible(b.snapshot(), b.srv.Name) {
+		paths = append(paths, r.Path)
+	}
+	b.mu.Lock()
+	changed := !b.lastVisibleInit || !slices.Equal(paths, b.lastVisible)
+	b.lastVisible, b.lastVisibleInit = paths, true
+	ready := b.serverReady
+	b.mu.Unlock()
+	if changed && ready {
+		b.server.writeJSON(map[string]any{"jsonrpc": "2.0", "method": methodRootsListChanged})
+	}
+}
+
+// fromHost relays the host's messages to the server until EOF.
+func (b *bridge) fromHost(in io.Reader) error {
+	r := newLineReader(in)
+	for {
+		line, err := r.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if out := b.hostMessage(line); out != nil {
+			if err := b.server.write(out); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// hostMessage rewrites (or drops, returning nil) one line from the host.
+func (b *bridge) hostMessage(line []byte) []byte {
+	// Most messages need nothing: pass them without decoding them.
+	if !bytes.Contains(line, []byte(methodInitialize)) && !bytes.Contains(line, []byte("roots")) &&
+		!bytes.Contains(line, []byte(metaCapabilities)) && !bytes.Contains(line, []byte("inputResponses")) &&
+		!bytes.Contains(line, []byte(ownIDPrefix)) && !b.trackable(line) {
+		return line
+	}
+	return mapBatch(line, b.hostOne)
+}
+
+// trackable reports whether line may be a request whose result can carry
+// input requests (2026-07-28), which the bridge must remember.
+func (b *bridge) trackable(line []byte) bool {
+	return bytes.Contains(line, []byte(`"tools/call"`)) || bytes.Contains(line, []byte(`"prompts/get"`)) ||
+		bytes.Contains(line, []byte(`"resources/read"`))
+}
+
+// hostOne handles one message from the host; nil drops it.
+func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
+	var h header
+	if json.Unmarshal(raw, &h) != nil {
+		return raw // not ours to judge: the server answers it
+	}
+	switch {
+	case h.isResponse() && isOwnID(h.ID):
+		b.hostRootsAnswer(h)
+		return nil
+	case h.Method == methodRootsListChanged:
+		// The host's folders changed: ask for them again; the server is not
+		// told (its roots are Rootkeeper's).
+		b.askHostRoots()
+		return nil
+	case h.Method == methodInitialize:
+		return b.hostInitialize(raw, h)
+	case h.Method == methodInitialized:
+		b.mu.Lock()
+		b.serverReady = true
+		ask := b.hostRootsCap
+		b.mu.Unlock()
+		if ask {
+			defer b.askHostRoots()
+		}
+		b.notifyIfChanged() // records the baseline; nothing changed yet
+		return raw
+	}
+	if h.isRequest() {
+		raw = b.rewriteMeta(raw, h)
+		switch h.Method {
+		case "tools/call", "prompts/get", "resources/read":
+			raw = b.trackRequest(raw, h)
+		}
+	}
+	return raw
+}
+
+// hostInitialize remembers who the host is and whether it has roots, and
+// rewrites its roots capability to Rootkeeper's.
+func (b *bridge) hostInitialize(raw json.RawMessage, h header) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(h.Params, &p) != nil {
+		return raw
+	}
+	var info struct{ Name, Version string }
+	json.Unmarshal(p["clientInfo"], &info)
+	var version string
+	json.Unmarshal(p["protocolVersion"], &version)
+	caps, declared := b.rewriteCaps(p["capabilities"])
+	p["capabilities"] = caps
+	b.mu.Lock()
+	b.hostRootsCap = declared
+	b.session.Host, b.session.HostVersion = info.Name, info.Version
+	if b.session.ProtocolVersion == "" {
+		b.session.ProtocolVersion = version
+	}
+	b.mu.Unlock()
+	b.publish()
+	return replaceParams(raw, p)
+}
+
+// rewriteCaps returns the capabilities the server is shown: the host's,
+// with roots replaced by Rootkeeper's (listChanged; none for rootsMode off,
+// args or env), and whether the host declared roots.
+func (b *bridge) rewriteCaps(raw json.RawMessage) (json.RawMessage, bool) {
+	caps := map[string]json.RawMessage{}
+	if len(raw) > 0 && json.Unmarshal(raw, &caps) != nil {
+		caps = map[string]json.RawMessage{}
+	}
+	_, declared := caps["roots"]
+	delete(caps, "roots")
+	if b.srv.Mode() == app.RootsProtocol {
+		caps["roots"] = json.RawMessage(`{"listChanged":true}`)
+	}
+	out, _ := json.Marshal(caps)
+	return out, declared
+}
+
+// rewriteMeta rewrites the client capabilities a 2026-07-28 request carries
+// in its _meta, as for initialize.
+func (b *bridge) rewriteMeta(raw json.RawMessage, h header) json.RawMessage {
+	if !bytes.Contains(h.Params, []byte(metaCapabilities)) {
+		return raw
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(h.Params, &p) != nil {
+		return raw
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(p["_meta"], &meta) != nil || meta == nil {
+		return raw
+	}
+	caps, declared := b.rewriteCaps(meta[metaCapabilities])
+	meta[metaCapabilities] = caps
+	var version string
+	json.Unmarshal(meta[metaProtocolVersion], &version)
+	var info struct{ Name, Version string }
+	json.Unmarshal(meta[metaClientInfo], &info)
+	b.mu.Lock()
+	b.hostRootsCap = b.hostRootsCap || declared
+	if version != "" {
+		b.session.ProtocolVersion = version
+	}
+	if info.Name != "" {
+		b.session.Host, b.session.HostVersion = info.Name, info.Version
+	}
+	b.serverReady = true // stateless: there is no initialize to wait for
+	b.mu.Unlock()
+	p["_meta"], _ = json.Marshal(meta)
+	return replaceParams(raw, p)
+}
+
+// trackRequest remembers a request whose result may carry input requests,
+// and adds the roots answers held for its requestState (a retry after the
+// host answered the other input requests).
+func (b *bridge) trackRequest(raw json.RawMessage, h header) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(h.Params, &p) != nil {
+		return raw
+	}
+	var state string
+	json.Unmarshal(p["requestState"], &state)
+	b.mu.Lock()
+	held, ok := b.stash[state]
+	if ok {
+		delete(b.stash, state)
+	}
+	b.pending[string(h.ID)] = &pendingRequest{method: h.Method, params: h.Params}
+	b.mu.Unlock()
+	if !ok {
+		return raw
+	}
+	var responses map[string]json.RawMessage
+	json.Unmarshal(p["inputResponses"], &responses)
+	if responses == nil {
+		responses = map[string]json.RawMessage{}
+	}
+	var ours map[string]json.RawMessage
+	json.Unmarshal(held, &ours)
+	for id, r := range ours {
+		responses[id] = r
+	}
+	p["inputResponses"], _ = json.Marshal(responses)
+	out := replaceParams(raw, p)
+	var nh header
+	json.Unmarshal(out, &nh)
+	b.mu.Lock()
+	b.pending[string(h.ID)] = &pendingRequest{method: h.Method, params: nh.Params}
+	b.mu.Unlock()
+	return out
+}
+
+// askHostRoots sends roots/list to the host; its answer comes back through
+// hostRootsAnswer.
+func (b *bridge) askHostRoots() {
+	id := fmt.Sprintf("%s%d", ownIDPrefix, b.nextID.Add(1))
+	b.mu.Lock()
+	if len(b.ownPending) > 8 {
+		b.mu.Unlock()
+		return // a host that never answers does not collect questions
+	}
+	b.ownPending[id] = true
+	b.mu.Unlock()
+	b.host.writeJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": methodListRoots, "params": map[string]any{}})
+}
+
+func isOwnID(id json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(id, &s) == nil && strings.HasPrefix(s, ownIDPrefix)
+}
+
+// hostRootsAnswer takes the host's folders from its roots/list answer: each
+// becomes a request for the server (never shared by itself), and in
+// host-roots mode follow they narrow what the session sees.
+func (b *bridge) hostRootsAnswer(h header) {
+	var id string
+	json.Unmarshal(h.ID, &id)
+	b.mu.Lock()
+	delete(b.ownPending, id)
+	host := b.session.Host
+	if b.session.HostVersion != "" {
+		host += " " + b.session.HostVersion
+	}
+	b.mu.Unlock()
+	if len(h.Error) > 0 {
+		return
+	}
+	var res struct {
+		Roots []struct {
+			URI string `json:"uri"`
+		} `json:"roots"`
+	}
+	if json.Unmarshal(h.Result, &res) != nil {
+		return
+	}
+	var folders []string
+	for _, r := range res.Roots {
+		if len(folders) == maxHostRoots {
+			break
+		}
+		if p, ok := hostFolder(r.URI); ok && !slices.Contains(folders, p) {
+			folders = append(folders, p)
+		}
+	}
+	slices.Sort(folders)
+	b.mu.Lock()
+	b.hostRoots = folders
+	b.mu.Unlock()
+	b.publish()
+	if host == "" {
+		host = "the host"
+	}
+	now := time.Now().UTC()
+	if len(folders) > 0 {
+		err := b.o.Core.Update(func(s *app.State) error {
+			for _, f := range folders {
+				if _, err := s.AddRequest(b.srv.Name, f, app.SafeText(host), now); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.log.Warn("cannot record the host's folders as requests", "error", err)
+		}
+	}
+	b.notifyIfChanged()
+}
+
+// hostFolder turns a host's root URI into a canonical folder path, or
+// reports that it is not one: only absolute file:// URIs of folders that
+// exist count, with symlinks resolved and no "..".
+func hostFolder(uri string) (string, bool) {
+	if !strings.HasPrefix(uri, "file://") || strings.Contains(uri, "/../") || strings.HasSuffix(uri, "/..") {
+		return "", false
+	}
+	p, err := app.PathFromURI(uri)
+	if err != nil {
+		return "", false
+	}
+	canon, _, err := app.CanonicalPath(p, "/")
+	if err != nil {
+		return "", false
+	}
+	return canon, true
+}
+
+// fromServer relays the server's messages to the host until EOF.
+func (b *bridge) fromServer(out io.Reader) {
+	r := newLineReader(out)
+	for {
+		line, err := r.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				b.log.Warn("reading from the server failed", "error", err)
+			}
+			return
+		}
+		if msg := b.serverMessage(line); msg != nil {
+			if err := b.host.write(msg); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// serverMessage rewrites (or drops) one line from the server.
+func (b *bridge) serverMessage(line []byte) []byte {
+	if !bytes.Contains(line, []byte(methodListRoots)) && !bytes.Contains(line, []byte("inputRequests")) &&
+		!bytes.Contains(line, []byte(`"protocolVersion"`)) {
+		b.forget(line)
+		return line
+	}
+	return mapBatch(line, b.serverOne)
+}
+
+// forget drops the pending entry of a response that passes untouched.
+func (b *bridge) forget(line []byte) {
+	b.mu.Lock()
+	n := len(b.pending)
+	b.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	for _, m := range splitBatch(line) {
+		var h struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(m, &h) == nil && h.Method == "" && len(h.ID) > 0 {
+			b.mu.Lock()
+			delete(b.pending, string(h.ID))
+			b.mu.Unlock()
+		}
+	}
+}
+
+// serverOne handles one message from the server; nil drops it.
+func (b *bridge) serverOne(raw json.RawMessage) json.RawMessage {
+	var h header
+	if json.Unmarshal(raw, &h) != nil {
+		return raw
+	}
+	switch {
+	case h.isRequest() && h.Method == methodListRoots:
+		jerr, res := b.answerRoots(audit.ViaRootsList)
+		if jerr != nil {
+			b.server.writeJSON(errorResponse(h.ID, jerr))
+		} else {
+			b.server.writeJSON(map[string]any{"jsonrpc": "2.0", "id": h.ID, "result": res})
+		}
+		return nil
+	case h.isResponse() && len(h.Result) > 0:
+		var r struct {
+			ProtocolVersion string                     `json:"protocolVersion"`
+			InputRequests   map[string]json.RawMessage `json:"inputRequests"`
+			RequestState    string                     `json:"requestState"`
+		}
+		json.Unmarshal(h.Result, &r)
+		if r.ProtocolVersion != "" {
+			b.mu.Lock()
+			b.session.ProtocolVersion = r.ProtocolVersion
+			b.mu.Unlock()
+			b.publish()
+		}
+		if len(r.InputRequests) > 0 {
+			return b.inputRequests(raw, h, r.InputRequests, r.RequestState)
+		}
+	}
+	if h.isResponse() {
+		b.mu.Lock()
+		delete(b.pending, string(h.ID))
+		b.mu.Unlock()
+	}
+	return raw
+}
+
+// inputRequests fulfils the roots input requests of a result (SEP-2322)
+// so that the host never sees nor answers them. With only roots asked for,
+// the bridge sends the request again with the answer, and the host sees
+// only the final result; with others too, the host gets the result without
+// the roots requests, and its retry gets the roots answers added.
+func (b *bridge) inputRequests(raw json.RawMessage, h header, reqs map[string]json.RawMessage, state string) json.RawMessage {
+	var rootsIDs []string
+	for id, r := range reqs {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(r, &m) == nil && m.Method == methodListRoots {
+			rootsIDs = append(rootsIDs, id)
+		}
+	}
+	if len(rootsIDs) == 0 {
+		return raw
+	}
+	b.mu.Lock()
+	p := b.pending[string(h.ID)]
+	b.mu.Unlock()
+	if p == nil {
+		// Not a request the bridge saw: nothing to re-send it with.
+		return errorResponseRaw(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: "rootkeeper bridge: input requests for an unknown request"})
+	}
+	jerr, res := b.answerRoots(audit.ViaInputRequest)
+	if jerr != nil {
+		b.mu.Lock()
+		delete(b.pending, string(h.ID))
+		b.mu.Unlock()
+		return errorResponseRaw(h.ID, jerr)
+	}
+	answers := map[string]json.RawMessage{}
+	for _, id := range rootsIDs {
+		answers[id] = res
+	}
+	if len(rootsIDs) == len(reqs) {
+		p.rounds++
+		if p.rounds > maxRounds {
+			return errorResponseRaw(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: the server still asks for input after %d rounds", p.method, maxRounds)})
+		}
+		var params map[string]json.RawMessage
+		if json.Unmarshal(p.params, &params) != nil || params == nil {
+			params = map[string]json.RawMessage{}
+		}
+		params["inputResponses"], _ = json.Marshal(answers)
+		if state != "" {
+			params["requestState"], _ = json.Marshal(state)
+		} else {
+			delete(params, "requestState")
+		}
+		retry, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": h.ID, "method": p.method, "params": params})
+		b.server.write(retry)
+		return nil
+	}
+	// Mixed: the host answers the others; hold ours for its retry.
+	var result map[string]json.RawMessage
+	json.Unmarshal(h.Result, &result)
+	others := map[string]json.RawMessage{}
+	for id, r := range reqs {
+		if !slices.Contains(rootsIDs, id) {
+			others[id] = r
+		}
+	}
+	result["inputRequests"], _ = json.Marshal(others)
+	held, _ := json.Marshal(answers)
+	b.mu.Lock()
+	if len(b.stash) > 256 {
+		clear(b.stash) // a server that never sees retries does not grow this
+	}
+	b.stash[state] = held
+	delete(b.pending, string(h.ID))
+	b.mu.Unlock()
+	var msg map[string]json.RawMessage
+	json.Unmarshal(raw, &msg)
+	msg["result"], _ = json.Marshal(result)
+	out, _ := json.Marshal(msg)
+	return out
+}
+
+// replaceParams returns raw with its params replaced by p.
+func replaceParams(raw json.RawMessage, p map[string]json.RawMessage) json.RawMessage {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(raw, &msg) != nil {
+		return raw
+	}
+	msg["params"], _ = json.Marshal(p)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func errorResponse(id json.RawMessage, e *jsonrpc.Error) map[string]any {
+	errObj := map[string]any{"code": e.Code, "message": e.Message}
+	if len(e.Data) > 0 {
+		errObj["data"] = e.Data
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": id, "error": errObj}
+}
+
+func errorResponseRaw(id json.RawMessage, e *jsonrpc.Error) json.RawMessage {
+	out, _ := json.Marshal(errorResponse(id, e))
+	return out
+}
+
+// splitBatch returns the messages of a line: the elements of a batch, or
+// the line itself.
+func splitBatch(line []byte) []json.RawMessage {
+	t := bytes.TrimSpace(line)
+	if len(t) > 0 && t[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(t, &batch) == nil {
+			return batch
+		}
+	}
+	return []json.RawMessage{t}
+}
+
+// mapBatch applies one to each message of line (a batch or one message)
+// and returns the line to send on: unchanged when nothing changed, nil
+// when nothing is left.
+func mapBatch(line []byte, one func(json.RawMessage) json.RawMessage) []byte {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '[' {
+		out := one(t)
+		if out == nil {
+			return nil
+		}
+		return out
+	}
+	batch := splitBatch(t)
+	var kept []json.RawMessage
+	changed := false
+	for _, m := range batch {
+		out := one(m)
+		if out == nil || !bytes.Equal(out, m) {
+			changed = true
+		}
+		if out != nil {
+			kept = append(kept, out)
+		}
+	}
+	if !changed {
+		return line
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(kept)
+	return out
+}
+
+// lineWriter writes whole lines, one writer at a time.
+type lineWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{w: bufio.NewWriterSize(w, 64<<10)} }
+
+func (l *lineWriter) write(line []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := l.w.Write(line); err != nil {
+		return err
+	}
+	if err := l.w.WriteByte('\n'); err != nil {
+		return err
+	}
+	return l.w.Flush()
+}
+
+func (l *lineWriter) writeJSON(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return l.write(data)
+}
+
+// lineReader reads newline-delimited messages of up to maxLine bytes.
+type lineReader struct{ r *bufio.Reader }
+
+func newLineReader(r io.Reader) *lineReader { return &lineReader{r: bufio.NewReaderSize(r, 1<<20)} }
+
+// next returns the next non-empty line, without its newline.
+func (l *lineReader) next() ([]byte, error) {
+	for {
+		var buf []byte
+		for {
+			chunk, err := l.r.ReadSlice('\n')
+			if len(buf)+len(chunk) > maxLine {
+				return nil, fmt.Errorf("a message is longer than %d MiB", maxLine>>20)
+			}
+			if err == bufio.ErrBufferFull {
+				buf = append(buf, chunk...)
+				continue
+			}
+			if buf == nil {
+				buf = append([]byte(nil), chunk...)
+			} else {
+				buf = append(buf, chunk...)
+			}
+			if err != nil {
+				if len(bytes.TrimSpace(buf)) > 0 && errors.Is(err, io.EOF) {
+					return bytes.TrimRight(buf, "\r\n"), nil
+				}
+				return nil, err
+			}
+			break
+		}
+		buf = bytes.TrimRight(buf, "\r\n")
+		if len(bytes.TrimSpace(buf)) > 0 {
+			return buf, nil
+		}
+	}
+}
