@@ -831,12 +831,19 @@ func replaceParams(raw json.RawMessage, p map[string]json.RawMessage) json.RawMe
 	return out
 }
 
-func errorResponse(id json.RawMessage, e *jsonrpc.Error) map[string]any {
-	errObj := map[string]any{"code": e.Code, "message": e.Message}
-	if len(e.Data) > 0 {
-		errObj["data"] = e.Data
-	}
-	return map[string]any{"jsonrpc": "2.0", "id": id, "error": errObj}
+// wireError is a JSON-RPC error object, its fields in the usual order.
+type wireError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func errorResponse(id json.RawMessage, e *jsonrpc.Error) any {
+	return struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{e.Code, e.Message, e.Data}}
 }
 
 func errorResponseRaw(id json.RawMessage, e *jsonrpc.Error) json.RawMessage {

@@ -1,0 +1,427 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+	"rootkeeper/app/audit"
+)
+
+const wait = 10 * time.Second
+
+// host is the test's MCP host: it writes to the bridge's stdin, reads its
+// stdout, matches responses to requests, and answers the bridge's roots/list
+// with rootsAnswer (or never, when it is nil).
+type host struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	mu     sync.Mutex
+	waits  map[string]chan json.RawMessage
+	asked  int // roots/list requests from the bridge
+	seen   []json.RawMessage
+	answer func(id json.RawMessage) any // the host's roots/list answer; nil: never answers
+	nextID int
+}
+
+type fixture struct {
+	t     *testing.T
+	core  *app.Core
+	dir   string
+	a, b  string
+	h     *host
+	done  chan error
+	audit *audit.Log
+}
+
+func setHealthy(core *app.Core, paths ...string) {
+	for _, p := range paths {
+		core.SetHealth(p, app.Health{Status: app.HealthOK})
+	}
+}
+
+// start runs a bridge to the input server, configured by srv, with roots a
+// (granted) and b (not).
+func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *fixture {
+	t.Helper()
+	core, dir := apptest.NewCore(t)
+	srv.Name, srv.Type = "fs", app.TransportStdio
+	srv.Command = apptest.Program(t, "mcp/bridge/testdata/inputserver")
+	a, b := mkdir(t, "a"), mkdir(t, "b c#d")
+	if err := core.Update(func(s *app.State) error {
+		if err := s.AddServer(srv); err != nil {
+			return err
+		}
+		for _, p := range []string{a, b} {
+			if err := s.AddRoot(app.Root{Path: p, Enabled: true, Source: app.SourcePicked}); err != nil {
+				return err
+			}
+		}
+		return s.Decide(app.Decision{Server: "fs", Root: a, Verdict: app.Allow, By: app.ByCommandLine})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	setHealthy(core, a, b)
+	f := &fixture{t: t, core: core, dir: dir, a: a, b: b, done: make(chan error, 1), audit: audit.NewLog(dir)}
+	hostIn, bridgeIn := io.Pipe()
+	bridgeOut, hostOut := io.Pipe()
+	f.h = &host{t: t, in: bridgeIn, waits: map[string]chan json.RawMessage{}, answer: hostAnswer}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		f.done <- Run(ctx, Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, Audit: f.audit,
+			StopGrace: 500 * time.Millisecond, KillAfter: 500 * time.Millisecond})
+		hostOut.Close()
+	}()
+	go f.h.read(bridgeOut)
+	t.Cleanup(func() {
+		bridgeIn.Close()
+		select {
+		case <-f.done:
+		case <-time.After(wait):
+			t.Error("the bridge did not end after the host closed its side")
+		}
+		cancel()
+		f.audit.Close()
+	})
+	return f
+}
+
+func mkdir(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	canon, _ := filepath.EvalSymlinks(p)
+	return canon
+}
+
+func (h *host) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		var msgs []json.RawMessage
+		if line[0] == '[' {
+			json.Unmarshal(line, &msgs)
+		} else {
+			msgs = []json.RawMessage{line}
+		}
+		for _, m := range msgs {
+			h.mu.Lock()
+			h.seen = append(h.seen, m)
+			h.mu.Unlock()
+			var hd header
+			json.Unmarshal(m, &hd)
+			switch {
+			case hd.Method == "roots/list":
+				h.mu.Lock()
+				h.asked++
+				answer := h.answer
+				h.mu.Unlock()
+				if answer != nil {
+					h.send(map[string]any{"jsonrpc": "2.0", "id": hd.ID, "result": answer(hd.ID)})
+				}
+			case hd.isResponse():
+				h.mu.Lock()
+				ch := h.waits[string(hd.ID)]
+				delete(h.waits, string(hd.ID))
+				h.mu.Unlock()
+				if ch != nil {
+					ch <- m
+				}
+			}
+		}
+	}
+}
+
+func (h *host) send(v any) {
+	data, _ := json.Marshal(v)
+	h.in.Write(append(data, '\n'))
+}
+
+// call sends a request and returns the whole response.
+func (h *host) call(method string, params any) json.RawMessage {
+	h.t.Helper()
+	h.mu.Lock()
+	h.nextID++
+	id := fmt.Sprint(h.nextID)
+	ch := make(chan json.RawMessage, 1)
+	h.waits[id] = ch
+	h.mu.Unlock()
+	h.send(map[string]any{"jsonrpc": "2.0", "id": h.nextID, "method": method, "params": params})
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(wait):
+		h.t.Fatalf("no answer to %s", method)
+	}
+	return nil
+}
+
+// tool calls a tool of the input server and returns its text.
+func (h *host) tool(name string, args map[string]any, meta map[string]any) string {
+	h.t.Helper()
+	params := map[string]any{"name": name, "arguments": args}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	var res struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+		Error json.RawMessage `json:"error"`
+	}
+	json.Unmarshal(h.call("tools/call", params), &res)
+	if len(res.Error) > 0 {
+		h.t.Fatalf("%s: error %s", name, res.Error)
+	}
+	if len(res.Result.Content) == 0 {
+		return ""
+	}
+	return res.Result.Content[0].Text
+}
+
+// eventually polls the tool until it says want.
+func (h *host) eventually(name, want string) {
+	h.t.Helper()
+	deadline := time.Now().Add(wait)
+	var got string
+	for time.Now().Before(deadline) {
+		if got = h.tool(name, nil, nil); got == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatalf("%s = %q, want %q", name, got, want)
+}
+
+func uri(p string) string { return app.URIFromPath(p) }
+
+var legacyVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// On every revision with initialize, the server's roots are Rootkeeper's:
+// it sees the granted folder, follows a grant, and sees the capability
+// Rootkeeper declares, not the host's; the host's folder becomes a request
+// and its list_changed never reaches the server.
+func TestServerRootsComeFromRootkeeper(t *testing.T) {
+	for _, version := range legacyVersions {
+		t.Run(version, func(t *testing.T) {
+			hostDir := mkdir(t, "host work")
+			f := start(t, app.Server{}, func(json.RawMessage) any {
+				return map[string]any{"roots": []any{map[string]any{"uri": uri(hostDir), "name": "work"}}}
+			})
+			h := f.h
+			h.call("initialize", map[string]any{"protocolVersion": version, "clientInfo": map[string]any{"name": "claude-code", "version": "2.1"},
+				"capabilities": map[string]any{"roots": map[string]any{"listChanged": false}, "elicitation": map[string]any{}}})
+			h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			h.eventually("roots-asked", uri(f.a))
+			if caps := h.tool("capabilities", nil, nil); !strings.Contains(caps, `"roots":{"listChanged":true}`) || !strings.Contains(caps, `"elicitation"`) {
+				t.Errorf("the server saw capabilities %s", caps)
+			}
+			// The host's folder is a request, not a root anyone sees.
+			deadline := time.Now().Add(wait)
+			for {
+				if _, ok := f.core.Snapshot().State.Request("fs", hostDir); ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the host's folder never became a request: %+v", f.core.Snapshot().State.Requests)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if r, _ := f.core.Snapshot().State.Request("fs", hostDir); r.From != "claude-code 2.1" {
+				t.Errorf("request from %q", r.From)
+			}
+			// A grant reaches the server through list_changed.
+			f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
+			want := []string{uri(f.a), uri(f.b)}
+			slices.Sort(want)
+			h.eventually("roots-asked", strings.Join(want, " "))
+			// The host's list_changed is swallowed (the host is asked again).
+			before := h.tool("changes", nil, nil)
+			h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+			h.call("ping", map[string]any{})
+			if after := h.tool("changes", nil, nil); after != before {
+				t.Errorf("the host's list_changed reached the server (%s -> %s)", before, after)
+			}
+			// Pause: nothing.
+			f.core.Update(func(s *app.State) error { s.Paused = true; return nil })
+			h.eventually("roots-asked", "")
+			entries, _ := audit.Read(f.dir, "fs")
+			if len(entries) == 0 || entries[0].ProtocolVersion != version {
+				t.Errorf("audit entries %+v", entries)
+			}
+		})
+	}
+}
+
+// rootsMode off: no roots capability towards the server, and its
+// roots/list gets the exact -32601 answer.
+func TestRootsOffRefusesExactly(t *testing.T) {
+	f := start(t, app.Server{RootsMode: app.RootsOff}, nil)
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{}}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	want := `error {"code":-32601,"message":"Roots not supported","data":{"reason":"Client does not have roots capability"}}`
+	h.eventually("roots-asked", want)
+	if caps := h.tool("capabilities", nil, nil); strings.Contains(caps, "roots") {
+		t.Errorf("capabilities %s declare roots", caps)
+	}
+}
+
+// 2026-07-28: capabilities ride in each request's _meta, and roots travel
+// as input requests. The bridge fulfils them: alone, the host sees only the
+// final result; mixed with an elicitation, the host answers the elicitation
+// and never sees the roots request.
+func TestInputRequestsAreFulfilledByTheBridge(t *testing.T) {
+	f := start(t, app.Server{}, nil)
+	h := f.h
+	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"roots": map[string]any{}, "elicitation": map[string]any{}},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "code", "version": "9"}}
+	if got := h.tool("roots", nil, meta); got != uri(f.a) {
+		t.Fatalf("roots through an input request: %q, want %q", got, uri(f.a))
+	}
+	if caps := h.tool("capabilities", nil, meta); !strings.Contains(caps, `"roots":{"listChanged":true}`) {
+		t.Errorf("the server saw _meta capabilities %s", caps)
+	}
+	// Mixed: the host gets the elicitation only.
+	first := h.call("tools/call", map[string]any{"name": "mixed", "arguments": map[string]any{}, "_meta": meta})
+	var res struct {
+		Result struct {
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		} `json:"result"`
+	}
+	json.Unmarshal(first, &res)
+	if _, ok := res.Result.InputRequests["e"]; !ok || len(res.Result.InputRequests) != 1 {
+		t.Fatalf("the host was shown input requests %v, want only the elicitation", res.Result.InputRequests)
+	}
+	final := h.call("tools/call", map[string]any{"name": "mixed", "arguments": map[string]any{}, "_meta": meta,
+		"inputResponses": map[string]any{"e": map[string]any{"action": "accept", "content": map[string]any{}}},
+		"requestState":   res.Result.RequestState})
+	if !strings.Contains(string(final), "roots="+uri(f.a)+" elicit=accept") {
+		t.Fatalf("final result %s", final)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.seen {
+		if strings.Contains(string(m), `"roots/list"`) && !strings.Contains(string(m), ownIDPrefix) {
+			t.Fatalf("the host saw a roots request: %s", m)
+		}
+	}
+}
+
+// Everything else passes untouched: ids of every kind, batches, and a
+// message far larger than 16 MiB.
+func TestPassThroughFidelity(t *testing.T) {
+	f := start(t, app.Server{}, nil)
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	big := strings.Repeat("0123456789abcdef", 20<<20/16) // 20 MiB
+	if got := h.tool("echo", map[string]any{"text": big}, nil); got != big {
+		t.Fatalf("a 20 MiB message came back %d bytes long", len(got))
+	}
+	ch := make(chan json.RawMessage, 2)
+	h.mu.Lock()
+	h.waits[`"str-id"`] = ch
+	h.waits[`7`] = ch
+	h.mu.Unlock()
+	h.in.Write([]byte(`[{"jsonrpc":"2.0","id":"str-id","method":"ping"},{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"é\u2028"}}}]` + "\n"))
+	for range 2 {
+		select {
+		case m := <-ch:
+			if !strings.Contains(string(m), `"id":"str-id"`) && !strings.Contains(string(m), `"id":7`) {
+				t.Errorf("a batch answer lost its id: %s", m)
+			}
+		case <-time.After(wait):
+			t.Fatal("a batched request was not answered")
+		}
+	}
+}
+
+// A hostile host: its roots answer holds non-file URIs, relative paths,
+// "..", folders that do not exist and ten thousand entries; or it never
+// answers. Nothing bad is recorded, and the bridge keeps serving.
+func TestHostileHostRoots(t *testing.T) {
+	good := mkdir(t, "good")
+	f := start(t, app.Server{}, func(json.RawMessage) any {
+		roots := []any{
+			map[string]any{"uri": "https://evil.example/x"},
+			map[string]any{"uri": "file://relative/x"},
+			map[string]any{"uri": "file:///tmp/../etc"},
+			map[string]any{"uri": "file:///no/such/folder"},
+			map[string]any{"uri": uri(good)},
+		}
+		for i := range 10_000 {
+			roots = append(roots, map[string]any{"uri": fmt.Sprintf("file:///no/such/%d", i)})
+		}
+		return map[string]any{"roots": roots}
+	})
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	h.eventually("roots-asked", uri(f.a))
+	deadline := time.Now().Add(wait)
+	for len(f.core.Snapshot().State.Requests) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	reqs := f.core.Snapshot().State.Requests
+	if len(reqs) != 1 || reqs[0].Path != good {
+		t.Fatalf("requests recorded from a hostile answer: %+v", reqs)
+	}
+
+	// A host that never answers: the bridge serves on, and does not pile up
+	// questions.
+	silent := start(t, app.Server{}, nil)
+	silent.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
+	silent.h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	for range 50 {
+		silent.h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+	}
+	silent.h.eventually("roots-asked", uri(silent.a))
+	silent.h.mu.Lock()
+	asked := silent.h.asked
+	silent.h.mu.Unlock()
+	if asked > 9 {
+		t.Fatalf("a silent host was asked %d times", asked)
+	}
+}
+
+// A server that cannot start: the host's initialize gets an error that
+// names the command.
+func TestServerThatCannotStart(t *testing.T) {
+	core, _ := apptest.NewCore(t)
+	core.Update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "/no/such/server-binary"})
+	})
+	hostIn, bridgeIn := io.Pipe()
+	bridgeOut, hostOut := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard})
+		hostOut.Close()
+	}()
+	bridgeIn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n"))
+	line, err := bufio.NewReader(bridgeOut).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":1`) || !strings.Contains(line, "/no/such/server-binary") || !strings.Contains(line, `"error"`) {
+		t.Fatalf("answer %q, %v", line, err)
+	}
+	bridgeIn.Close()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "/no/such/server-binary") {
+		t.Fatalf("Run returned %v", err)
+	}
+}
