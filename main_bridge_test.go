@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"rootkeeper/app/apptest"
+)
+
+// The bridge with real hosts: the MCP Inspector CLI and Claude Code, each
+// starting `rootkeeper bridge fs` in front of the real server-filesystem.
+
+// inspector runs the pinned Inspector CLI's tools/call of tool against the
+// command, and returns its output. The pinned 1.0.3 looks for its
+// package.json relative to the working folder, so it runs from its own
+// build folder.
+func inspector(t *testing.T, tool string, command ...string) string {
+	t.Helper()
+	build := filepath.Join(apptest.ModuleRoot(t), ".ci", "npm", "node_modules", "@modelcontextprotocol", "inspector-cli", "build")
+	if _, err := os.Stat(filepath.Join(build, "cli.js")); err != nil {
+		t.Fatalf("the Inspector CLI is not installed (run .ci/setup): %v", err)
+	}
+	args := append([]string{"cli.js", "--cli"}, command...)
+	args = append(args, "--method", "tools/call", "--tool-name", tool)
+	cmd := exec.Command("node", args...)
+	cmd.Dir = build
+	cmd.Env = serverEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("inspector: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// allowedDirectories is what server-filesystem says it may read, through
+// the bridge, as the Inspector CLI sees it.
+func allowedDirectories(t *testing.T, state string) []string {
+	t.Helper()
+	out := inspector(t, "list_allowed_directories", binary, "--state-dir", state, "bridge", "fs")
+	i := strings.Index(out, `"text": "Allowed directories:\n`)
+	if i < 0 {
+		t.Fatalf("no answer in:\n%s", out)
+	}
+	rest := out[i+len(`"text": "Allowed directories:\n`):]
+	rest = rest[:strings.Index(rest, `"`)]
+	var dirs []string
+	for _, d := range strings.Split(rest, `\n`) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+func TestBridgeWithTheInspector(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the npm hosts are exercised on Linux")
+	}
+	state, tree := t.TempDir(), t.TempDir()
+	a, b := filepath.Join(tree, "a"), filepath.Join(tree, "b c")
+	os.Mkdir(a, 0o755)
+	os.Mkdir(b, 0o755)
+	mustRun(t, state, "servers", "add", "fs", "--", apptest.NPMServer(t, "mcp-server-filesystem"))
+	mustRun(t, state, "roots", "add", a, "--enable")
+	mustRun(t, state, "roots", "add", b, "--enable")
+	if got := allowedDirectories(t, state); len(got) != 0 {
+		t.Fatalf("before any grant the server may read %q", got)
+	}
+	mustRun(t, state, "grant", "fs", a)
+	if got := allowedDirectories(t, state); !slices.Equal(got, []string{a}) {
+		t.Fatalf("after granting a: %q", got)
+	}
+	mustRun(t, state, "grant", "fs", b)
+	if got := allowedDirectories(t, state); !slices.Equal(got, []string{a, b}) {
+		t.Fatalf("after granting b: %q", got)
+	}
+	mustRun(t, state, "revoke", "fs", a)
+	if got := allowedDirectories(t, state); !slices.Equal(got, []string{b}) {
+		t.Fatalf("after revoking a: %q", got)
+	}
+	mustRun(t, state, "pause")
+	if got := allowedDirectories(t, state); len(got) != 0 {
+		t.Fatalf("while paused: %q", got)
+	}
+	mustRun(t, state, "resume")
+	// A decision for this app run only counts while an app runs.
+	mustRun(t, state, "grant", "fs", a, "--until-quit")
+	if got := allowedDirectories(t, state); !slices.Equal(got, []string{b}) {
+		t.Fatalf("an until-quit grant counted with no app running: %q", got)
+	}
+}
+
+// Claude Code, pointed at a home of the test's: `claude mcp list` connects
+// to the bridged server, and its working folder becomes a request for fs,
+// not a root fs sees, until it is granted.
+func TestBridgeWithClaudeCode(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the npm hosts are exercised on Linux")
+	}
+	claude := apptest.NPMServer(t, "claude")
+	state, home := t.TempDir(), t.TempDir()
+	work := filepath.Join(home, "src", "project x")
+	os.MkdirAll(work, 0o755)
+	mustRun(t, state, "servers", "add", "fs", "--", apptest.NPMServer(t, "mcp-server-filesystem"))
+	run := func(args ...string) string {
+		cmd := exec.Command(claude, args...)
+		cmd.Dir = work
+		cmd.Env = append(serverEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	entry, _ := json.Marshal(map[string]any{"command": binary, "args": []string{"--state-dir", state, "bridge", "fs"}})
+	run("mcp", "add-json", "-s", "user", "fs", string(entry))
+	out := run("mcp", "list")
+	if !strings.Contains(out, "fs: "+binary) || !strings.Contains(out, "Connected") {
+		t.Fatalf("claude mcp list:\n%s", out)
+	}
+	visible, _ := visibleFor(t, state, "fs")
+	var requested []string
+	for _, s := range liveStatus(t, state).Servers {
+		if s.Name == "fs" {
+			for _, r := range s.Requests {
+				requested = append(requested, r.Path)
+				if !strings.HasPrefix(r.From, "claude-code") {
+					t.Errorf("the request comes from %q", r.From)
+				}
+			}
+		}
+	}
+	if !slices.Equal(requested, []string{work}) || len(visible) != 0 {
+		t.Fatalf("after claude mcp list: requests %q, visible %q; want the working folder requested and nothing visible", requested, visible)
+	}
+	mustRun(t, state, "grant", "fs", work)
+	if visible, _ := visibleFor(t, state, "fs"); !slices.Equal(visible, []string{work}) {
+		t.Fatalf("after granting the request: visible %q", visible)
+	}
+}
+
+// A bridge session shows in the running app, and `bridge` of an unknown
+// server exits 2 at once, before reading its stdin.
+func TestBridgeSessionShowsInTheApp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("unix sockets")
+	}
+	state := t.TempDir()
+	mustRun(t, state, "servers", "add", "fs", "--", apptest.NPMServer(t, "mcp-server-filesystem"))
+
+	unknown := exec.Command(binary, "--state-dir", state, "bridge", "nope")
+	stdin, _ := unknown.StdinPipe() // never closed: the refusal must not wait for it
+	defer stdin.Close()
+	done := make(chan error, 1)
+	var errOut strings.Builder
+	unknown.Stderr = &errOut
+	unknown.Start()
+	go func() { done <- unknown.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(errOut.String(), `"nope"`) {
+			t.Fatalf("bridge nope: %v, stderr %q", err, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		unknown.Process.Kill()
+		t.Fatal("bridge of an unknown server waited on its stdin")
+	}
+
+	startHeadless(t, state)
+	waitFor(t, "the app", func() bool { return liveStatus(t, state).Running })
+	br := exec.Command(binary, "--state-dir", state, "bridge", "fs")
+	in, _ := br.StdinPipe()
+	outPipe, _ := br.StdoutPipe()
+	if err := br.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); br.Wait() }()
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test-host","version":"7"}}}`+"\n")
+	if line, err := bufio.NewReader(outPipe).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("initialize through the bridge: %q %v", line, err)
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	waitFor(t, "the session to show in status", func() bool {
+		for _, s := range liveStatus(t, state).Bridges {
+			if s.Server == "fs" && s.Host == "test-host" && s.HostVersion == "7" && s.ProtocolVersion == "2025-06-18" && s.PID > 0 {
+				return true
+			}
+		}
+		return false
+	})
+}
