@@ -684,17 +684,57 @@ func (b *bridge) forget(line []byte) {
 	if n == 0 {
 		return
 	}
-	for _, m := range splitBatch(line) {
-		var h struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+	t := bytes.TrimSpace(line)
+	if len(t) > 0 && t[0] == '[' {
+		for _, m := range splitBatch(t) {
+			b.forget(m)
 		}
-		if json.Unmarshal(m, &h) == nil && h.Method == "" && len(h.ID) > 0 {
-			b.mu.Lock()
-			delete(b.pending, string(h.ID))
-			b.mu.Unlock()
+		return
+	}
+	if id, ok := responseID(t); ok {
+		b.mu.Lock()
+		delete(b.pending, string(id))
+		b.mu.Unlock()
+	}
+}
+
+// responseID returns the id of a response without decoding the whole of
+// it: a megabyte result is not parsed to learn its id, which senders put
+// before the result.
+func responseID(msg []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		switch tok {
+		case "method":
+			return nil, false // a request or a notification
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil, false
+			}
+			return id, true
+		case "result", "error":
+			// The id comes after the payload: read it the long way.
+			var h header
+			if json.Unmarshal(msg, &h) != nil || !h.isResponse() {
+				return nil, false
+			}
+			return h.ID, true
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
+			}
 		}
 	}
+	return nil, false
 }
 
 // serverOne handles one message from the server; nil drops it.

@@ -25,8 +25,8 @@ const wait = 10 * time.Second
 // stdout, matches responses to requests, and answers the bridge's roots/list
 // with rootsAnswer (or never, when it is nil).
 type host struct {
-	t      *testing.T
-	in     *io.PipeWriter
+	t      testing.TB
+	in     io.Writer
 	mu     sync.Mutex
 	waits  map[string]chan json.RawMessage
 	asked  int // roots/list requests from the bridge
@@ -36,13 +36,15 @@ type host struct {
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	core  *app.Core
 	dir   string
 	a, b  string
 	h     *host
 	done  chan error
 	audit *audit.Log
+	// sessions receives what the bridge shows of itself (benchmarks).
+	sessions chan Session
 }
 
 func setHealthy(core *app.Core, paths ...string) {

@@ -12,6 +12,8 @@
 //	echo         returns its "text" argument (any size)
 //	capabilities the client capabilities it saw (initialize or _meta)
 //
+// resources/read of mem://N returns N bytes of text.
+//
 // It counts the list_changed notifications it gets (tool "changes").
 package main
 
@@ -123,6 +125,14 @@ func handle(m msg) {
 		send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
 	case m.Method == "tools/call":
 		call(m)
+	case m.Method == "resources/read":
+		// mem://N is N bytes of text.
+		var p struct{ URI string }
+		json.Unmarshal(m.Params, &p)
+		var n int
+		fmt.Sscanf(p.URI, "mem://%d", &n)
+		send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+			"contents": []any{map[string]any{"uri": p.URI, "mimeType": "text/plain", "text": strings.Repeat("x", n)}}}})
 	case m.Method == "" && len(m.Result) > 0: // our roots/list answered
 		mu.Lock()
 		asked = uris(m.Result)
