@@ -427,3 +427,34 @@ func TestServerThatCannotStart(t *testing.T) {
 		t.Fatalf("Run returned %v", err)
 	}
 }
+
+// Host-roots mode follow: a session sees its allowed set narrowed to where
+// the host works (allowed a, host in a/sub: a/sub); a host folder nothing
+// allowed covers is a request.
+func TestFollowModeNarrowsToTheHost(t *testing.T) {
+	var f *fixture
+	var sub, elsewhere string
+	f = start(t, app.Server{HostRoots: app.HostRootsFollow}, func(json.RawMessage) any {
+		return map[string]any{"roots": []any{map[string]any{"uri": uri(sub)}, map[string]any{"uri": uri(elsewhere)}}}
+	})
+	sub = filepath.Join(f.a, "sub")
+	os.Mkdir(sub, 0o755)
+	elsewhere = mkdir(t, "elsewhere")
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	h.eventually("roots-asked", uri(sub))
+	deadline := time.Now().Add(wait)
+	for {
+		if _, ok := f.core.Snapshot().State.Request("fs", elsewhere); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the uncovered host folder is not a request: %+v", f.core.Snapshot().State.Requests)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := f.core.Snapshot().State.Request("fs", sub); ok {
+		t.Error("a host folder inside an allowed one became a request")
+	}
+}
