@@ -1,0 +1,398 @@
+// Package confine runs a stdio MCP server under a Landlock ruleset (Linux):
+// read-write on its visible roots and a private temp folder, read and
+// execute on what it needs to run (system folders, its command's install
+// folder, the runtime its script names, the package cache of an npx-style
+// launcher), and nothing else. Roots are advice a server may ignore; a
+// confined server cannot.
+//
+// Landlock restricts the thread that asks and what it executes; asked from
+// Rootkeeper's own process it would confine Rootkeeper. So Wrap rewrites a
+// command to start Rootkeeper's own executable with the hidden verb
+// __confine; that child (handled in this package's init, before main and
+// before any other verb is parsed) restricts its locked thread, sets
+// no_new_privs, and execve()s the real server, which inherits the domain.
+// Every binary that links Wrap therefore also answers __confine, the test
+// binaries included.
+//
+// The ruleset travels in the environment variable ROOTKEEPER_CONFINE (the
+// child removes it before the exec), not on the command line: a command
+// line is readable by every local user through /proc/PID/cmdline, and the
+// ruleset names the folders the person shares.
+//
+// github.com/landlock-lsm/go-landlock v0.11.0 was considered: below Landlock
+// ABI 8 it restricts every thread of the process through libpsx, which in a
+// cgo program (Rootkeeper is one, for Fyne) compiles C into the binary and
+// takes over a signal in every thread. One locked thread that execs at once
+// needs none of that: the three system calls are made here with
+// golang.org/x/sys/unix.
+//
+// Where Landlock is missing (another OS, an old kernel, disabled at boot)
+// Wrap fails with an error that says "cannot confine": a server the person
+// asked to confine is then not started at all rather than started
+// unconfined (deny by default).
+package confine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Policy is what a confined server may reach besides what it needs to run.
+type Policy struct {
+	// Roots are the folders it may read and write: its visible roots,
+	// canonical paths.
+	Roots []string
+	// Temp is its private temp folder, created (0700) if missing,
+	// read-write, and given to it as TMPDIR, TMP and TEMP.
+	Temp string
+	// ReadOnly are more folders or files it may read and execute.
+	ReadOnly []string
+}
+
+// ErrUnavailable is wrapped by the errors of Wrap and ABI where Landlock
+// cannot be used at all; their text starts with "cannot confine".
+var ErrUnavailable = errors.New("cannot confine")
+
+// Access classes of a rule. The child turns them into Landlock rights for
+// the ABI it finds, and for a file keeps only the rights files can have.
+const (
+	accessRead  = "r"  // read and execute
+	accessWrite = "rw" // everything Landlock handles
+)
+
+// rule grants access to a path and everything beneath it.
+type rule struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}
+
+// spec is what the child needs: the real server's executable and the rules.
+type spec struct {
+	Path  string `json:"path"`
+	Rules []rule `json:"rules"`
+}
+
+// envSpec carries the spec from Wrap to the child.
+const envSpec = "ROOTKEEPER_CONFINE"
+
+// verb is the hidden first argument that makes a Rootkeeper binary the
+// confining child.
+const verb = "__confine"
+
+// procSelf is resolved by the child, whose pid the server keeps across the
+// exec, so that it is the server's own /proc entry and no other's.
+const procSelf = "/proc/self"
+
+// systemRead are the folders and files any program may need to run:
+// libraries, the loader, configuration, a few /proc and /sys files that
+// runtimes read for the number of CPUs and the memory (node, Go, python),
+// and the harmless devices. Missing ones are skipped.
+var systemRead = []string{
+	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/nix/store",
+	procSelf, "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/proc/version", "/proc/loadavg",
+	"/proc/uptime", "/proc/sys/kernel", "/proc/sys/vm/overcommit_memory",
+	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
+	"/dev/random", "/dev/urandom",
+}
+
+// systemWrite are devices every program may write to.
+var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full"}
+
+// launcherCaches are the package caches npx-style launchers run packages
+// from, relative to the home folder, by the launcher's name. They are
+// readable, never writable: a confined launcher runs what is cached and
+// installs nothing new.
+var launcherCaches = map[string][]string{
+	"npx":  {".npm"},
+	"npm":  {".npm"},
+	"pnpm": {".local/share/pnpm", ".cache/pnpm"},
+	"bunx": {".bun"},
+	"bun":  {".bun"},
+	"uvx":  {".cache/uv", ".local/share/uv"},
+	"uv":   {".cache/uv", ".local/share/uv"},
+}
+
+// plan is the spec for cmd under p: the real executable, and the rules.
+// home is the person's home folder, never granted as a whole.
+func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
+	if cmd.Err != nil {
+		return spec{}, cmd.Err
+	}
+	exe := cmd.Path
+	if !filepath.IsAbs(exe) {
+		base := cmd.Dir
+		if base == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return spec{}, err
+			}
+			base = wd
+		}
+		exe = filepath.Join(base, exe)
+	}
+	s := spec{Path: exe}
+	add := func(access string, paths ...string) {
+		for _, path := range paths {
+			if path == "" {
+				continue
+			}
+			s.Rules = append(s.Rules, rule{Path: filepath.Clean(path), Access: access})
+		}
+	}
+	add(accessRead, systemRead...)
+	add(accessWrite, systemWrite...)
+	add(accessWrite, p.Roots...)
+	add(accessWrite, p.Temp)
+	add(accessRead, p.ReadOnly...)
+	// The command, as named and as resolved: a node_modules/.bin link and
+	// the package it points into, a venv's python and the system one.
+	path := envPath(cmd.Env)
+	add(accessRead, programFolders(exe, home)...)
+	interp := interpreter(exe, path)
+	if interp != "" {
+		add(accessRead, programFolders(interp, home)...)
+	}
+	// A runtime started on a script (node /x/dist/index.js, python
+	// server.py) needs the script's package.
+	for _, arg := range cmd.Args[1:] {
+		if f := scriptArg(arg, cmd.Dir); f != "" {
+			add(accessRead, programFolders(f, home)...)
+		}
+	}
+	for _, prog := range []string{exe, interp} {
+		for _, rel := range launcherCaches[filepath.Base(prog)] {
+			if home != "" {
+				add(accessRead, filepath.Join(home, rel))
+			}
+		}
+	}
+	s.Rules = dedupe(s.Rules)
+	return s, nil
+}
+
+// programFolders are the folders a program at path runs from, as named and
+// with symlinks resolved: up to the outermost node_modules for a node
+// package (its dependencies are hoisted there), the prefix's bin, lib and
+// libexec for something in a bin folder (a venv, ~/.nvm/versions/node/vX),
+// and otherwise its own folder. A folder that is the home folder, an
+// ancestor of it, or / is never granted; then only the file itself is.
+func programFolders(path, home string) []string {
+	var out []string
+	for _, p := range []string{path, resolved(path)} {
+		out = append(out, installFolder(p, home)...)
+	}
+	return out
+}
+
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+func installFolder(path, home string) []string {
+	path = filepath.Clean(path)
+	sep := string(filepath.Separator)
+	if i := strings.Index(path, sep+"node_modules"+sep); i >= 0 {
+		return safeFolders(path, home, path[:i+len(sep+"node_modules")])
+	}
+	dir := filepath.Dir(path)
+	if b := filepath.Base(dir); b == "bin" || b == "sbin" {
+		prefix := filepath.Dir(dir)
+		out := safeFolders(path, home, dir)
+		for _, sub := range []string{"lib", "lib64", "libexec"} {
+			if fi, err := os.Stat(filepath.Join(prefix, sub)); err == nil && fi.IsDir() {
+				out = append(out, safeFolders(path, home, filepath.Join(prefix, sub))...)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(prefix, "pyvenv.cfg")); err == nil {
+			out = append(out, filepath.Join(prefix, "pyvenv.cfg"))
+		}
+		return out
+	}
+	return safeFolders(path, home, dir)
+}
+
+// safeFolders is dir, unless granting dir would grant the home folder or
+// the whole disk; then it is only the file.
+func safeFolders(file, home, dir string) []string {
+	if dir == "/" || dir == "." || (home != "" && within(home, dir)) {
+		return []string{file}
+	}
+	return []string{dir}
+}
+
+// within reports whether path is dir or beneath it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// scriptArg is the absolute path of arg when it names an existing regular
+// file (a script handed to a runtime), or "".
+func scriptArg(arg, dir string) string {
+	if arg == "" || strings.HasPrefix(arg, "-") {
+		return ""
+	}
+	if !filepath.IsAbs(arg) {
+		if dir == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return ""
+			}
+			dir = wd
+		}
+		arg = filepath.Join(dir, arg)
+	}
+	fi, err := os.Stat(arg)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return arg
+}
+
+// interpreter is the program a script's #! line runs (through env, looked
+// up in path), or "".
+func interpreter(exe, path string) string {
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	head = head[:n]
+	if !bytes.HasPrefix(head, []byte("#!")) {
+		return ""
+	}
+	line, _, _ := bytes.Cut(head[2:], []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) != "env" {
+		return fields[0]
+	}
+	for _, f := range fields[1:] {
+		if strings.HasPrefix(f, "-") || strings.Contains(f, "=") {
+			continue // env's own flags (-S) and assignments
+		}
+		return lookPath(f, path)
+	}
+	return ""
+}
+
+// lookPath finds name in path (a PATH value), as the server's env would.
+func lookPath(name, path string) string {
+	if strings.Contains(name, "/") {
+		return name
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// envPath is PATH in env (the server's environment), or this process's.
+func envPath(env []string) string {
+	if env == nil {
+		return os.Getenv("PATH")
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// envHome is HOME in env, or this process's home folder.
+func envHome(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "HOME="); ok {
+			return v
+		}
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// setEnv returns env with key set to value (replacing earlier settings).
+func setEnv(env []string, key, value string) []string {
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
+	return append(env, key+"="+value)
+}
+
+// dedupe drops repeated rules; for a path given twice the wider access wins.
+func dedupe(rules []rule) []rule {
+	seen := map[string]int{}
+	var out []rule
+	for _, r := range rules {
+		if i, ok := seen[r.Path]; ok {
+			if r.Access == accessWrite {
+				out[i].Access = accessWrite
+			}
+			continue
+		}
+		seen[r.Path] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Wrap rewrites cmd, not yet started, to start the same server confined by
+// p: it runs this executable with the hidden verb __confine, which
+// restricts itself and then executes the server. It returns the Landlock
+// ABI the ruleset will use. Where Landlock is missing it fails with an
+// error wrapping ErrUnavailable and leaves cmd as it was.
+func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
+	abi, err := ABI()
+	if err != nil {
+		return 0, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
+	}
+	if p.Temp != "" {
+		if err := os.MkdirAll(p.Temp, 0o700); err != nil {
+			return 0, fmt.Errorf("private temp folder: %w", err)
+		}
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	s, err := plan(cmd, p, envHome(env))
+	if err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return 0, err
+	}
+	env = slices.Clone(env)
+	if p.Temp != "" {
+		for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
+			env = setEnv(env, k, p.Temp)
+		}
+	}
+	cmd.Env = setEnv(env, envSpec, string(data))
+	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
+	cmd.Path = self
+	return abi, nil
+}

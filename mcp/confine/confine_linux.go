@@ -1,0 +1,190 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxABI is the newest Landlock ABI whose rights this package knows. A
+// newer kernel is used at this level (Landlock is backward compatible).
+const maxABI = 9
+
+// Landlock filesystem rights, and the ABI that introduced each one beyond
+// the first thirteen.
+const (
+	fsExecute     = unix.LANDLOCK_ACCESS_FS_EXECUTE
+	fsWriteFile   = unix.LANDLOCK_ACCESS_FS_WRITE_FILE
+	fsReadFile    = unix.LANDLOCK_ACCESS_FS_READ_FILE
+	fsReadDir     = unix.LANDLOCK_ACCESS_FS_READ_DIR
+	fsRefer       = unix.LANDLOCK_ACCESS_FS_REFER        // ABI 2
+	fsTruncate    = unix.LANDLOCK_ACCESS_FS_TRUNCATE     // ABI 3
+	fsIoctlDev    = unix.LANDLOCK_ACCESS_FS_IOCTL_DEV    // ABI 5
+	fsResolveUnix = unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX // ABI 9
+
+	// fileRights are the rights a rule on a file (not a folder) may hold.
+	fileRights = fsExecute | fsWriteFile | fsReadFile | fsTruncate | fsIoctlDev
+	readRights = fsExecute | fsReadFile | fsReadDir
+)
+
+// handledFS are the filesystem rights Landlock handles at an ABI: all of
+// them are denied unless a rule grants them.
+func handledFS(abi int) uint64 {
+	h := uint64(1)<<13 - 1
+	if abi >= 2 {
+		h |= fsRefer
+	}
+	if abi >= 3 {
+		h |= fsTruncate
+	}
+	if abi >= 5 {
+		h |= fsIoctlDev
+	}
+	if abi >= 9 {
+		h |= fsResolveUnix
+	}
+	return h
+}
+
+// rulesetAttr is struct landlock_ruleset_attr up to its scoped field (ABI
+// 6); the kernel takes a prefix of it, and zeros beyond what it knows.
+type rulesetAttr struct {
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+}
+
+// ABI is the Landlock ABI a confined server runs under here: the kernel's,
+// at most the newest this package knows. A kernel whose scoping is known
+// broken (no fix in its errata) counts as ABI 5, the last without scoping.
+// Where Landlock is missing the error wraps ErrUnavailable and says why.
+func ABI() (int, error) {
+	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if e != 0 {
+		switch e {
+		case unix.ENOSYS:
+			return 0, fmt.Errorf("%w: this Linux kernel has no Landlock (5.13 or newer with CONFIG_SECURITY_LANDLOCK is needed)", ErrUnavailable)
+		case unix.EOPNOTSUPP:
+			return 0, fmt.Errorf("%w: Landlock is disabled on this system (add landlock to the lsm= boot parameter)", ErrUnavailable)
+		}
+		return 0, fmt.Errorf("%w: Landlock: %v", ErrUnavailable, e)
+	}
+	abi := min(int(v), maxABI)
+	if abi >= 6 {
+		errata, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_ERRATA)
+		if e != 0 || errata&0x2 == 0 {
+			abi = 5
+		}
+	}
+	if abi < 1 {
+		return 0, fmt.Errorf("%w: Landlock reports ABI %d", ErrUnavailable, v)
+	}
+	return abi, nil
+}
+
+func init() {
+	if len(os.Args) < 2 || os.Args[1] != verb {
+		return
+	}
+	// Only the locked main thread is restricted, and only it may exec.
+	runtime.LockOSThread()
+	err := enter(os.Args[2:])
+	fmt.Fprintf(os.Stderr, "rootkeeper: cannot confine the server: %v\n", err)
+	os.Exit(126) // the shell's "cannot execute"
+}
+
+// enter is the child: args are "--" and the server's argv. It restricts
+// the calling thread and executes the server; it returns only on failure,
+// and never executes the server unconfined.
+func enter(args []string) error {
+	if len(args) < 2 || args[0] != "--" {
+		return errors.New("usage: rootkeeper __confine -- COMMAND [ARG...]")
+	}
+	raw, ok := os.LookupEnv(envSpec)
+	if !ok {
+		return fmt.Errorf("no ruleset in %s", envSpec)
+	}
+	var s spec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return fmt.Errorf("ruleset in %s: %v", envSpec, err)
+	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envSpec+"=") })
+	abi, err := ABI()
+	if err != nil {
+		return err
+	}
+	if err := restrict(abi, s.Rules); err != nil {
+		return err
+	}
+	return fmt.Errorf("executing %s: %w", s.Path, syscall.Exec(s.Path, args[1:], env))
+}
+
+// restrict puts the calling thread under a ruleset of rules at abi:
+// everything the ABI handles is denied except what a rule grants. Paths
+// that do not exist are skipped.
+func restrict(abi int, rules []rule) error {
+	handled := handledFS(abi)
+	attr := rulesetAttr{handledFS: handled}
+	size := unsafe.Sizeof(attr.handledFS)
+	if abi >= 6 {
+		// The server may neither signal processes outside its domain
+		// (Rootkeeper, the person's other programs) nor connect to their
+		// abstract unix sockets.
+		attr.scoped = unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+		size = unsafe.Sizeof(attr)
+	}
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if e != 0 {
+		return fmt.Errorf("landlock_create_ruleset: %v", e)
+	}
+	defer unix.Close(int(fd))
+	for _, r := range rules {
+		if err := addRule(int(fd), handled, r); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self: %v", e)
+	}
+	return nil
+}
+
+// addRule grants r's access beneath r.Path, for the rights handled; a
+// file gets only the rights a file can have.
+func addRule(fd int, handled uint64, r rule) error {
+	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return nil
+		}
+		return fmt.Errorf("opening %s: %v", r.Path, err)
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fmt.Errorf("%s: %v", r.Path, err)
+	}
+	rights := uint64(readRights)
+	if r.Access == accessWrite {
+		rights = handled
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		rights &= fileRights
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights & handled, Parent_fd: int32(pfd)}
+	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
+		return fmt.Errorf("landlock_add_rule %s: %v", r.Path, e)
+	}
+	return nil
+}

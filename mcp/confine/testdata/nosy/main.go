@@ -1,0 +1,84 @@
+// Command nosy is a server for the confinement tests that ignores its
+// roots: it reads, lists and writes whatever it is told to, wherever that
+// is.
+//
+// With -try it does the operations given as arguments (read:PATH,
+// list:PATH, write:PATH), prints one JSON line per operation
+// ({"op":..,"path":..,"ok":..,"err":..}) and exits. Without it, it is an MCP
+// server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
+// operation and answers with the same JSON.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type result struct {
+	Op   string `json:"op"`
+	Path string `json:"path"`
+	OK   bool   `json:"ok"`
+	Err  string `json:"err,omitempty"`
+	// Got is what was read or listed.
+	Got string `json:"got,omitempty"`
+}
+
+func try(op, path string) result {
+	r := result{Op: op, Path: path}
+	var err error
+	switch op {
+	case "read":
+		var b []byte
+		b, err = os.ReadFile(path)
+		r.Got = string(b)
+	case "list":
+		var es []os.DirEntry
+		es, err = os.ReadDir(path)
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		r.Got = strings.Join(names, ",")
+	case "write":
+		err = os.WriteFile(path, []byte("nosy was here\n"), 0o644)
+	default:
+		err = fmt.Errorf("unknown op %q", op)
+	}
+	r.OK = err == nil
+	if err != nil {
+		r.Err = err.Error()
+	}
+	return r
+}
+
+func main() {
+	once := flag.Bool("try", false, "do the operations in the arguments and exit")
+	flag.Parse()
+	if *once {
+		enc := json.NewEncoder(os.Stdout)
+		for _, a := range flag.Args() {
+			op, path, _ := strings.Cut(a, ":")
+			enc.Encode(try(op, path))
+		}
+		return
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "nosy", Version: "1.0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "try", InputSchema: json.RawMessage(`{"type":"object","properties":{"op":{"type":"string"},"path":{"type":"string"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct{ Op, Path string }
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			data, _ := json.Marshal(try(in.Op, in.Path))
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "run:", err)
+	}
+}
