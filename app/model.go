@@ -95,6 +95,9 @@ type Server struct {
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
+	// Confine runs a stdio server under Landlock (Linux): it can reach its
+	// visible roots and what it needs to run, nothing else (mcp/confine).
+	Confine bool `json:"confine,omitempty"`
 	// Remote servers.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -105,6 +108,10 @@ type Server struct {
 	// HostRoots says what a bridged session makes of its host's folders;
 	// HostRootsRequest when empty.
 	HostRoots HostRootsMode `json:"hostRoots,omitempty"`
+	// KeepArgs are arguments (or environment values) that name folders but
+	// stay on the command line: the escape hatch of TakeFolders for
+	// arguments that only look like folders. Shown as a warning.
+	KeepArgs []string `json:"keepArgs,omitempty"`
 }
 
 // Mode returns the server's roots mode, RootsProtocol when unset.
@@ -243,6 +250,9 @@ type ServerStatus struct {
 	LastSentAt time.Time `json:"lastSentAt,omitzero"`
 	Restarts   int       `json:"restarts,omitempty"`
 	PID        int       `json:"pid,omitempty"`
+	// LandlockABI is the Landlock ABI a confined server was started under;
+	// 0 when it is not confined.
+	LandlockABI int `json:"landlockABI,omitempty"`
 }
 
 // Equal reports whether two statuses say the same thing.
@@ -250,5 +260,6 @@ func (s ServerStatus) Equal(o ServerStatus) bool {
 	return s.State == o.State && s.ProtocolVersion == o.ProtocolVersion &&
 		s.ServerName == o.ServerName && s.ServerVersion == o.ServerVersion &&
 		s.Error == o.Error && s.Since.Equal(o.Since) && s.LastSentAt.Equal(o.LastSentAt) &&
-		s.Restarts == o.Restarts && s.PID == o.PID && slices.Equal(s.LastSent, o.LastSent)
+		s.Restarts == o.Restarts && s.PID == o.PID && slices.Equal(s.LastSent, o.LastSent) &&
+		s.LandlockABI == o.LandlockABI
 }

@@ -35,6 +35,7 @@ func (s State) Clone() State {
 	c.Servers = make([]Server, len(s.Servers))
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
+		srv.KeepArgs = slices.Clone(srv.KeepArgs)
 		srv.Env = cloneMap(srv.Env)
 		srv.Headers = cloneMap(srv.Headers)
 		c.Servers[i] = srv

@@ -62,11 +62,11 @@ With no verb, opens the window and the tray icon.
   roots add PATH [--name N] [--enable]
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] -- COMMAND [ARG...]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME
-  import FILE|- [--replace]         add servers from an mcpServers JSON config
+  import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
   grant SERVER ROOT [--until-quit]  let SERVER see ROOT
@@ -80,6 +80,8 @@ With no verb, opens the window and the tray icon.
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
 
+Folders named on a server's command line or in its env are taken off and
+become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to

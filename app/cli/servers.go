@@ -50,6 +50,7 @@ func (c *command) serversAdd(args []string) error {
 	mode := f.String("roots-mode")
 	sampling := f.String("sampling")
 	hostRoots := f.String("host-roots")
+	keepArgs := f.List("keep-arg")
 	pos, command, err := f.parse(args)
 	if err != nil {
 		return err
@@ -57,7 +58,7 @@ func (c *command) serversAdd(args []string) error {
 	if err := exactly("servers add", pos, "NAME"); err != nil {
 		return err
 	}
-	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots)}
+	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots), KeepArgs: *keepArgs}
 	switch {
 	case *url != "" && len(command) > 0:
 		return usagef("give either --url or -- COMMAND for server %q, not both", srv.Name)
@@ -101,10 +102,17 @@ func (c *command) serversAdd(args []string) error {
 	default:
 		return usagef("server %q needs --url URL or -- COMMAND [ARG...]", srv.Name)
 	}
-	if _, err := c.update(func(s *app.State) error { return s.AddServer(srv) }); err != nil {
+	srv, moved := app.TakeFolders(srv, c.env.Home)
+	if _, err := c.update(func(s *app.State) error {
+		if err := s.AddServer(srv); err != nil {
+			return err
+		}
+		return s.RequestFolders(srv.Name, moved)
+	}); err != nil {
 		return err
 	}
 	c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
+	c.printMoved(srv, moved)
 	if srv.Mode() == app.RootsArgs {
 		c.printf("note: in roots mode args the allowed folders are on the server's command line, which every local user can read (/proc/PID/cmdline); mode env keeps them private\n")
 	}
@@ -155,6 +163,7 @@ func nonNilServers(s []app.Server) []app.Server {
 func (c *command) importServers(args []string) error {
 	f := newFlags("import")
 	replace := f.Bool("replace")
+	keepArgs := f.List("keep-arg")
 	pos, _, err := f.parse(args)
 	if err != nil {
 		return err
@@ -179,6 +188,11 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
 	}
+	moved := map[string][]app.MovedFolder{}
+	for i := range servers {
+		servers[i].KeepArgs = *keepArgs
+		servers[i], moved[servers[i].Name] = app.TakeFolders(servers[i], c.env.Home)
+	}
 	var added, replaced []string
 	var changed []programChange
 	_, err = c.update(func(s *app.State) error {
@@ -198,12 +212,18 @@ func (c *command) importServers(args []string) error {
 					changed = append(changed, programChange{name: srv.Name, before: app.Program(old), after: app.Program(srv), dropped: dropped})
 				}
 				replaced = append(replaced, srv.Name)
+				if err := s.RequestFolders(srv.Name, moved[srv.Name]); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := s.AddServer(srv); err != nil {
 				return err
 			}
 			added = append(added, srv.Name)
+			if err := s.RequestFolders(srv.Name, moved[srv.Name]); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -214,6 +234,9 @@ func (c *command) importServers(args []string) error {
 	c.printf("imported %d server(s):\n", len(added)+len(replaced))
 	for _, srv := range servers {
 		c.printf("  %s: %s\n", app.SafeText(srv.Name), app.Program(srv))
+	}
+	for _, srv := range servers {
+		c.printMoved(srv, moved[srv.Name])
 	}
 	if len(replaced) > 0 {
 		c.printf("replaced: %s\n", app.SafeText(strings.Join(replaced, ", ")))
@@ -229,6 +252,22 @@ func (c *command) importServers(args []string) error {
 		c.printf("%d replaced server(s) run the same program and keep their decisions\n", kept)
 	}
 	return nil
+}
+
+// printMoved says which folders were taken off a server's command line, and
+// which arguments that name folders stay there by --keep-arg.
+func (c *command) printMoved(srv app.Server, moved []app.MovedFolder) {
+	for _, m := range moved {
+		where := "on its command line"
+		if m.Env != "" {
+			where = "in $" + m.Env
+		}
+		c.printf("%s was given %s %s: taken off, it is a request now; it sees the folder only once you allow it (`rootkeeper grant %s %s`)\n",
+			srv.Name, m.Path, where, app.ShellQuote(srv.Name), app.ShellQuote(m.Path))
+	}
+	for _, k := range srv.KeepArgs {
+		c.printf("warning: %s keeps %s on its command line (--keep-arg): if it is a folder, the server reaches it whatever you decide\n", srv.Name, k)
+	}
 }
 
 // programChange is a replaced server that runs something else now.
