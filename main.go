@@ -33,6 +33,7 @@ import (
 	"rootkeeper/gui/initlog"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/bridge"
+	"rootkeeper/mcp/confine"
 	"rootkeeper/mcp/reap"
 )
 
@@ -43,6 +44,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cli.Version = version
+	// Confined servers are started through `rootkeeper __confine`, which
+	// package confine answers in its init, before main runs.
+	cli.Landlock = confine.ABI
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	code := cli.Run(ctx, os.Args[1:], cli.Env{

@@ -515,6 +515,11 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			a.mu.Unlock()
 			a.recordStartRoots(paths)
 		}
+		if srv.Confine {
+			if err := a.confineCommand(cmd, snap); err != nil {
+				return nil, nil, err
+			}
+		}
 		return &refusingTransport{inner: &stdioTransport{
 			inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: a.m.opts.StopGrace},
 			proc:  proc,

@@ -246,6 +246,14 @@ func (a *adapter) syncRoots(ctx context.Context) {
 			for _, r := range app.Visible(snap, a.cfg.Name) {
 				want = append(want, &sdk.Root{URI: r.URI(), Name: r.Name})
 			}
+			if a.confinedStale(snap) {
+				// Landlock cannot be widened or narrowed in place.
+				a.m.log.Info("visible roots changed; restarting the confined server under a new ruleset", "server", a.cfg.Name)
+				a.command(cmdRestart)
+				a.setClientRootsQuietly(have, want)
+				have = want
+				continue
+			}
 			if sameRoots(have, want) {
 				continue
 			}

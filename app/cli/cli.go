@@ -62,7 +62,7 @@ With no verb, opens the window and the tray icon.
   roots add PATH [--name N] [--enable]
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] -- COMMAND [ARG...]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME
@@ -82,6 +82,8 @@ With no verb, opens the window and the tray icon.
 
 Folders named on a server's command line or in its env are taken off and
 become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
+--confine (Linux): the server runs under Landlock, reaching only its granted
+folders, a private temp folder and what it needs to run.
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to

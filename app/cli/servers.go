@@ -51,6 +51,7 @@ func (c *command) serversAdd(args []string) error {
 	sampling := f.String("sampling")
 	hostRoots := f.String("host-roots")
 	keepArgs := f.List("keep-arg")
+	confined := f.Bool("confine")
 	pos, command, err := f.parse(args)
 	if err != nil {
 		return err
@@ -71,8 +72,8 @@ func (c *command) serversAdd(args []string) error {
 			}
 			srv.Type = *typ
 		}
-		if len(*envs) > 0 || *cwd != "" {
-			return usagef("--env and --cwd are for stdio servers; %q has a --url", srv.Name)
+		if len(*envs) > 0 || *cwd != "" || *confined {
+			return usagef("--env, --cwd and --confine are for stdio servers; %q has a --url", srv.Name)
 		}
 		if srv.Headers, err = keyValues("header", *headers); err != nil {
 			return err
@@ -86,6 +87,7 @@ func (c *command) serversAdd(args []string) error {
 		}
 		srv.Type = app.TransportStdio
 		srv.Command, srv.Args = command[0], command[1:]
+		srv.Confine = *confined
 		if srv.Env, err = keyValues("env", *envs); err != nil {
 			return err
 		}
@@ -113,6 +115,13 @@ func (c *command) serversAdd(args []string) error {
 	}
 	c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
 	c.printMoved(srv, moved)
+	if srv.Confine {
+		if abi, err := landlockABI(); err != nil {
+			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
+		} else {
+			c.printf("%s runs confined (Landlock ABI %d): it can reach its granted folders and what it needs to run, nothing else\n", app.SafeText(srv.Name), abi)
+		}
+	}
 	if srv.Mode() == app.RootsArgs {
 		c.printf("note: in roots mode args the allowed folders are on the server's command line, which every local user can read (/proc/PID/cmdline); mode env keeps them private\n")
 	}

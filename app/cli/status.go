@@ -41,6 +41,9 @@ type ServerView struct {
 	Requests []app.Request `json:"requests"`
 	// Live is the connection status from the running app (nil otherwise).
 	Live *app.ServerStatus `json:"live,omitempty"`
+	// Confinement says whether the server runs confined: "confined
+	// (Landlock ABI N)", NotConfined, or why it cannot be confined.
+	Confinement string `json:"confinement"`
 }
 
 // RootRef names a root in a Status.
@@ -73,6 +76,7 @@ func BuildStatus(snap *app.Snapshot, running bool) Status {
 		if live, ok := snap.Servers[srv.Name]; ok {
 			v.Live = &live
 		}
+		v.Confinement = confinement(srv, v.Live)
 		st.Servers = append(st.Servers, v)
 	}
 	return st
@@ -170,6 +174,7 @@ func (c *command) printStatus(st Status) {
 			}
 		}
 		c.printf("%s\n", app.SafeText(line))
+		c.printf("  %s\n", app.SafeText(s.Confinement))
 		if len(s.Visible) == 0 {
 			c.printf("  sees nothing\n")
 		}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"rootkeeper/app"
+)
+
+// setLandlock makes the system report abi (or err) for the test's length.
+func setLandlock(t *testing.T, abi int, err error) {
+	old := Landlock
+	Landlock = func() (int, error) { return abi, err }
+	t.Cleanup(func() { Landlock = old })
+}
+
+func (st Status) server(name string) ServerView {
+	for _, s := range st.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return ServerView{}
+}
+
+// TestServersAddConfine: --confine is recorded as "confine": true, status
+// says which servers are confined and under which ABI, and which are not
+// ("roots are advice"); --confine on a remote server is bad usage.
+func TestServersAddConfine(t *testing.T) {
+	setLandlock(t, 7, nil)
+	h := newHarness(t)
+	out := h.ok("servers", "add", "fs", "--confine", "--", "mcp-server-filesystem")
+	if !strings.Contains(out, "fs runs confined (Landlock ABI 7)") {
+		t.Errorf("servers add --confine said %q", out)
+	}
+	h.ok("servers", "add", "open", "--", "mcp-server-filesystem")
+	st, err := app.OpenStore(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range state.Servers {
+		if s.Confine != (s.Name == "fs") {
+			t.Errorf("server %s: Confine = %v", s.Name, s.Confine)
+		}
+	}
+	status := h.status()
+	if got := status.server("fs").Confinement; got != "confined (Landlock ABI 7)" {
+		t.Errorf("fs confinement %q", got)
+	}
+	if got := status.server("open").Confinement; got != NotConfined {
+		t.Errorf("open confinement %q", got)
+	}
+	text := h.ok("status")
+	if !strings.Contains(text, "  confined (Landlock ABI 7)\n") || !strings.Contains(text, "  not confined: roots are advice to this server\n") {
+		t.Errorf("status text lacks the confinement lines:\n%s", text)
+	}
+	h.fails(2, []string{"servers", "add", "web", "--confine", "--url", "https://example.com/mcp"}, "--confine", `"web"`)
+}
+
+// TestConfineWhereLandlockIsMissing: status says "cannot confine" plainly,
+// and that the server is not started; servers add warns.
+func TestConfineWhereLandlockIsMissing(t *testing.T) {
+	setLandlock(t, 0, errors.New("cannot confine: this Linux kernel has no Landlock"))
+	h := newHarness(t)
+	out := h.ok("servers", "add", "fs", "--confine", "--", "mcp-server-filesystem")
+	if !strings.Contains(out, "warning: cannot confine: this Linux kernel has no Landlock; fs will not be started") {
+		t.Errorf("servers add said %q", out)
+	}
+	got := h.status().server("fs").Confinement
+	if got != "cannot confine: this Linux kernel has no Landlock; the server is not started" {
+		t.Errorf("confinement %q", got)
+	}
+}
+
+// TestLiveABIWins: a running app's status reports the ABI the server was
+// actually started under.
+func TestLiveABIWins(t *testing.T) {
+	setLandlock(t, 7, nil)
+	srv := app.Server{Name: "fs", Type: app.TransportStdio, Command: "x", Confine: true}
+	if got := confinement(srv, &app.ServerStatus{LandlockABI: 5}); got != "confined (Landlock ABI 5)" {
+		t.Errorf("confinement %q", got)
+	}
+	srv.Type, srv.Command, srv.URL = app.TransportHTTP, "", "https://example.com"
+	if got := confinement(srv, nil); got != NotConfined {
+		t.Errorf("a remote server: %q", got)
+	}
+}

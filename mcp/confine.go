@@ -1,0 +1,85 @@
+package mcp
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+	"rootkeeper/mcp/confine"
+)
+
+// ConfineCommand rewrites cmd, a stdio server's command from StdioCommand,
+// to run server srv under Landlock: read-write on paths (its visible roots,
+// as app.VisiblePaths gives them, or a bridged session's narrowed set) and
+// on its private temp folder StateDir/tmp/NAME, read-only on what it needs
+// to run, nothing else. It returns the Landlock ABI used. Where Landlock is
+// missing it fails with an error starting "cannot confine", and the server
+// must not be started: the person asked for confinement.
+//
+// A ruleset cannot be widened or narrowed on a running process: when paths
+// change, the server must be started again (the managed clients do so in
+// syncRoots; the bridge restarts its server and replays initialize).
+func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir string) (int, error) {
+	if stateDir == "" {
+		return 0, errors.New("cannot confine: no state folder to hold the server's private temp folder")
+	}
+	return confine.Wrap(cmd, confine.Policy{
+		Roots: paths,
+		Temp:  filepath.Join(stateDir, "tmp", srv.Name),
+	})
+}
+
+// confineCommand confines a managed server's command to its visible set in
+// snap, and remembers that set: syncRoots restarts the server when it
+// changes.
+func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) error {
+	paths := app.VisiblePaths(snap, a.cfg.Name)
+	abi, err := ConfineCommand(cmd, a.cfg, paths, a.m.opts.StateDir)
+	if err != nil {
+		a.update(func(s *app.ServerStatus) { s.LandlockABI = 0 })
+		return err
+	}
+	a.mu.Lock()
+	a.startedWith = paths
+	a.mu.Unlock()
+	a.update(func(s *app.ServerStatus) { s.LandlockABI = abi })
+	return nil
+}
+
+// confinedStale reports whether a confined server in protocol mode is
+// running under a ruleset for other paths than the visible ones in snap,
+// and must be restarted. It notes the restart as done so that the pokes
+// that come before it takes effect do not ask again. (Args and env modes
+// restart on any change already.)
+func (a *adapter) confinedStale(snap *app.Snapshot) bool {
+	if !a.cfg.Confine || a.mode != app.RootsProtocol {
+		return false
+	}
+	paths := app.VisiblePaths(snap, a.cfg.Name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sess == nil || slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {
+		return false
+	}
+	a.startedWith = paths
+	return true
+}
+
+// setClientRootsQuietly makes the client's roots want without telling the
+// connected server, which is about to be restarted and will ask anew.
+func (a *adapter) setClientRootsQuietly(have, want []*sdk.Root) {
+	stale := make([]string, 0, len(have))
+	for _, r := range have {
+		stale = append(stale, r.URI)
+	}
+	a.quiet.Store(true)
+	defer a.quiet.Store(false)
+	a.client.RemoveRoots(stale...)
+	if len(want) > 0 {
+		a.client.AddRoots(want...)
+	}
+}

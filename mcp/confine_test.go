@@ -1,0 +1,195 @@
+package mcp
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+	"rootkeeper/mcp/confine"
+)
+
+// nosyServer builds mcp/confine/testdata/nosy, a server that ignores its
+// roots and reads, lists and writes wherever it is told.
+func nosyServer(t testing.TB) string { return apptest.Program(t, "mcp/confine/testdata/nosy") }
+
+type nosyResult struct {
+	Op, Path, Err, Got string
+	OK                 bool
+}
+
+func nosyTry(t *testing.T, e *testEnv, server, op, path string) nosyResult {
+	t.Helper()
+	text, err := callText(t, e.m, server, "try", map[string]any{"op": op, "path": path})
+	if err != nil {
+		t.Fatalf("try %s %s: %v", op, path, err)
+	}
+	var r nosyResult
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		t.Fatalf("try %s %s: %q: %v", op, path, text, err)
+	}
+	return r
+}
+
+func needLandlock(t testing.TB) int {
+	t.Helper()
+	abi, err := confine.ABI()
+	if err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	return abi
+}
+
+// waitRestarted waits until server is connected again with another pid
+// than old, and returns the new status.
+func (e *testEnv) waitRestarted(server string, old int) app.ServerStatus {
+	e.t.Helper()
+	eventually(e.t, server+" restarted", func() (bool, string) {
+		st := e.status(server)
+		return st.State == app.ServerConnected && st.PID != old && e.m.Session(server) != nil, string(st.State) + " " + st.Error
+	})
+	return e.status(server)
+}
+
+// TestConfinedServerCannotIgnoreItsRoots runs the server that ignores
+// roots, managed and confined: it can list its granted root but not a
+// folder it names itself, read a file outside or write outside; a grant
+// restarts it able to reach the new root, a revoke restarts it unable to
+// reach the old one. Unconfined (the same binary, same calls) it reaches
+// everything, so the test can tell.
+func TestConfinedServerCannotIgnoreItsRoots(t *testing.T) {
+	abi := needLandlock(t)
+	bin := nosyServer(t)
+	e := newEnv(t)
+	a, b, outside := mkRoot(t, "granted"), mkRoot(t, "later"), mkRoot(t, "outside")
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(a, "a.txt"), []byte("A"), 0o600)
+	os.WriteFile(filepath.Join(b, "b.txt"), []byte("B"), 0o600)
+	e.update(func(s *app.State) error {
+		if err := s.AddServer(app.Server{Name: "free", Type: app.TransportStdio, Command: bin}); err != nil {
+			return err
+		}
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	e.addRoots(a, b)
+	e.grant("nosy", a)
+	e.start(e.fastOptions())
+	e.waitConnected("free")
+	st := e.waitConnected("nosy")
+	if st.LandlockABI != abi {
+		t.Errorf("status LandlockABI = %d, want %d", st.LandlockABI, abi)
+	}
+	if e.status("free").LandlockABI != 0 {
+		t.Errorf("the unconfined server reports Landlock ABI %d", e.status("free").LandlockABI)
+	}
+
+	planted := filepath.Join(outside, "planted.txt")
+	for _, c := range []struct{ op, path string }{{"read", secret}, {"list", outside}, {"write", planted}, {"list", b}} {
+		if r := nosyTry(t, e, "free", c.op, c.path); !r.OK {
+			t.Fatalf("unconfined %s %s failed (%s): the test cannot tell", c.op, c.path, r.Err)
+		}
+		os.Remove(planted)
+		r := nosyTry(t, e, "nosy", c.op, c.path)
+		if r.OK || !strings.Contains(r.Err, "permission denied") {
+			t.Errorf("confined %s %s: ok=%v err=%q got=%q; want permission denied", c.op, c.path, r.OK, r.Err, r.Got)
+		}
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Errorf("the confined server planted %s", planted)
+	}
+	if r := nosyTry(t, e, "nosy", "list", a); !r.OK || r.Got != "a.txt" {
+		t.Errorf("confined list of its granted root: %+v", r)
+	}
+	if r := nosyTry(t, e, "nosy", "write", filepath.Join(a, "new.txt")); !r.OK {
+		t.Errorf("confined write in its granted root: %+v", r)
+	}
+
+	e.grant("nosy", b)
+	st = e.waitRestarted("nosy", st.PID)
+	if r := nosyTry(t, e, "nosy", "list", b); !r.OK || r.Got != "b.txt" {
+		t.Errorf("after the grant, list of the new root: %+v", r)
+	}
+	e.revoke("nosy", a)
+	st = e.waitRestarted("nosy", st.PID)
+	if r := nosyTry(t, e, "nosy", "list", a); r.OK || !strings.Contains(r.Err, "permission denied") {
+		t.Errorf("after the revoke, the restarted server still lists the old root: %+v", r)
+	}
+	if r := nosyTry(t, e, "nosy", "read", filepath.Join(b, "b.txt")); !r.OK || r.Got != "B" {
+		t.Errorf("after the revoke, read in the root it kept: %+v", r)
+	}
+	if st.LandlockABI != abi {
+		t.Errorf("after restarts, LandlockABI = %d", st.LandlockABI)
+	}
+}
+
+// TestConfinedServerFilesystem runs the real server-filesystem confined
+// with two granted roots, started through its node_modules/.bin launcher
+// and as a plain `node .../dist/index.js`: it lists, reads and writes
+// inside both, is refused outside, and runs with no_new_privs (the mark of
+// the confining exec).
+func TestConfinedServerFilesystem(t *testing.T) {
+	needLandlock(t)
+	bin := apptest.NPMServer(t, "mcp-server-filesystem")
+	script, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		srv  app.Server
+	}{
+		{"launcher", app.Server{Command: bin}},
+		{"node", app.Server{Command: node, Args: []string{script}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			a, b, outside := mkRoot(t, "alpha"), mkRoot(t, "beta"), mkRoot(t, "outside")
+			os.WriteFile(filepath.Join(a, "hello.txt"), []byte("hello from alpha"), 0o600)
+			os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("s3cret"), 0o600)
+			srv := tc.srv
+			srv.Name, srv.Type, srv.Confine = "fs", app.TransportStdio, true
+			e.update(func(s *app.State) error { return s.AddServer(srv) })
+			e.addRoots(a, b)
+			e.grant("fs", a, b)
+			e.start(e.fastOptions())
+			st := e.waitConnected("fs")
+			if st.ServerName != "secure-filesystem-server" || st.LandlockABI == 0 {
+				t.Errorf("status %+v: want server-filesystem, confined", st)
+			}
+			waitAllowed(t, e, "fs", a, b)
+			if s, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/status"); err != nil || !strings.Contains(string(s), "NoNewPrivs:\t1") {
+				t.Errorf("server pid %d is not under no_new_privs (%v)", st.PID, err)
+			}
+
+			text, err := callText(t, e.m, "fs", "list_directory", map[string]any{"path": a})
+			if err != nil || !strings.Contains(text, "hello.txt") {
+				t.Errorf("list_directory %s: %q, %v", a, text, err)
+			}
+			text, err = callText(t, e.m, "fs", "read_text_file", map[string]any{"path": filepath.Join(a, "hello.txt")})
+			if err != nil || !strings.Contains(text, "hello from alpha") {
+				t.Errorf("read_text_file: %q, %v", text, err)
+			}
+			written := filepath.Join(b, "written.txt")
+			text, err = callText(t, e.m, "fs", "write_file", map[string]any{"path": written, "content": "confined write"})
+			if got, _ := os.ReadFile(written); err != nil || string(got) != "confined write" {
+				t.Errorf("write_file %s: %q, %v; file holds %q", written, text, err, got)
+			}
+			text, err = callText(t, e.m, "fs", "read_text_file", map[string]any{"path": filepath.Join(outside, "secret.txt")})
+			if err == nil && strings.Contains(text, "s3cret") {
+				t.Errorf("read outside its roots: %q", text)
+			}
+		})
+	}
+}
