@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 const allServers = "All servers"
@@ -36,7 +37,9 @@ type activityTab struct {
 	entries []auditEntry // newest first
 	shown   []auditEntry
 	loading bool
-	again   bool // another reload was asked for while loading
+	again   bool        // another reload was asked for while loading
+	stamp   audit.Stamp // the version of the log entries holds
+	read    bool        // entries holds a read of the log
 }
 
 func newActivityTab(u *ui) *activityTab {
@@ -75,18 +78,31 @@ func (t *activityTab) render(snap *app.Snapshot) {
 	}
 }
 
-// reload reads the audit log off the UI goroutine.
+// reload reads the audit log off the UI goroutine, when it changed since
+// the last read: status changes come many times a second, the log seldom.
 func (t *activityTab) reload() {
 	if t.loading {
 		t.again = true
 		return
 	}
 	t.loading = true
-	dir := t.u.opts.StateDir
+	dir, last, read := t.u.opts.StateDir, t.stamp, t.read
 	t.u.async(func() {
+		stamp := audit.StampOf(dir)
+		if read && stamp == last {
+			t.u.do(func() {
+				t.loading = false
+				if t.again {
+					t.again = false
+					t.reload()
+				}
+			})
+			return
+		}
 		entries, err := readAudit(dir, "")
 		t.u.do(func() {
 			t.loading = false
+			t.stamp, t.read = stamp, err == nil
 			if err != nil {
 				t.status.SetText("Could not read the activity log: " + err.Error())
 			} else {

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // demo is a state with a few roots and two servers, for the tab goldens.
@@ -308,5 +309,34 @@ func TestEditingWhatAServerRunsAsksAboutItsDecisions(t *testing.T) {
 	}
 	if vis := app.VisiblePaths(f.core.Snapshot(), "fs"); len(vis) != 0 {
 		t.Fatalf("the new program sees %q", vis)
+	}
+}
+
+// The Activity tab reads the audit log again only when it changed, not on
+// every status change (servers report many a second).
+func TestActivityReadsTheLogOnlyWhenItChanged(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	log := audit.NewLog(f.dir)
+	defer log.Close()
+	log.Append(audit.Entry{Server: "fs", Roots: []string{"file:///a"}, Via: audit.ViaRootsList})
+	log.Close()
+	reads := 0
+	orig := readAudit
+	readAudit = func(dir, server string) ([]audit.Entry, error) { reads++; return orig(dir, server) }
+	defer func() { readAudit = orig }()
+	f.u.selectTab("Activity")
+	for i := range 50 {
+		f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected, Restarts: i})
+		f.u.refresh()
+	}
+	if reads != 1 || len(f.u.activity.entries) != 1 {
+		t.Fatalf("50 status changes read the log %d times (entries %d), want once", reads, len(f.u.activity.entries))
+	}
+	log.Append(audit.Entry{Server: "fs", Roots: []string{"file:///b"}, Via: audit.ViaRootsList})
+	log.Close()
+	f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerStopped})
+	f.u.refresh()
+	if reads != 2 || len(f.u.activity.entries) != 2 {
+		t.Fatalf("after a new entry: %d reads, %d entries", reads, len(f.u.activity.entries))
 	}
 }

@@ -237,3 +237,19 @@ func Read(dir, server string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// Stamp says, cheaply, which version of the log is in dir: the size and
+// modification time of both files. Readers compare stamps to read the log
+// again only when it changed.
+type Stamp [4]int64
+
+// StampOf stats the log's files in dir.
+func StampOf(dir string) Stamp {
+	var s Stamp
+	for i, name := range []string{RotatedName, FileName} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			s[2*i], s[2*i+1] = fi.Size(), fi.ModTime().UnixNano()
+		}
+	}
+	return s
+}
