@@ -195,7 +195,9 @@ func (t *serversTab) showLog(name string) {
 			if strings.TrimSpace(text) == "" {
 				text = "(nothing written to stderr yet)"
 			}
-			grid := widget.NewTextGridFromString(text)
+			// A server's stderr is its own text: escapes and bidi overrides are
+			// neutralised before they are drawn.
+			grid := widget.NewTextGridFromString(app.SafeLines(text))
 			scroll := container.NewScroll(grid)
 			scroll.SetMinSize(fyne.NewSize(760, 420))
 			scroll.ScrollToBottom()
