@@ -68,6 +68,24 @@
 // https://github.com/modelcontextprotocol/go-sdk/issues/1177) is started
 // again and spoken to with initialize only, and remembered as legacy.
 //
+// # Strangers
+//
+// Servers are programs written by strangers (gate.go, liveness in
+// adapter.go): each one's requests to Rootkeeper pass a gate (in-flight and
+// rate bounds, excess refused with -32000 before any dialog or provider);
+// resources/list_changed storms are coalesced; remote replies are bounded
+// to MaxMessageBytes; every connected server is pinged and restarted when
+// it stops answering; stderr logs rotate while written (app/logfile);
+// stdio servers get the parent-death signal, and package reap ends the
+// descendants that left their process group.
+//
+// # The bridge
+//
+// Package bridge (mcp/bridge) serves the hosts' copies of the servers: a
+// stdio relay between a host and a server that answers roots through
+// RootsAnswer and AnswerEntry, the same path as the managed clients, and
+// starts servers with StdioCommand, as they do.
+//
 // This package must not import Fyne, and changes no state: it reads the
 // snapshot and reports status.
 package mcp
