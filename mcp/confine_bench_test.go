@@ -1,0 +1,156 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+)
+
+// BenchmarkConfinedStart measures start-to-initialized of the real
+// server-filesystem (its node_modules/.bin launcher, two roots), confined
+// and unconfined, interleaved in each iteration so that both see the same
+// machine: from building the command to Connect's return (initialize
+// answered, initialized sent). It reports the medians and their ratio
+// (goal: ratio ≤ 1.1).
+func BenchmarkConfinedStart(b *testing.B) {
+	needLandlock(b)
+	start := coldStarter(b)
+	start(false) // warm the page cache for both
+	start(true)
+	var free, confined []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			free = append(free, start(false))
+			confined = append(confined, start(true))
+		} else {
+			confined = append(confined, start(true))
+			free = append(free, start(false))
+		}
+	}
+	b.StopTimer()
+	f, c := median(free), median(confined)
+	b.ReportMetric(ms(f), "unconfined-ms")
+	b.ReportMetric(ms(c), "confined-ms")
+	b.ReportMetric(float64(c)/float64(f), "ratio")
+}
+
+// coldStarter returns a function that starts server-filesystem (its
+// node_modules/.bin launcher, two roots), confined or not, and returns the
+// time from building its command to Connect's return (initialize
+// answered, initialized sent); the server is then stopped.
+func coldStarter(b *testing.B) func(confined bool) time.Duration {
+	bin := apptest.NPMServer(b, "mcp-server-filesystem")
+	dir := b.TempDir()
+	roots := []string{mkRoot(b, "alpha"), mkRoot(b, "beta")}
+	srv := app.Server{Name: "fs", Type: app.TransportStdio, Command: bin}
+	snap := &app.Snapshot{}
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, &sdk.ClientOptions{})
+	for _, r := range roots {
+		client.AddRoots(&sdk.Root{URI: app.URIFromPath(r)})
+	}
+	return func(confined bool) time.Duration {
+		began := time.Now()
+		cmd, _ := StdioCommand(srv, snap)
+		if confined {
+			if _, err := ConfineCommand(cmd, srv, roots, dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+		if err != nil {
+			b.Fatalf("confined=%v: %v", confined, err)
+		}
+		took := time.Since(began)
+		cs.Close()
+		return took
+	}
+}
+
+// BenchmarkConfinedGrant measures a grant reaching server-filesystem: the
+// time from the grant (core.Update) until list_allowed_directories shows
+// the new root. "open" is unconfined and learns it through list_changed
+// (the anchor); "fs" is confined and is restarted under a new ruleset.
+// Iterations alternate granting and revoking the root for one server and
+// then the other, so that they never compete for the two cores. It reports
+// the medians, the confined one in ms (goal ≤ 300) and as a ratio to the
+// anchor; and, as "restart/start", to a cold start of the unconfined
+// server measured in the same iterations: a restart cannot beat the
+// server's own start-up, which for server-filesystem (node loading its
+// modules) is most of it.
+func BenchmarkConfinedGrant(b *testing.B) {
+	needLandlock(b)
+	bin := apptest.NPMServer(b, "mcp-server-filesystem")
+	e := newEnv(b)
+	base, x := mkRoot(b, "base"), mkRoot(b, "x")
+	e.update(func(s *app.State) error {
+		if err := s.AddServer(app.Server{Name: "open", Type: app.TransportStdio, Command: bin}); err != nil {
+			return err
+		}
+		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	e.addRoots(base, x)
+	e.grant("open", base)
+	e.grant("fs", base)
+	opts := e.fastOptions()
+	opts.Logger = nil
+	e.start(opts)
+	cold := coldStarter(b)
+	waitAllowed(b, e, "open", base)
+	waitAllowed(b, e, "fs", base)
+
+	// change grants or revokes x for server and waits for it to show.
+	change := func(server string, grant bool) time.Duration {
+		want := []string{base}
+		began := time.Now()
+		if grant {
+			want = sorted([]string{base, x})
+			e.grant(server, x)
+		} else {
+			e.revoke(server, x)
+		}
+		deadline := began.Add(wait)
+		for {
+			got, err := allowedDirs(b, e.m, server)
+			if err == nil && slices.Equal(got, want) {
+				return time.Since(began)
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%s: allowed %v (%v), want %v", server, got, err, want)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	var open, fs, starts []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		open = append(open, change("open", true))
+		fs = append(fs, change("fs", true))
+		change("open", false)
+		change("fs", false)
+		starts = append(starts, cold(false))
+	}
+	b.StopTimer()
+	o, c, st := median(open), median(fs), median(starts)
+	b.ReportMetric(ms(o), "unconfined-ms")
+	b.ReportMetric(ms(c), "confined-ms")
+	b.ReportMetric(float64(c)/float64(o), "ratio")
+	b.ReportMetric(ms(st), "start-ms")
+	b.ReportMetric(float64(c)/float64(st), "restart/start")
+}
+
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
