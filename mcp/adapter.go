@@ -2,22 +2,14 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
@@ -321,45 +313,6 @@ func (a *adapter) run(parent context.Context) {
 	a.setState(app.ServerStopped, nil)
 }
 
-// keepAlive pings the server every Options.KeepAlive and reports on
-// unresponsive when two pings in a row go unanswered: a server that hangs
-// (stops reading, deadlocks) is then restarted with the usual backoff
-// rather than left connected and silent. A server without ping (it answers
-// "method not found", as on 2026-07-28) is not pinged again.
-func (a *adapter) keepAlive(ctx context.Context, cs *sdk.ClientSession, unresponsive chan<- error) {
-	interval := a.m.opts.KeepAlive
-	if interval <= 0 {
-		return
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	misses := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, min(interval, 10*time.Second))
-		err := cs.Ping(pctx, nil)
-		cancel()
-		var werr *jsonrpc.Error
-		switch {
-		case err == nil:
-			misses = 0
-			continue
-		case ctx.Err() != nil:
-			return
-		case errors.As(err, &werr) && werr.Code == CodeMethodNotFound:
-			return
-		}
-		if misses++; misses >= 2 {
-			unresponsive <- fmt.Errorf("unresponsive: %d pings in a row went unanswered (%v)", misses, err)
-			return
-		}
-	}
-}
-
 // backOff reports the server failed for why and waits the backoff for the
 // failures so far (counting this one), or until a command comes: Stop sets
 // stopped, any other command starts again at once with a clean slate. It
@@ -490,78 +443,6 @@ func (a *adapter) dial(ctx context.Context, version string) (*sdk.ClientSession,
 	return cs, proc, nil
 }
 
-// transport makes the server's transport. For stdio it also returns the
-// process, whose pid is known once the transport has connected.
-func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error) {
-	srv := a.cfg
-	if a.m.opts.NewTransport != nil {
-		t, err := a.m.opts.NewTransport(srv)
-		if err != nil {
-			return nil, nil, err
-		}
-		return &refusingTransport{inner: t}, nil, nil
-	}
-	switch srv.Type {
-	case app.TransportStdio:
-		snap := a.m.core.Snapshot()
-		cmd, paths := StdioCommand(srv, snap)
-		cmd.Stderr = a.stderrWriter()
-		// Let Wait return even if a grandchild keeps stderr open.
-		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
-		proc := &process{}
-		if a.mode == app.RootsArgs || a.mode == app.RootsEnv {
-			a.mu.Lock()
-			a.startedWith = paths
-			a.mu.Unlock()
-			a.recordStartRoots(paths)
-		}
-		if srv.Confine {
-			if err := a.confineCommand(cmd, snap); err != nil {
-				return nil, nil, err
-			}
-		}
-		return &refusingTransport{inner: &stdioTransport{
-			inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: a.m.opts.StopGrace},
-			proc:  proc,
-		}}, proc, nil
-	case app.TransportHTTP:
-		hc := httpClient(srv.URL, srv.Headers)
-		hc.Transport = &refusingRoundTripper{base: hc.Transport}
-		return &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil, nil
-	case app.TransportSSE:
-		// The SSE stream lives on the context given to Connect, so give it
-		// the adapter's, not the handshake's.
-		return &refusingTransport{inner: &longLived{ctx: ctx, inner: &sdk.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClient(srv.URL, srv.Headers)}}}, nil, nil
-	}
-	return nil, nil, fmt.Errorf("server %q: unknown transport type %q", srv.Name, srv.Type)
-}
-
-// StdioCommand is the command that starts stdio server srv under snap: its
-// command, arguments and working folder; the environment of app.ServerEnv;
-// in roots mode args or env, the visible paths (returned too) appended to
-// the arguments or in ROOTKEEPER_ROOTS; its own process group, and on Linux
-// the parent-death signal. The managed clients and the bridge start servers
-// with it.
-func StdioCommand(srv app.Server, snap *app.Snapshot) (*exec.Cmd, []string) {
-	args := slices.Clone(srv.Args)
-	env := srv.Env
-	var paths []string
-	switch srv.Mode() {
-	case app.RootsArgs, app.RootsEnv:
-		paths = app.VisiblePaths(snap, srv.Name)
-		if srv.Mode() == app.RootsArgs {
-			args = append(args, paths...)
-		} else {
-			env = maps.Clone(srv.Env)
-			if env == nil {
-				env = map[string]string{}
-			}
-			env[app.RootsEnvVariable] = app.EncodeRootsEnv(paths)
-		}
-	}
-	return newCommand(srv.Command, args, app.ServerEnv(os.Environ(), &snap.State, env), srv.Cwd), paths
-}
-
 // recordStartRoots notes the paths an args/env server was started with, in
 // the status and the audit log.
 func (a *adapter) recordStartRoots(paths []string) {
@@ -623,84 +504,6 @@ func (a *adapter) reapGroup(proc *process) {
 	if proc.groupAlive() {
 		proc.kill()
 	}
-}
-
-func (a *adapter) openLog() {
-	p := a.m.logPath(a.cfg.Name)
-	if p == "" {
-		return
-	}
-	f, err := logfile.Open(p, a.m.opts.LogMaxSize, a.m.opts.LogKeep)
-	if err != nil {
-		a.m.log.Warn("cannot open the server log", "error", err)
-		return
-	}
-	a.logf = f
-}
-
-func (a *adapter) closeLog() {
-	if a.logf != nil {
-		a.logf.Close()
-	}
-}
-
-func (a *adapter) stderrWriter() io.Writer {
-	if a.logf == nil {
-		return a.stderr
-	}
-	return io.MultiWriter(a.stderr, a.logf)
-}
-
-// longLived connects its inner transport with its own context rather than
-// the (short) one of the handshake.
-type longLived struct {
-	ctx   context.Context
-	inner sdk.Transport
-}
-
-func (t *longLived) Connect(context.Context) (sdk.Connection, error) { return t.inner.Connect(t.ctx) }
-
-// headerTransport adds a server's configured headers (often a token) to
-// the requests that go to that server's origin, and to no other: a redirect
-// to another host or scheme must not carry them there.
-type headerTransport struct {
-	base    http.RoundTripper
-	origin  string // scheme://host[:port] of the configured URL
-	headers map[string]string
-}
-
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if originOf(r.URL) != t.origin {
-		return t.base.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(r)
-}
-
-func originOf(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
-}
-
-// httpClient is the client of a remote server at endpoint, with its headers.
-// Every reply body is bounded (limitedBodies).
-func httpClient(endpoint string, headers map[string]string) *http.Client {
-	base := limitedBodies{base: http.DefaultTransport}
-	if len(headers) == 0 {
-		return &http.Client{Transport: base}
-	}
-	origin := ""
-	if u, err := url.Parse(endpoint); err == nil {
-		origin = originOf(u)
-	}
-	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
 }
 
 func orEOF(err error) error {
