@@ -162,8 +162,15 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 	// A runtime started on a script (node /x/dist/index.js, python
 	// server.py) needs the script's package.
 	for _, arg := range cmd.Args[1:] {
-		if f := scriptArg(arg, cmd.Dir); f != "" {
+		f := scriptArg(arg, cmd.Dir)
+		switch {
+		case f == "":
+		case isProgram(f):
 			add(accessRead, programFolders(f, home)...)
+		default:
+			// A data file named on the command line (a config, say): that
+			// file, not its folder.
+			add(accessRead, f)
 		}
 	}
 	for _, prog := range []string{exe, interp} {
@@ -218,7 +225,37 @@ func installFolder(path, home string) []string {
 		}
 		return out
 	}
-	return safeFolders(path, home, dir)
+	return safeFolders(path, home, projectFolder(dir, home))
+}
+
+// projectFolder is the nearest folder from dir upwards, at most three
+// levels, that holds a package manifest (a server run from its own checkout,
+// dist/index.js, needs its dependencies beside it), or dir itself. It never
+// climbs to a top-level folder (/tmp, /home), the home folder or above.
+func projectFolder(dir, home string) string {
+	sep := string(filepath.Separator)
+	for d, up := dir, 0; up <= 3 && strings.Count(d, sep) >= 2 && (home == "" || !within(home, d)); d, up = filepath.Dir(d), up+1 {
+		for _, m := range []string{"package.json", "pyproject.toml", "setup.py", "go.mod", "Cargo.toml", "deno.json"} {
+			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
+				return d
+			}
+		}
+	}
+	return dir
+}
+
+// isProgram reports whether a file named on a runtime's command line is
+// code (a script or a package's file) rather than data.
+func isProgram(path string) bool {
+	if strings.Contains(path, string(filepath.Separator)+"node_modules"+string(filepath.Separator)) {
+		return true
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py", ".pyz", ".rb", ".pl", ".php", ".jar", ".lua":
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&0o111 != 0
 }
 
 // safeFolders is dir, unless granting dir would grant the home folder or
