@@ -119,6 +119,31 @@ var launcherCaches = map[string][]string{
 	"uv":   {".cache/uv", ".local/share/uv"},
 }
 
+// runtimeManagers are folders, relative to the home folder, where version
+// managers keep runtimes and the shims that pick one (pyenv's python3 is a
+// shell script that runs pyenv, which reads its settings there). They hold
+// programs, not the person's files.
+var runtimeManagers = []string{
+	".pyenv", ".nvm", ".volta", ".asdf", ".rbenv", ".nodenv", ".goenv", ".sdkman",
+	".local/share/mise", ".local/share/fnm", ".fnm", ".bun", ".deno", ".cargo", ".rustup",
+}
+
+// runtimeManager is the version manager's folder prog runs from (as named
+// or resolved), or "".
+func runtimeManager(prog, home string) string {
+	if prog == "" || home == "" {
+		return ""
+	}
+	for _, p := range []string{prog, resolved(prog)} {
+		for _, rel := range runtimeManagers {
+			if m := filepath.Join(home, rel); within(p, m) {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
 // plan is the spec for cmd under p: the real executable, and the rules.
 // home is the person's home folder, never granted as a whole.
 func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
@@ -174,6 +199,9 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		}
 	}
 	for _, prog := range []string{exe, interp} {
+		if m := runtimeManager(prog, home); m != "" {
+			add(accessRead, m)
+		}
 		for _, rel := range launcherCaches[filepath.Base(prog)] {
 			if home != "" {
 				add(accessRead, filepath.Join(home, rel))
