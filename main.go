@@ -272,7 +272,7 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	return bridge.Run(ctx, bridge.Options{
 		Core: core, Server: name,
 		HostIn: stdin, HostOut: stdout, Stderr: stderr, Log: serverLog,
-		Audit: auditLog, AppRunning: watch.running, Logger: logger,
+		Audit: auditLog, AppRunning: watch.running, Logger: logger, StateDir: store.Dir(),
 		OnSession: watch.session,
 	})
 }

@@ -12,6 +12,12 @@
 //	                  │  input requests for roots (2026-07-28): fulfilled here
 //	                  └─ state file changes: notifications/roots/list_changed to the server
 //
+// A server that holds its roots from its start (roots mode args or env, or
+// confined under Landlock) is started again when its visible set changes;
+// the host keeps its session: its initialize is replayed to the new
+// process, and the requests the old one had not answered get an error
+// saying to send them again.
+//
 // It works from the state file alone (the app need not run): the caller
 // gives it an app.Core that watches the file, and it runs the health
 // monitor so that only checked folders are shared. Decisions scoped until
@@ -88,6 +94,9 @@ type Options struct {
 	// closed before its process group gets SIGTERM (default 2 s);
 	// KillAfter, after SIGTERM, SIGKILL (default 3 s).
 	StopGrace, KillAfter time.Duration
+	// StateDir is the state folder: a confined server's private temp
+	// folder is there.
+	StateDir string
 	// OnSession, when set, is told about the session whenever what it shows
 	// changes (host, protocol version, pid, last roots sent).
 	OnSession func(Session)
@@ -96,27 +105,40 @@ type Options struct {
 // Session is what a bridge shows of itself.
 type Session = app.BridgeSession
 
-// bridge is one session: one host, one server process.
+// bridge is one session: one host, and one server process at a time (the
+// server is started again when what it was started with no longer holds).
 type bridge struct {
 	o   Options
 	srv app.Server
 	log *slog.Logger
 
-	host   *lineWriter // to the host
-	server *lineWriter // to the server
+	host *lineWriter // to the host
 
 	nextID atomic.Int64
+	poked  chan struct{} // followState has something to look at
+	ended  chan error    // the current server process exited by itself
+
+	// rmu orders the host's messages with restarts: a message from the host
+	// is rewritten and written to the current process under RLock, a
+	// restart swaps the process (and replays initialize) under Lock.
+	rmu      sync.RWMutex
+	cur      *serverProc
+	stopping bool // the bridge is ending: no more restarts
 
 	mu              sync.Mutex
 	hostRootsCap    bool     // the host declared roots
 	hostRoots       []string // the host's folders, canonical
 	ownPending      map[string]bool
 	pending         map[string]*pendingRequest // host requests that may get input requests, by id
+	inflight        map[string]json.RawMessage // host requests not answered yet, by id (restartable servers only)
 	stash           map[string]json.RawMessage // roots input responses held for a retry, by requestState
+	initMsg         json.RawMessage            // the host's initialize as the server got it, to replay
+	initialized     bool                       // the host sent notifications/initialized
 	serverReady     bool                       // the server may be told of changes
 	session         Session
-	lastVisible     []string // what list_changed last reflected
+	lastVisible     []string // what the server was last given
 	lastVisibleInit bool
+	restarts        int
 }
 
 // pendingRequest is a host request that the server may answer with input
@@ -151,48 +173,26 @@ func Run(ctx context.Context, o Options) error {
 	b := &bridge{
 		o: o, srv: srv, log: o.Logger.With("server", srv.Name),
 		host:       newLineWriter(o.HostOut),
+		poked:      make(chan struct{}, 1),
+		ended:      make(chan error, 1),
 		ownPending: map[string]bool{},
 		pending:    map[string]*pendingRequest{},
+		inflight:   map[string]json.RawMessage{},
 		stash:      map[string]json.RawMessage{},
 		session:    Session{ID: os.Getpid(), Server: srv.Name, LastSent: []string{}},
 	}
 	if srv.Type != app.TransportStdio {
 		return b.refuseAll(fmt.Errorf("rootkeeper bridge: server %q is %s; only stdio servers can be bridged yet", srv.Name, srv.Type))
 	}
-	cmd, _ := mcp.StdioCommand(srv, b.snapshot())
-	stdin, err := cmd.StdinPipe()
+	p, err := b.startProc(b.snapshot())
 	if err != nil {
-		return err
+		return b.refuseAll(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	stderr := []io.Writer{o.Stderr}
-	if o.Log != nil {
-		stderr = append(stderr, o.Log)
-	}
-	cmd.Stderr = io.MultiWriter(stderr...)
-	cmd.WaitDelay = o.StopGrace + o.KillAfter + time.Second
-	if err := cmd.Start(); err != nil {
-		return b.refuseAll(fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", srv.Name, cmd.Path, err))
-	}
-	b.server = newLineWriter(stdin)
-	b.mu.Lock()
-	b.session.PID = cmd.Process.Pid
-	b.mu.Unlock()
-	b.publish()
-	b.log.Info("bridging", "pid", cmd.Process.Pid, "command", srv.Command)
+	b.cur = p
+	b.log.Info("bridging", "pid", p.cmd.Process.Pid, "command", srv.Command)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	serverDone := make(chan struct{})
-	go func() {
-		defer close(serverDone)
-		b.fromServer(stdout)
-	}()
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- b.fromHost(o.HostIn) }()
 	go b.followState(ctx)
@@ -204,37 +204,240 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			b.log.Warn("reading from the host failed", "error", err)
 		}
-		stdin.Close()
-		stop(cmd, exited, o.StopGrace, o.KillAfter)
-	case err := <-exited:
+	case err := <-b.ended:
 		if err != nil {
-			result = fmt.Errorf("server %q exited: %v", srv.Name, err)
+			result = fmt.Errorf("server %q: %v", srv.Name, err)
 		}
-		<-serverDone
 	case <-ctx.Done():
-		stdin.Close()
-		stop(cmd, exited, o.StopGrace, o.KillAfter)
 	}
-	// Whatever the server left in its process group goes with it.
-	killGroup(cmd.Process.Pid, true)
+	b.rmu.Lock()
+	b.stopping = true
+	p = b.cur
+	b.rmu.Unlock()
+	b.stop(p)
 	return result
 }
 
-// stop waits for the server to exit after its stdin closed, then sends its
-// process group SIGTERM, then SIGKILL.
-func stop(cmd *exec.Cmd, exited <-chan error, grace, kill time.Duration) {
-	select {
-	case <-exited:
+// serverProc is one run of the server process.
+type serverProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	w     *lineWriter
+	// paths are the roots it was started with: on its command line, in its
+	// environment or in its Landlock ruleset (nil for a server that learns
+	// them by roots/list alone).
+	paths  []string
+	exited chan struct{} // closed once it has exited and its output is read
+	err    error         // why it exited, once exited is closed
+	// replaced: a newer run took over; this one's output is dropped and its
+	// exit does not end the bridge.
+	replaced atomic.Bool
+}
+
+// restartable reports whether the server holds its roots from its start
+// (roots mode args or env, or confined), so that a change of its visible
+// set means starting it again.
+func (b *bridge) restartable() bool {
+	return b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv || b.srv.Confine
+}
+
+// startPaths are the roots a server started now would hold from its start.
+func (b *bridge) startPaths(snap *app.Snapshot) []string {
+	switch {
+	case b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv:
+		return app.VisiblePaths(snap, b.srv.Name)
+	case b.srv.Confine:
+		return rootPaths(b.visible(snap, b.srv.Name))
+	}
+	return nil
+}
+
+func rootPaths(roots []app.Root) []string {
+	out := []string{}
+	for _, r := range roots {
+		out = append(out, r.Path)
+	}
+	return out
+}
+
+// startProc starts the server under snap: its stdout is read by fromServer,
+// its stderr copied to the host's stderr and the log. A server that cannot
+// start gives an error naming its command.
+func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
+	cmd, paths := mcp.StdioCommand(b.srv, snap)
+	if b.srv.Confine {
+		paths = b.startPaths(snap)
+		if err := b.confine(cmd, paths); err != nil {
+			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
+		}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Stdout is a pipe of our own, not StdoutPipe: Wait must not close it
+	// before everything the server wrote has been relayed.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = outW
+	stderr := []io.Writer{b.o.Stderr}
+	if b.o.Log != nil {
+		stderr = append(stderr, b.o.Log)
+	}
+	cmd.Stderr = io.MultiWriter(stderr...)
+	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
+	}
+	outW.Close()
+	p := &serverProc{cmd: cmd, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{})}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		b.fromServer(p, outR)
+	}()
+	go func() {
+		err := cmd.Wait()
+		// What it wrote before exiting is relayed; a descendant holding
+		// its stdout open does not hold the bridge.
+		select {
+		case <-read:
+		case <-time.After(time.Second):
+		}
+		outR.Close()
+		p.err = err
+		close(p.exited)
+		if !p.replaced.Load() {
+			if err == nil {
+				err = errors.New("the server exited")
+			}
+			select {
+			case b.ended <- err:
+			default:
+			}
+		}
+	}()
+	b.mu.Lock()
+	b.session.PID = cmd.Process.Pid
+	b.mu.Unlock()
+	if m := b.srv.Mode(); m == app.RootsArgs || m == app.RootsEnv {
+		b.recordStart(paths)
+	}
+	b.publish()
+	return p, nil
+}
+
+// confine wraps cmd to run under Landlock with read-write access to paths
+// only (mcp.ConfineCommand, as for the managed clients).
+func (b *bridge) confine(cmd *exec.Cmd, paths []string) error {
+	_, err := mcp.ConfineCommand(cmd, b.srv, paths, b.o.StateDir)
+	return err
+}
+
+// recordStart audits the roots an args or env server is started with, as
+// the managed clients do.
+func (b *bridge) recordStart(paths []string) {
+	via := audit.ViaArgs
+	if b.srv.Mode() == app.RootsEnv {
+		via = audit.ViaEnv
+	}
+	e := audit.Entry{Time: time.Now().UTC(), Server: b.srv.Name, Via: via, Roots: []string{}}
+	for _, p := range paths {
+		e.Roots = append(e.Roots, app.URIFromPath(p))
+	}
+	if b.o.Audit != nil {
+		if err := b.o.Audit.Append(e); err != nil {
+			b.log.Error("cannot write the audit log", "error", err)
+		}
+	}
+	b.mu.Lock()
+	b.session.LastSent, b.session.LastSentAt = e.Roots, e.Time
+	b.mu.Unlock()
+}
+
+// restart starts the server again because what it holds from its start no
+// longer is what it may see: the new process gets the host's initialize
+// (and initialized) replayed, its answer kept from the host; the host's
+// requests the old one had not answered get an error saying to send them
+// again; the old process is ended. If the new one cannot start, the bridge
+// ends: the old one must not keep roots it lost.
+func (b *bridge) restart() {
+	b.rmu.Lock()
+	if b.stopping {
+		b.rmu.Unlock()
 		return
-	case <-time.After(grace):
 	}
-	killGroup(cmd.Process.Pid, false)
+	old := b.cur
+	p, err := b.startProc(b.snapshot())
+	if err != nil {
+		b.rmu.Unlock()
+		b.log.Error("cannot start the server again", "error", err)
+		select {
+		case b.ended <- err:
+		default:
+		}
+		return
+	}
+	old.replaced.Store(true)
+	b.cur = p
+	b.mu.Lock()
+	init, initialized := b.initMsg, b.initialized
+	unanswered := b.inflight
+	b.inflight = map[string]json.RawMessage{}
+	clear(b.pending)
+	clear(b.stash)
+	b.lastVisible, b.lastVisibleInit = nil, false
+	b.restarts++
+	n := b.restarts
+	b.mu.Unlock()
+	if init != nil {
+		p.w.write(withID(init, fmt.Sprintf("%sinit-%d", ownIDPrefix, n)))
+		if initialized {
+			p.w.writeJSON(map[string]any{"jsonrpc": "2.0", "method": methodInitialized})
+		}
+	}
+	b.rmu.Unlock()
+	b.log.Info("server started again: its roots changed", "pid", p.cmd.Process.Pid, "roots", p.paths)
+	for _, id := range unanswered {
+		b.host.writeJSON(errorResponse(id, &jsonrpc.Error{Code: mcp.CodeInternalError,
+			Message: fmt.Sprintf("rootkeeper bridge: server %q was started again because its roots changed; send the request again", b.srv.Name)}))
+	}
+	go b.stop(old)
+}
+
+// withID returns the request raw with its id replaced.
+func withID(raw json.RawMessage, id string) json.RawMessage {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(raw, &msg) != nil {
+		return raw
+	}
+	msg["id"], _ = json.Marshal(id)
+	out, _ := json.Marshal(msg)
+	return out
+}
+
+// stop ends a server process: its stdin is closed; after StopGrace its
+// process group gets SIGTERM, after KillAfter SIGKILL; whatever it left in
+// its group goes with it.
+func (b *bridge) stop(p *serverProc) {
+	p.stdin.Close()
+	pid := p.cmd.Process.Pid
 	select {
-	case <-exited:
-	case <-time.After(kill):
-		killGroup(cmd.Process.Pid, true)
-		<-exited
+	case <-p.exited:
+	case <-time.After(b.o.StopGrace):
+		killGroup(pid, false)
+		select {
+		case <-p.exited:
+		case <-time.After(b.o.KillAfter):
+			killGroup(pid, true)
+			<-p.exited
+		}
 	}
+	killGroup(pid, true)
 }
 
 // refuseAll answers every request of the host with err, until the host
@@ -307,6 +510,7 @@ func (b *bridge) answerRoots(via string) (*jsonrpc.Error, json.RawMessage) {
 	}
 	b.mu.Lock()
 	b.session.LastSent, b.session.LastSentAt = e.Roots, e.Time
+	b.lastVisible, b.lastVisibleInit = rootPaths(roots), true
 	b.mu.Unlock()
 	b.publish()
 	data, _ := json.Marshal(mcp.RootsResult(roots))
@@ -325,7 +529,8 @@ func (b *bridge) publish() {
 	b.o.OnSession(s)
 }
 
-// followState tells the server when its visible set changes.
+// followState tells the server when its visible set changes, or starts
+// it again when it holds its roots from its start.
 func (b *bridge) followState(ctx context.Context) {
 	sig, unsub := b.o.Core.Subscribe()
 	defer unsub()
@@ -336,29 +541,55 @@ func (b *bridge) followState(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-sig:
+		case <-b.poked:
 		case <-tick.C:
 		}
-		b.notifyIfChanged()
+		b.follow()
 	}
 }
 
-// notifyIfChanged sends notifications/roots/list_changed to the server when
-// its visible set differs from what it was last told of.
-func (b *bridge) notifyIfChanged() {
+// poke has followState look at the state again (from the host's reader,
+// which must not restart the server itself).
+func (b *bridge) poke() {
+	select {
+	case b.poked <- struct{}{}:
+	default:
+	}
+}
+
+// follow brings the server up to date with its visible set: a server that
+// holds its roots from its start is started again when they changed; one
+// in roots mode protocol gets notifications/roots/list_changed when its set
+// differs from what it was last given.
+func (b *bridge) follow() {
+	snap := b.snapshot()
+	if b.restartable() {
+		b.rmu.RLock()
+		started := b.cur.paths
+		b.rmu.RUnlock()
+		if want := b.startPaths(snap); !slices.Equal(want, started) && !(len(want) == 0 && len(started) == 0) {
+			b.restart()
+			return
+		}
+	}
 	if b.srv.Mode() != app.RootsProtocol {
 		return
 	}
-	var paths []string
-	for _, r := range b.visible(b.snapshot(), b.srv.Name) {
-		paths = append(paths, r.Path)
-	}
+	paths := rootPaths(b.visible(snap, b.srv.Name))
 	b.mu.Lock()
-	changed := !b.lastVisibleInit || !slices.Equal(paths, b.lastVisible)
-	b.lastVisible, b.lastVisibleInit = paths, true
+	// A server that never asked has nothing to be told: it asks when it
+	// wants them.
+	changed := b.lastVisibleInit && !slices.Equal(paths, b.lastVisible)
 	ready := b.serverReady
+	if changed && ready {
+		b.lastVisible = paths
+	}
 	b.mu.Unlock()
 	if changed && ready {
-		b.server.writeJSON(map[string]any{"jsonrpc": "2.0", "method": methodRootsListChanged})
+		b.rmu.RLock()
+		p := b.cur
+		b.rmu.RUnlock()
+		p.w.writeJSON(map[string]any{"jsonrpc": "2.0", "method": methodRootsListChanged})
 	}
 }
 
@@ -373,12 +604,74 @@ func (b *bridge) fromHost(in io.Reader) error {
 			}
 			return err
 		}
-		if out := b.hostMessage(line); out != nil {
-			if err := b.server.write(out); err != nil {
-				return err
+		b.rmu.RLock()
+		out := b.hostMessage(line)
+		if out != nil && b.restartable() {
+			b.noteRequests(out)
+		}
+		p := b.cur
+		if out != nil {
+			err = p.w.write(out)
+		}
+		b.rmu.RUnlock()
+		if err != nil && !p.replaced.Load() {
+			return err
+		}
+	}
+}
+
+// noteRequests remembers the requests of a line the server is about to
+// get, so that a restart can tell the host which ones to send again.
+func (b *bridge) noteRequests(line []byte) {
+	t := bytes.TrimSpace(line)
+	if len(t) > 0 && t[0] == '[' {
+		for _, m := range splitBatch(t) {
+			b.noteRequests(m)
+		}
+		return
+	}
+	if id, ok := requestID(t); ok {
+		b.mu.Lock()
+		if len(b.inflight) < 10_000 {
+			b.inflight[string(id)] = id
+		}
+		b.mu.Unlock()
+	}
+}
+
+// requestID returns the id of a request (a message with a method and an
+// id), reading no more of it than it must.
+func requestID(msg []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	method := false
+	for dec.More() && (id == nil || !method) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		switch tok {
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil, false
+			}
+		case "method":
+			method = true
+			fallthrough
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
 			}
 		}
 	}
+	if !method || id == nil || string(id) == "null" {
+		return nil, false
+	}
+	return id, true
 }
 
 // hostMessage rewrites (or drops, returning nil) one line from the host.
@@ -418,13 +711,12 @@ func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
 		return b.hostInitialize(raw, h)
 	case h.Method == methodInitialized:
 		b.mu.Lock()
-		b.serverReady = true
+		b.serverReady, b.initialized = true, true
 		ask := b.hostRootsCap
 		b.mu.Unlock()
 		if ask {
 			defer b.askHostRoots()
 		}
-		b.notifyIfChanged() // records the baseline; nothing changed yet
 		return raw
 	}
 	if h.isRequest() {
@@ -458,7 +750,11 @@ func (b *bridge) hostInitialize(raw json.RawMessage, h header) json.RawMessage {
 	}
 	b.mu.Unlock()
 	b.publish()
-	return replaceParams(raw, p)
+	out := replaceParams(raw, p)
+	b.mu.Lock()
+	b.initMsg = out
+	b.mu.Unlock()
+	return out
 }
 
 // rewriteCaps returns the capabilities the server is shown: the host's,
@@ -626,7 +922,7 @@ func (b *bridge) hostRootsAnswer(h header) {
 			b.log.Warn("cannot record the host's folders as requests", "error", err)
 		}
 	}
-	b.notifyIfChanged()
+	b.poke()
 }
 
 // hostFolder turns a host's root URI into a canonical folder path, or
@@ -647,18 +943,19 @@ func hostFolder(uri string) (string, bool) {
 	return canon, true
 }
 
-// fromServer relays the server's messages to the host until EOF.
-func (b *bridge) fromServer(out io.Reader) {
+// fromServer relays the messages of server process p to the host until
+// EOF.
+func (b *bridge) fromServer(p *serverProc, out io.Reader) {
 	r := newLineReader(out)
 	for {
 		line, err := r.next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) && !p.replaced.Load() {
 				b.log.Warn("reading from the server failed", "error", err)
 			}
 			return
 		}
-		if msg := b.serverMessage(line); msg != nil {
+		if msg := b.serverMessage(p, line); msg != nil {
 			if err := b.host.write(msg); err != nil {
 				return
 			}
@@ -666,36 +963,57 @@ func (b *bridge) fromServer(out io.Reader) {
 	}
 }
 
-// serverMessage rewrites (or drops) one line from the server.
-func (b *bridge) serverMessage(line []byte) []byte {
+// serverMessage rewrites (or drops) one line from server process p.
+func (b *bridge) serverMessage(p *serverProc, line []byte) []byte {
 	if !bytes.Contains(line, []byte(methodListRoots)) && !bytes.Contains(line, []byte("inputRequests")) &&
-		!bytes.Contains(line, []byte(`"protocolVersion"`)) {
-		b.forget(line)
+		!bytes.Contains(line, []byte(`"protocolVersion"`)) && !bytes.Contains(line, []byte(ownIDPrefix)) {
+		if !b.settle(p, line) {
+			return nil
+		}
 		return line
 	}
-	return mapBatch(line, b.serverOne)
+	if p.replaced.Load() {
+		return nil
+	}
+	return mapBatch(line, func(m json.RawMessage) json.RawMessage { return b.serverOne(p, m) })
 }
 
-// forget drops the pending entry of a response that passes untouched.
-func (b *bridge) forget(line []byte) {
+// settle drops the pending and in-flight entries of the responses in a line
+// that passes untouched. It reports false when p was replaced: its output
+// is dropped (the host was told to send its requests again).
+func (b *bridge) settle(p *serverProc, line []byte) bool {
 	b.mu.Lock()
-	n := len(b.pending)
+	n := len(b.pending) + len(b.inflight)
 	b.mu.Unlock()
 	if n == 0 {
-		return
+		return !p.replaced.Load()
 	}
 	t := bytes.TrimSpace(line)
+	var msgs []json.RawMessage
 	if len(t) > 0 && t[0] == '[' {
-		for _, m := range splitBatch(t) {
-			b.forget(m)
+		msgs = splitBatch(t)
+	} else {
+		msgs = []json.RawMessage{t}
+	}
+	var ids []json.RawMessage
+	for _, m := range msgs {
+		if id, ok := responseID(m); ok {
+			ids = append(ids, id)
 		}
-		return
 	}
-	if id, ok := responseID(t); ok {
-		b.mu.Lock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Checked under mu: restart marks p replaced before it takes the
+	// in-flight requests, so a response is either relayed here or answered
+	// by restart, never both.
+	if p.replaced.Load() {
+		return false
+	}
+	for _, id := range ids {
 		delete(b.pending, string(id))
-		b.mu.Unlock()
+		delete(b.inflight, string(id))
 	}
+	return true
 }
 
 // responseID returns the id of a response without decoding the whole of
@@ -738,7 +1056,7 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 }
 
 // serverOne handles one message from the server; nil drops it.
-func (b *bridge) serverOne(raw json.RawMessage) json.RawMessage {
+func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 	var h header
 	if json.Unmarshal(raw, &h) != nil {
 		return raw
@@ -747,10 +1065,13 @@ func (b *bridge) serverOne(raw json.RawMessage) json.RawMessage {
 	case h.isRequest() && h.Method == methodListRoots:
 		jerr, res := b.answerRoots(audit.ViaRootsList)
 		if jerr != nil {
-			b.server.writeJSON(errorResponse(h.ID, jerr))
+			p.w.writeJSON(errorResponse(h.ID, jerr))
 		} else {
-			b.server.writeJSON(map[string]any{"jsonrpc": "2.0", "id": h.ID, "result": res})
+			p.w.writeJSON(map[string]any{"jsonrpc": "2.0", "id": h.ID, "result": res})
 		}
+		return nil
+	case h.isResponse() && isOwnID(h.ID):
+		// The answer to a replayed initialize: the host had its own.
 		return nil
 	case h.isResponse() && len(h.Result) > 0:
 		var r struct {
@@ -766,13 +1087,23 @@ func (b *bridge) serverOne(raw json.RawMessage) json.RawMessage {
 			b.publish()
 		}
 		if len(r.InputRequests) > 0 {
-			return b.inputRequests(raw, h, r.InputRequests, r.RequestState)
+			out := b.inputRequests(p, raw, h, r.InputRequests, r.RequestState)
+			if out != nil { // the host gets an answer: no longer in flight
+				b.mu.Lock()
+				delete(b.inflight, string(h.ID))
+				b.mu.Unlock()
+			}
+			return out
 		}
 	}
 	if h.isResponse() {
 		b.mu.Lock()
+		defer b.mu.Unlock()
+		if p.replaced.Load() {
+			return nil // restart answered it
+		}
 		delete(b.pending, string(h.ID))
-		b.mu.Unlock()
+		delete(b.inflight, string(h.ID))
 	}
 	return raw
 }
@@ -782,7 +1113,7 @@ func (b *bridge) serverOne(raw json.RawMessage) json.RawMessage {
 // the bridge sends the request again with the answer, and the host sees
 // only the final result; with others too, the host gets the result without
 // the roots requests, and its retry gets the roots answers added.
-func (b *bridge) inputRequests(raw json.RawMessage, h header, reqs map[string]json.RawMessage, state string) json.RawMessage {
+func (b *bridge) inputRequests(proc *serverProc, raw json.RawMessage, h header, reqs map[string]json.RawMessage, state string) json.RawMessage {
 	var rootsIDs []string
 	for id, r := range reqs {
 		var m struct {
@@ -806,6 +1137,7 @@ func (b *bridge) inputRequests(raw json.RawMessage, h header, reqs map[string]js
 	if jerr != nil {
 		b.mu.Lock()
 		delete(b.pending, string(h.ID))
+		delete(b.inflight, string(h.ID))
 		b.mu.Unlock()
 		return errorResponseRaw(h.ID, jerr)
 	}
@@ -829,7 +1161,7 @@ func (b *bridge) inputRequests(raw json.RawMessage, h header, reqs map[string]js
 			delete(params, "requestState")
 		}
 		retry, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": h.ID, "method": p.method, "params": params})
-		b.server.write(retry)
+		proc.w.write(retry)
 		return nil
 	}
 	// Mixed: the host answers the others; hold ours for its retry.

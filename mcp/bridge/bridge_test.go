@@ -17,6 +17,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
+	"rootkeeper/mcp/confine"
 )
 
 const wait = 10 * time.Second
@@ -57,9 +58,15 @@ func setHealthy(core *app.Core, paths ...string) {
 // (granted) and b (not).
 func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *fixture {
 	t.Helper()
+	srv.Command = apptest.Program(t, "mcp/bridge/testdata/inputserver")
+	return startWith(t, srv, hostAnswer)
+}
+
+// startWith is start with the server's command given.
+func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *fixture {
+	t.Helper()
 	core, dir := apptest.NewCore(t)
 	srv.Name, srv.Type = "fs", app.TransportStdio
-	srv.Command = apptest.Program(t, "mcp/bridge/testdata/inputserver")
 	a, b := mkdir(t, "a"), mkdir(t, "b c#d")
 	if err := core.Update(func(s *app.State) error {
 		if err := s.AddServer(srv); err != nil {
@@ -81,7 +88,7 @@ func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *
 	f.h = &host{t: t, in: bridgeIn, waits: map[string]chan json.RawMessage{}, answer: hostAnswer}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		f.done <- Run(ctx, Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, Audit: f.audit,
+		f.done <- Run(ctx, Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, Audit: f.audit, StateDir: dir,
 			StopGrace: 500 * time.Millisecond, KillAfter: 500 * time.Millisecond})
 		hostOut.Close()
 	}()
@@ -456,5 +463,163 @@ func TestFollowModeNarrowsToTheHost(t *testing.T) {
 	}
 	if _, ok := f.core.Snapshot().State.Request("fs", sub); ok {
 		t.Error("a host folder inside an allowed one became a request")
+	}
+}
+
+// startInfo is what the input server's "started" tool says.
+type startInfo struct {
+	PID   int      `json:"pid"`
+	Args  []string `json:"args"`
+	Env   string   `json:"env"`
+	Inits int      `json:"inits"`
+}
+
+// started polls the server's "started" tool until check accepts it, and
+// returns it.
+func (h *host) started(check func(startInfo) bool) startInfo {
+	h.t.Helper()
+	deadline := time.Now().Add(wait)
+	var got string
+	for time.Now().Before(deadline) {
+		got = h.toolOrError("started", nil)
+		var s startInfo
+		if json.Unmarshal([]byte(got), &s) == nil && check(s) {
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatalf("started = %q", got)
+	return startInfo{}
+}
+
+// toolOrError is tool, with an error answer (a request cut short by a
+// restart) returned as its text.
+func (h *host) toolOrError(name string, args map[string]any) string {
+	h.t.Helper()
+	var res struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+		Error *struct{ Message string } `json:"error"`
+	}
+	json.Unmarshal(h.call("tools/call", map[string]any{"name": name, "arguments": args}), &res)
+	if res.Error != nil {
+		return "error: " + res.Error.Message
+	}
+	if len(res.Result.Content) == 0 {
+		return ""
+	}
+	return res.Result.Content[0].Text
+}
+
+// A server that holds its roots from its start (roots mode args or env) is
+// started again when they change: the host keeps its session (its
+// initialize is replayed, the replay's answer kept from it), a request the
+// old process had not answered gets an error saying to send it again, the
+// old process is gone, and each start is audited.
+func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
+	for _, mode := range []app.RootsMode{app.RootsArgs, app.RootsEnv} {
+		t.Run(string(mode), func(t *testing.T) {
+			f := start(t, app.Server{RootsMode: mode}, nil)
+			h := f.h
+			h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{}}})
+			h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			holds := func(s startInfo, path string) bool {
+				if mode == app.RootsArgs {
+					return slices.Contains(s.Args, path)
+				}
+				var env []string
+				json.Unmarshal([]byte(s.Env), &env)
+				return slices.Contains(env, path)
+			}
+			first := h.started(func(s startInfo) bool { return holds(s, f.a) && !holds(s, f.b) })
+
+			// A slow request is in flight when the grant comes.
+			slow := make(chan string, 1)
+			go func() { slow <- h.toolOrError("slow", map[string]any{"ms": 3000}) }()
+			time.Sleep(100 * time.Millisecond)
+			f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
+			select {
+			case got := <-slow:
+				if !strings.Contains(got, "error") || !strings.Contains(got, "send the request again") {
+					t.Errorf("the request in flight got %q", got)
+				}
+			case <-time.After(wait):
+				t.Fatal("the request in flight was never answered")
+			}
+			second := h.started(func(s startInfo) bool { return holds(s, f.a) && holds(s, f.b) })
+			if second.PID == first.PID || second.Inits != 1 {
+				t.Errorf("after the grant: %+v (before: %+v)", second, first)
+			}
+			// A revoke takes the folder away the same way.
+			f.core.Update(func(s *app.State) error { s.Revoke("fs", f.a); return nil })
+			h.started(func(s startInfo) bool { return !holds(s, f.a) && holds(s, f.b) })
+			if processAlive(first.PID) {
+				t.Errorf("the first server process %d is still running", first.PID)
+			}
+			h.mu.Lock()
+			for _, m := range h.seen {
+				if strings.Contains(string(m), ownIDPrefix+"init") || strings.Count(string(m), `"protocolVersion"`) > 0 && strings.Count(string(m), `"serverInfo"`) > 0 && !strings.Contains(string(m), `"id":1,`) {
+					t.Errorf("the host saw the replayed initialize: %s", m)
+				}
+			}
+			h.mu.Unlock()
+			entries, _ := audit.Read(f.dir, "fs")
+			if len(entries) < 3 || entries[0].Via != string(mode) {
+				t.Errorf("audit entries %+v", entries)
+			}
+		})
+	}
+}
+
+// A confined server (Landlock) cannot be widened or narrowed while it runs:
+// the bridge starts it again, replaying the host's initialize, when its
+// visible set changes. Through the bridge, a server that ignores its roots
+// cannot list a folder it was not granted; after the grant it can, and the
+// host's session goes on.
+func TestConfinedServerStartsAgainOnChange(t *testing.T) {
+	if _, err := confine.ABI(); err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	nosy := apptest.Program(t, "mcp/confine/testdata/nosy")
+	f := startWith(t, app.Server{Confine: true, Command: nosy}, nil)
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	try := func(op, path string) (ok bool, text string) {
+		text = h.toolOrError("try", map[string]any{"op": op, "path": path})
+		var r struct{ OK bool }
+		json.Unmarshal([]byte(text), &r)
+		return r.OK, text
+	}
+	if ok, text := try("list", f.a); !ok {
+		t.Fatalf("the confined server cannot list its granted root: %s", text)
+	}
+	if ok, text := try("list", f.b); ok || !strings.Contains(text, "permission denied") {
+		t.Fatalf("the confined server listed a folder it was not granted: %s", text)
+	}
+	f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
+	deadline := time.Now().Add(wait)
+	for {
+		ok, text := try("list", f.b)
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the grant the server still cannot list it: %s", text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.core.Update(func(s *app.State) error { s.Revoke("fs", f.a); return nil })
+	deadline = time.Now().Add(wait)
+	for {
+		ok, text := try("list", f.a)
+		if !ok && strings.Contains(text, "permission denied") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the revoke the server still reaches the old root: %s", text)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -11,6 +11,9 @@
 //	             result, and returns both answers
 //	echo         returns its "text" argument (any size)
 //	capabilities the client capabilities it saw (initialize or _meta)
+//	started      as JSON: its pid, its arguments and $ROOTKEEPER_ROOTS (roots
+//	             modes args and env), and how many initialize requests it got
+//	slow         answers after its "ms" argument (milliseconds)
 //
 // resources/read of mem://N returns N bytes of text.
 //
@@ -24,6 +27,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 )
 
 type msg struct {
@@ -41,6 +45,7 @@ var (
 	asked   = "none"
 	caps    = "{}"
 	changes int
+	inits   int
 	nextID  int
 )
 
@@ -107,6 +112,7 @@ func handle(m msg) {
 		json.Unmarshal(m.Params, &p)
 		mu.Lock()
 		caps = string(p.Capabilities)
+		inits++
 		mu.Unlock()
 		send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
 			"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
@@ -181,6 +187,18 @@ func call(m msg) {
 		s := caps
 		mu.Unlock()
 		text(m.ID, s)
+	case "started":
+		mu.Lock()
+		n := inits
+		mu.Unlock()
+		data, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "args": os.Args[1:], "env": os.Getenv("ROOTKEEPER_ROOTS"), "inits": n})
+		text(m.ID, string(data))
+	case "slow":
+		ms, _ := p.Arguments["ms"].(float64)
+		go func() {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			text(m.ID, "slept")
+		}()
 	case "echo":
 		s, _ := p.Arguments["text"].(string)
 		text(m.ID, s)
