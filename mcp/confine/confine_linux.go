@@ -97,7 +97,7 @@ func init() {
 	// Only the locked main thread is restricted, and only it may exec.
 	runtime.LockOSThread()
 	err := enter(os.Args[2:])
-	fmt.Fprintf(os.Stderr, "rootkeeper: cannot confine the server: %v\n", err)
+	fmt.Fprintf(os.Stderr, "rootkeeper: %v\n", err)
 	os.Exit(126) // the shell's "cannot execute"
 }
 
@@ -106,15 +106,15 @@ func init() {
 // and never executes the server unconfined.
 func enter(args []string) error {
 	if len(args) < 2 || args[0] != "--" {
-		return errors.New("usage: rootkeeper __confine -- COMMAND [ARG...]")
+		return errors.New("cannot confine the server: usage: rootkeeper __confine -- COMMAND [ARG...]")
 	}
 	raw, ok := os.LookupEnv(envSpec)
 	if !ok {
-		return fmt.Errorf("no ruleset in %s", envSpec)
+		return fmt.Errorf("cannot confine the server: no ruleset in %s", envSpec)
 	}
 	var s spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		return fmt.Errorf("ruleset in %s: %v", envSpec, err)
+		return fmt.Errorf("cannot confine the server: ruleset in %s: %v", envSpec, err)
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envSpec+"=") })
 	abi, err := ABI()
@@ -122,9 +122,9 @@ func enter(args []string) error {
 		return err
 	}
 	if err := restrict(abi, s.Rules); err != nil {
-		return err
+		return fmt.Errorf("cannot confine the server: %w", err)
 	}
-	return fmt.Errorf("executing %s: %w", s.Path, syscall.Exec(s.Path, args[1:], env))
+	return fmt.Errorf("confined, but cannot execute %s: %w", s.Path, syscall.Exec(s.Path, args[1:], env))
 }
 
 // restrict puts the calling thread under a ruleset of rules at abi:
@@ -165,8 +165,8 @@ func restrict(abi int, rules []rule) error {
 func addRule(fd int, handled uint64, r rule) error {
 	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return nil
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ELOOP) {
+			return nil // nothing there the server could reach anyway
 		}
 		return fmt.Errorf("opening %s: %v", r.Path, err)
 	}

@@ -162,3 +162,23 @@ func TestNoSpecNoExec(t *testing.T) {
 		t.Errorf("output %q", out)
 	}
 }
+
+// TestExecFailureIsNamed: a server that cannot be executed once confined
+// is reported as such, not as a confinement failure, and exits 126.
+func TestExecFailureIsNamed(t *testing.T) {
+	needLandlock(t)
+	notExec := filepath.Join(t.TempDir(), "server")
+	os.WriteFile(notExec, []byte("#!/bin/sh\necho ran\n"), 0o644)
+	cmd := exec.Command(notExec)
+	if _, err := Wrap(cmd, Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 126 {
+		t.Fatalf("err %v, want exit 126; output %s", err, out)
+	}
+	if !strings.Contains(string(out), "confined, but cannot execute "+notExec) || strings.Contains(string(out), "ran") {
+		t.Errorf("output %q", out)
+	}
+}
