@@ -181,18 +181,21 @@ func Run(ctx context.Context, o Options) error {
 		stash:      map[string]json.RawMessage{},
 		session:    Session{ID: os.Getpid(), Server: srv.Name, LastSent: []string{}},
 	}
-	if srv.Type != app.TransportStdio {
-		return b.refuseAll(fmt.Errorf("rootkeeper bridge: server %q is %s; only stdio servers can be bridged yet", srv.Name, srv.Type))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var p *serverProc
+	var err error
+	if srv.Type == app.TransportStdio {
+		p, err = b.startProc(b.snapshot())
+	} else {
+		p, err = b.startHTTP(ctx)
 	}
-	p, err := b.startProc(b.snapshot())
 	if err != nil {
 		return b.refuseAll(err)
 	}
 	b.cur = p
-	b.log.Info("bridging", "pid", p.cmd.Process.Pid, "command", srv.Command)
+	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", srv.URL)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- b.fromHost(o.HostIn) }()
 	go b.followState(ctx)
@@ -218,11 +221,20 @@ func Run(ctx context.Context, o Options) error {
 	return result
 }
 
-// serverProc is one run of the server process.
+// lineSink takes messages for the server, one line each.
+type lineSink interface {
+	write(line []byte) error
+	writeJSON(v any) error
+}
+
+// serverProc is one run of the server process, or the connection to a
+// server reached over HTTP (no cmd then; halt ends it).
 type serverProc struct {
 	cmd   *exec.Cmd
+	pid   int
 	stdin io.WriteCloser
-	w     *lineWriter
+	halt  func()
+	w     lineSink
 	// paths are the roots it was started with: on its command line, in its
 	// environment or in its Landlock ruleset (nil for a server that learns
 	// them by roots/list alone).
@@ -238,7 +250,7 @@ type serverProc struct {
 // (roots mode args or env, or confined), so that a change of its visible
 // set means starting it again.
 func (b *bridge) restartable() bool {
-	return b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv || b.srv.Confine
+	return b.srv.Type == app.TransportStdio && (b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv || b.srv.Confine)
 }
 
 // startPaths are the roots a server started now would hold from its start.
@@ -294,7 +306,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
 	}
 	outW.Close()
-	p := &serverProc{cmd: cmd, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{})}
+	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{})}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -401,7 +413,7 @@ func (b *bridge) restart() {
 		}
 	}
 	b.rmu.Unlock()
-	b.log.Info("server started again: its roots changed", "pid", p.cmd.Process.Pid, "roots", p.paths)
+	b.log.Info("server started again: its roots changed", "pid", p.pid, "roots", p.paths)
 	for _, id := range unanswered {
 		b.host.writeJSON(errorResponse(id, &jsonrpc.Error{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("rootkeeper bridge: server %q was started again because its roots changed; send the request again", b.srv.Name)}))
@@ -424,8 +436,16 @@ func withID(raw json.RawMessage, id string) json.RawMessage {
 // process group gets SIGTERM, after KillAfter SIGKILL; whatever it left in
 // its group goes with it.
 func (b *bridge) stop(p *serverProc) {
+	if p.halt != nil {
+		p.halt()
+		select {
+		case <-p.exited:
+		case <-time.After(b.o.StopGrace):
+		}
+		return
+	}
 	p.stdin.Close()
-	pid := p.cmd.Process.Pid
+	pid := p.pid
 	select {
 	case <-p.exited:
 	case <-time.After(b.o.StopGrace):

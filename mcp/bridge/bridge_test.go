@@ -66,7 +66,10 @@ func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *
 func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *fixture {
 	t.Helper()
 	core, dir := apptest.NewCore(t)
-	srv.Name, srv.Type = "fs", app.TransportStdio
+	srv.Name = "fs"
+	if srv.Type == "" {
+		srv.Type = app.TransportStdio
+	}
 	a, b := mkdir(t, "a"), mkdir(t, "b c#d")
 	if err := core.Update(func(s *app.State) error {
 		if err := s.AddServer(srv); err != nil {

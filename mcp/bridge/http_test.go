@@ -1,0 +1,147 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+)
+
+// sdkServer is an MCP server of the Go SDK, served over HTTP by handler
+// (streamable or SSE) behind a check of the configured token. Its tools:
+// "roots" asks the client for its roots (roots/list, server to client);
+// "capabilities" returns the client capabilities it was given; "echo"
+// returns its text; "changes" counts the list_changed it got.
+func sdkServer(t *testing.T, transport string) string {
+	t.Helper()
+	var changes atomic.Int64
+	newServer := func(*http.Request) *sdk.Server {
+		s := sdk.NewServer(&sdk.Implementation{Name: "sdkserver", Version: "1"}, &sdk.ServerOptions{
+			RootsListChangedHandler: func(context.Context, *sdk.RootsListChangedRequest) { changes.Add(1) },
+		})
+		text := func(s string) *sdk.CallToolResult {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+		}
+		sdk.AddTool(s, &sdk.Tool{Name: "roots"}, func(ctx context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return text("error " + err.Error()), nil, nil
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return text(strings.Join(uris, " ")), nil, nil
+		})
+		sdk.AddTool(s, &sdk.Tool{Name: "capabilities"}, func(ctx context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
+			data, _ := json.Marshal(req.Session.InitializeParams().Capabilities)
+			return text(string(data)), nil, nil
+		})
+		sdk.AddTool(s, &sdk.Tool{Name: "echo"}, func(ctx context.Context, req *sdk.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*sdk.CallToolResult, any, error) {
+			return text(in.Text), nil, nil
+		})
+		sdk.AddTool(s, &sdk.Tool{Name: "changes"}, func(context.Context, *sdk.CallToolRequest, any) (*sdk.CallToolResult, any, error) {
+			return text(strings.Repeat("x", int(changes.Load()))), nil, nil
+		})
+		return s
+	}
+	var h http.Handler
+	if transport == app.TransportSSE {
+		h = sdk.NewSSEHandler(newServer, nil)
+	} else {
+		h = sdk.NewStreamableHTTPHandler(newServer, nil)
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0ken" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// A server reached over HTTP (streamable HTTP, and the older HTTP+SSE) is
+// bridged like a stdio one: its roots/list, which arrives on an event
+// stream, is answered from the one rule, a grant reaches it through
+// list_changed, it sees Rootkeeper's roots capability, the configured
+// header reaches it, the host's folder becomes a request, and a message of
+// megabytes passes whole.
+func TestHTTPServers(t *testing.T) {
+	for _, transport := range []string{app.TransportHTTP, app.TransportSSE} {
+		t.Run(string(transport), func(t *testing.T) {
+			hostDir := mkdir(t, "host")
+			f := startWith(t, app.Server{Type: transport, URL: sdkServer(t, transport), Headers: map[string]string{"Authorization": "Bearer t0ken"}},
+				func(json.RawMessage) any {
+					return map[string]any{"roots": []any{map[string]any{"uri": uri(hostDir)}}}
+				})
+			h := f.h
+			init := h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "clientInfo": map[string]any{"name": "code", "version": "1"},
+				"capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
+			if !strings.Contains(string(init), `"sdkserver"`) {
+				t.Fatalf("initialize: %s", init)
+			}
+			h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			if got := h.tool("roots", nil, nil); got != uri(f.a) {
+				t.Fatalf("roots = %q, want %q", got, uri(f.a))
+			}
+			if caps := h.tool("capabilities", nil, nil); !strings.Contains(caps, `"roots":{"listChanged":true}`) {
+				t.Errorf("the server saw capabilities %s", caps)
+			}
+			f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
+			want := []string{uri(f.a), uri(f.b)}
+			slices.Sort(want)
+			h.eventually("roots", strings.Join(want, " "))
+			deadline := time.Now().Add(wait)
+			for h.tool("changes", nil, nil) == "" && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if h.tool("changes", nil, nil) == "" {
+				t.Error("the server never got list_changed")
+			}
+			for {
+				if _, ok := f.core.Snapshot().State.Request("fs", hostDir); ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the host's folder never became a request")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			big := strings.Repeat("0123456789abcdef", 3<<20/16)
+			if got := h.tool("echo", map[string]any{"text": big}, nil); got != big {
+				t.Errorf("a 3 MiB message came back %d bytes long", len(got))
+			}
+		})
+	}
+}
+
+// A server that cannot be reached, or refuses the bridge (a wrong token):
+// the host's initialize gets an error naming the server's URL.
+func TestHTTPServerUnreachable(t *testing.T) {
+	url := sdkServer(t, app.TransportHTTP)
+	for name, srv := range map[string]app.Server{
+		"refused":     {Type: app.TransportHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer wrong"}},
+		"unreachable": {Type: app.TransportHTTP, URL: "http://127.0.0.1:1/mcp"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := startWith(t, srv, nil)
+			res := string(f.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}}))
+			if !strings.Contains(res, `"error"`) || !strings.Contains(res, srv.URL) {
+				t.Fatalf("initialize: %s", res)
+			}
+		})
+	}
+}
