@@ -31,7 +31,8 @@ type adapterCmd int
 const (
 	cmdRestart adapterCmd = iota + 1
 	cmdStop
-	cmdEmptied // the visible set became empty: restart so the server forgets
+	cmdEmptied  // the visible set became empty: restart so the server forgets
+	cmdNarrowed // a confined server lost a folder: kill it at once, then restart
 )
 
 // adapter owns one server: its SDK client, its session, its subprocess and
@@ -286,6 +287,10 @@ func (a *adapter) run(parent context.Context) {
 		a.mu.Lock()
 		a.sess, a.proc, a.version = nil, nil, ""
 		a.mu.Unlock()
+		if cmd == cmdNarrowed && proc != nil {
+			// It can reach the lost folder until it exits: no grace.
+			proc.kill()
+		}
 		a.shutdown(cs, proc)
 		if ctx.Err() != nil {
 			break
@@ -294,7 +299,7 @@ func (a *adapter) run(parent context.Context) {
 		case cmdStop:
 			stopped = true
 			continue
-		case cmdRestart, cmdEmptied:
+		case cmdRestart, cmdEmptied, cmdNarrowed:
 			failures = 0
 			continue
 		}

@@ -50,23 +50,39 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) error {
 	return nil
 }
 
-// confinedStale reports whether a confined server in protocol mode is
-// running under a ruleset for other paths than the visible ones in snap,
-// and must be restarted. It notes the restart as done so that the pokes
-// that come before it takes effect do not ask again. (Args and env modes
+// confinedStale returns the restart command for a confined server in
+// protocol mode that runs under a ruleset for other paths than the visible
+// ones in snap, or 0. It notes the restart as done so that the pokes that
+// come before it takes effect do not ask again. (Args and env modes
 // restart on any change already.)
-func (a *adapter) confinedStale(snap *app.Snapshot) bool {
+func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
 	if !a.cfg.Confine || a.mode != app.RootsProtocol {
-		return false
+		return 0
 	}
 	paths := app.VisiblePaths(snap, a.cfg.Name)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.sess == nil || slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {
-		return false
+		return 0
 	}
+	old := a.startedWith
 	a.startedWith = paths
-	return true
+	return a.restartCommand(old, paths)
+}
+
+// restartCommand is how to restart a server started with the paths old for
+// the paths now: a confined server that lost one is killed without grace
+// (cmdNarrowed), since until it exits its ruleset still lets it reach the
+// folder; anything else is an ordinary restart.
+func (a *adapter) restartCommand(old, now []string) adapterCmd {
+	if a.cfg.Confine {
+		for _, p := range old {
+			if !slices.Contains(now, p) {
+				return cmdNarrowed
+			}
+		}
+	}
+	return cmdRestart
 }
 
 // setClientRootsQuietly makes the client's roots want without telling the

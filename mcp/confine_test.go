@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
@@ -191,5 +193,39 @@ func TestConfinedServerFilesystem(t *testing.T) {
 				t.Errorf("read outside its roots: %q", text)
 			}
 		})
+	}
+}
+
+// TestRevokeEndsAConfinedServerWithoutGrace: a confined server that ignores
+// the end of its stdin and SIGTERM keeps reaching a revoked folder for as
+// long as it runs, so a revoke kills it at once rather than after the
+// usual grace (here far longer than the test waits), and its successor
+// cannot reach the folder.
+func TestRevokeEndsAConfinedServerWithoutGrace(t *testing.T) {
+	needLandlock(t)
+	e := newEnv(t)
+	a, b := mkRoot(t, "revoked"), mkRoot(t, "kept")
+	flag := filepath.Join(b, "linger")
+	os.WriteFile(flag, nil, 0o600)
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: nosyServer(t), Args: []string{"-linger", flag}, Confine: true})
+	})
+	e.addRoots(a, b)
+	e.grant("nosy", a, b)
+	opts := e.fastOptions()
+	opts.StopGrace, opts.KillAfter = time.Minute, time.Minute
+	e.start(opts)
+	t.Cleanup(func() { os.Remove(flag) }) // after start: runs before the manager stops
+	st := e.waitConnected("nosy")
+	if r := nosyTry(t, e, "nosy", "list", a); !r.OK {
+		t.Fatalf("list of a granted root: %+v", r)
+	}
+	e.revoke("nosy", a)
+	e.waitRestarted("nosy", st.PID)
+	if err := syscall.Kill(st.PID, 0); err == nil {
+		t.Errorf("the old server (pid %d) still runs after the revoke", st.PID)
+	}
+	if r := nosyTry(t, e, "nosy", "list", a); r.OK {
+		t.Errorf("after the revoke the server still lists %s", a)
 	}
 }

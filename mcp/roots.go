@@ -246,10 +246,10 @@ func (a *adapter) syncRoots(ctx context.Context) {
 			for _, r := range app.Visible(snap, a.cfg.Name) {
 				want = append(want, &sdk.Root{URI: r.URI(), Name: r.Name})
 			}
-			if a.confinedStale(snap) {
+			if c := a.confinedStale(snap); c != 0 {
 				// Landlock cannot be widened or narrowed in place.
 				a.m.log.Info("visible roots changed; restarting the confined server under a new ruleset", "server", a.cfg.Name)
-				a.command(cmdRestart)
+				a.command(c)
 				a.setClientRootsQuietly(have, want)
 				have = want
 				continue
@@ -268,10 +268,11 @@ func (a *adapter) syncRoots(ctx context.Context) {
 			a.mu.Lock()
 			same := slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0)
 			running := a.sess != nil
+			old := a.startedWith
 			a.mu.Unlock()
 			if !same && running {
 				a.m.log.Info("visible roots changed; restarting the server with the new ones", "server", a.cfg.Name, "mode", a.mode)
-				a.command(cmdRestart)
+				a.command(a.restartCommand(old, paths))
 			}
 		}
 	}

@@ -6,7 +6,9 @@
 // list:PATH, write:PATH), prints one JSON line per operation
 // ({"op":..,"path":..,"ok":..,"err":..}) and exits. Without it, it is an MCP
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
-// operation and answers with the same JSON.
+// operation and answers with the same JSON. With -linger FILE it ignores
+// SIGTERM and the end of its stdin, and exits only once FILE is gone (or
+// it is killed): a server that holds on to what it could reach.
 package main
 
 import (
@@ -15,7 +17,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -59,7 +64,19 @@ func try(op, path string) result {
 
 func main() {
 	once := flag.Bool("try", false, "do the operations in the arguments and exit")
+	linger := flag.String("linger", "", "ignore SIGTERM and stdin's end while this file exists")
 	flag.Parse()
+	if *linger != "" {
+		signal.Ignore(syscall.SIGTERM)
+		defer func() {
+			for {
+				if _, err := os.Stat(*linger); err != nil {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+	}
 	if *once {
 		enc := json.NewEncoder(os.Stdout)
 		for _, a := range flag.Args() {
