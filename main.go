@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,13 +38,19 @@ import (
 	"rootkeeper/mcp/reap"
 )
 
-var version = "0.1.0"
+// fyneApp is the metadata `fyne package` builds the bundle from; the
+// version --version prints is read from it, so there is one copy.
+//
+//go:embed FyneApp.toml
+var fyneApp []byte
 
 func main() {
 	initlog.Release()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cli.Version = version
+	if v, err := cli.VersionFromFyneApp(fyneApp); err == nil {
+		cli.Version = v
+	}
 	// Confined servers are started through `rootkeeper __confine`, which
 	// package confine answers in its init, before main runs.
 	cli.Landlock = confine.ABI
@@ -55,6 +62,7 @@ func main() {
 		Scan:                 scan,
 		DefaultSearchFolders: detect.DefaultSearchFolders,
 		GUI:                  runGUI,
+		GUIHidden:            runGUIHidden,
 		Headless:             runHeadless,
 		Audit:                audit.RunCommand,
 		Bridge:               runBridge,
@@ -200,10 +208,21 @@ func (rt *services) stopAll(logger *slog.Logger) {
 	}
 }
 
-func runGUI(ctx context.Context, store *app.Store) error {
-	// A second launch brings the running window forward instead.
+func runGUI(ctx context.Context, store *app.Store) error { return openGUI(ctx, store, false) }
+
+// runGUIHidden is `rootkeeper --hidden`, what the start-at-login entry
+// runs: the app starts in the tray and the window stays closed.
+func runGUIHidden(ctx context.Context, store *app.Store) error { return openGUI(ctx, store, true) }
+
+func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
+	// A second launch brings the running window forward instead; a hidden
+	// one (at login) leaves a running app as it is.
+	op := "raise"
+	if hidden {
+		op = "ping"
+	}
 	raiseCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	err := control.Call(raiseCtx, store.Dir(), "raise", nil, nil)
+	err := control.Call(raiseCtx, store.Dir(), op, nil, nil)
 	cancel()
 	if err == nil {
 		return nil
@@ -228,6 +247,7 @@ func runGUI(ctx context.Context, store *app.Store) error {
 		SetReviewer: rt.manager.SetReviewer,
 		// The Resources… dialog of each connected server.
 		Resources: rt.manager,
+		Hidden:    hidden,
 	})
 	quit()
 	rt.stopAll(newLogger())

@@ -47,6 +47,10 @@ type Options struct {
 	// Context, when it ends, quits the app as Quit in the tray does (main
 	// passes the context its signal handler cancels). Nil means never.
 	Context context.Context
+	// Hidden starts the app in the tray with the window closed (start at
+	// login). Without a tray host the window opens anyway, so that no
+	// invisible app is left running.
+	Hidden bool
 }
 
 // Run opens the main window and the tray icon and blocks until the person
@@ -138,7 +142,9 @@ func Run(opts Options) error {
 			opts.SetReviewer(reviewer)
 		}
 	})
-	win.Show()
+	if !opts.Hidden || !tray || !isDesktop {
+		win.Show()
+	}
 	fa.Run()
 	if opts.SetReviewer != nil {
 		opts.SetReviewer(nil)

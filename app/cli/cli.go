@@ -39,6 +39,9 @@ type Extensions struct {
 	DefaultSearchFolders func(home string) []string
 	// GUI opens the window and tray; it runs when no verb is given.
 	GUI func(ctx context.Context, store *app.Store) error
+	// GUIHidden starts the app in the tray with its window closed
+	// (`rootkeeper --hidden`, what the start-at-login entry runs).
+	GUIHidden func(ctx context.Context, store *app.Store) error
 	// Headless runs everything but the GUI until ctx ends.
 	Headless func(ctx context.Context, store *app.Store) error
 	// Audit prints the audit log: `audit [--server S] [--json]`.
@@ -53,7 +56,8 @@ var Version = "dev"
 
 const usage = `usage: rootkeeper [--state-dir DIR] [VERB ...]
 
-With no verb, opens the window and the tray icon.
+With no verb, opens the window and the tray icon; --hidden starts in the
+tray with the window closed (as at login).
 
   headless                          run everything but the GUI until interrupted
   bridge NAME                       for hosts: a stdio MCP server that starts server NAME
@@ -79,6 +83,7 @@ With no verb, opens the window and the tray icon.
   sampling set --provider anthropic|openai --url URL --model M [--api-key-env VAR] [--max-tokens N]
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
+  autostart on|off|status [--json]  start at login, in the tray with the window closed
 
 Folders named on a server's command line or in its env are taken off and
 become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
@@ -187,6 +192,16 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 			return errors.New("this build cannot run headless")
 		}
 		return ext.Headless(ctx, store)
+	case "--hidden":
+		if err := exactly(verb, rest); err != nil {
+			return err
+		}
+		if ext.GUIHidden == nil {
+			return errors.New("this build has no GUI; try `rootkeeper headless`")
+		}
+		return ext.GUIHidden(ctx, store)
+	case "autostart":
+		return c.autostart(rest)
 	case "scan":
 		return c.scan(rest)
 	case "roots":

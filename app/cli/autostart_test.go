@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rootkeeper/app/autostart"
+)
+
+// autostart on/off/status round-trips the XDG entry in XDG_CONFIG_HOME, and
+// bad sub-verbs are usage errors naming the value.
+func TestAutostartVerb(t *testing.T) {
+	h := newHarness(t)
+	config := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", config)
+	entry := filepath.Join(config, "autostart", autostart.DesktopFileName)
+
+	if out := h.ok("autostart", "status"); !strings.HasPrefix(out, "does not start at login") || !strings.Contains(out, entry) {
+		t.Fatalf("status before: %q", out)
+	}
+	if out := h.ok("autostart", "on"); !strings.HasPrefix(out, "starts at login") {
+		t.Fatalf("on: %q", out)
+	}
+	data, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), " --hidden\n") {
+		t.Fatalf("the entry does not start the app hidden:\n%s", data)
+	}
+	var st autostart.Status
+	if err := json.Unmarshal([]byte(h.ok("autostart", "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Enabled || st.Where != entry {
+		t.Fatalf("status --json: %+v", st)
+	}
+	h.ok("autostart", "off")
+	if _, err := os.Stat(entry); !os.IsNotExist(err) {
+		t.Fatalf("entry left after off: %v", err)
+	}
+	h.fails(2, []string{"autostart"}, "autostart")
+	h.fails(2, []string{"autostart", "maybe"}, "maybe")
+	h.fails(2, []string{"autostart", "on", "extra"}, "extra")
+}
