@@ -133,8 +133,8 @@ func TestConfinedServerCannotIgnoreItsRoots(t *testing.T) {
 }
 
 // TestConfinedServerFilesystem runs the real server-filesystem confined
-// with two granted roots, started through its node_modules/.bin launcher
-// and as a plain `node .../dist/index.js`: it lists, reads and writes
+// with two granted roots, started through its node_modules/.bin launcher,
+// as a plain `node .../dist/index.js`, and through npx: it lists, reads and writes
 // inside both, is refused outside, and runs with no_new_privs (the mark of
 // the confining exec).
 func TestConfinedServerFilesystem(t *testing.T) {
@@ -148,12 +148,19 @@ func TestConfinedServerFilesystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(apptest.ModuleRoot(t), ".ci", "npm")
 	for _, tc := range []struct {
 		name string
 		srv  app.Server
 	}{
 		{"launcher", app.Server{Command: bin}},
 		{"node", app.Server{Command: node, Args: []string{script}}},
+		// npx offline, finding the package in the project it runs in.
+		{"npx", app.Server{Command: npx, Args: []string{"--offline", "--no-install", "mcp-server-filesystem"}, Cwd: project}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -77,6 +77,9 @@ type rule struct {
 type spec struct {
 	Path  string `json:"path"`
 	Rules []rule `json:"rules"`
+	// env are variables Wrap sets for the server where its environment
+	// does not set them already (not sent to the child).
+	env []string
 }
 
 // envSpec carries the spec from Wrap to the child.
@@ -105,18 +108,29 @@ var systemRead = []string{
 // systemWrite are devices every program may write to.
 var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full"}
 
-// launcherCaches are the package caches npx-style launchers run packages
-// from, relative to the home folder, by the launcher's name. They are
-// readable, never writable: a confined launcher runs what is cached and
-// installs nothing new.
-var launcherCaches = map[string][]string{
-	"npx":  {".npm"},
-	"npm":  {".npm"},
-	"pnpm": {".local/share/pnpm", ".cache/pnpm"},
-	"bunx": {".bun"},
-	"bun":  {".bun"},
-	"uvx":  {".cache/uv", ".local/share/uv"},
-	"uv":   {".cache/uv", ".local/share/uv"},
+// launcher is what an npx-style launcher needs beyond its own install.
+type launcher struct {
+	// read are folders, relative to the home folder, it runs packages or
+	// runtimes from; read-only.
+	read []string
+	// cacheEnv names the variable that moves its package cache. The shared
+	// cache is not granted: npm and uv write to their cache even to run
+	// what is in it, and a writable shared cache would let a confined
+	// server plant code that unconfined programs run later. The cache is
+	// moved into the private temp folder instead: the first start downloads
+	// (the network is not confined), later starts reuse it.
+	cacheEnv string
+}
+
+// launchers are the npx-style launchers, by name.
+var launchers = map[string]launcher{
+	"npx":  {cacheEnv: "npm_config_cache"},
+	"npm":  {cacheEnv: "npm_config_cache"},
+	"pnpm": {read: []string{".local/share/pnpm"}, cacheEnv: "npm_config_cache"},
+	"bunx": {read: []string{".bun"}, cacheEnv: "BUN_INSTALL_CACHE_DIR"},
+	"bun":  {read: []string{".bun"}, cacheEnv: "BUN_INSTALL_CACHE_DIR"},
+	"uvx":  {read: []string{".local/share/uv"}, cacheEnv: "UV_CACHE_DIR"},
+	"uv":   {read: []string{".local/share/uv"}, cacheEnv: "UV_CACHE_DIR"},
 }
 
 // runtimeManagers are folders, relative to the home folder, where version
@@ -202,10 +216,22 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		if m := runtimeManager(prog, home); m != "" {
 			add(accessRead, m)
 		}
-		for _, rel := range launcherCaches[filepath.Base(prog)] {
+		l, ok := launchers[filepath.Base(prog)]
+		if !ok {
+			continue
+		}
+		for _, rel := range l.read {
 			if home != "" {
 				add(accessRead, filepath.Join(home, rel))
 			}
+		}
+		if l.cacheEnv != "" && p.Temp != "" {
+			s.env = append(s.env, l.cacheEnv+"="+filepath.Join(p.Temp, "cache"))
+		}
+		if cmd.Dir != "" {
+			// A package installed in the project it runs in (npx X
+			// finds node_modules/.bin/X there).
+			add(accessRead, filepath.Join(cmd.Dir, "node_modules"), filepath.Join(cmd.Dir, "package.json"))
 		}
 	}
 	s.Rules = dedupe(s.Rules)
@@ -387,13 +413,22 @@ func envPath(env []string) string {
 
 // envHome is HOME in env, or this process's home folder.
 func envHome(env []string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], "HOME="); ok {
-			return v
-		}
+	if h := envValue(env, "HOME"); h != "" {
+		return h
 	}
 	h, _ := os.UserHomeDir()
 	return h
+}
+
+// envValue is the value of key in env (the last setting wins, as in
+// exec.Cmd), or "".
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // setEnv returns env with key set to value (replacing earlier settings).
@@ -451,6 +486,12 @@ func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
 		return 0, err
 	}
 	env = slices.Clone(env)
+	for _, kv := range s.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if envValue(env, k) == "" {
+			env = setEnv(env, k, v)
+		}
+	}
 	if p.Temp != "" {
 		for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
 			env = setEnv(env, k, p.Temp)

@@ -93,9 +93,24 @@ func TestPlanGrantsWhatAServerRunsFrom(t *testing.T) {
 	if _, ok := got[filepath.Dir(conf)]; ok {
 		t.Errorf("the config's folder was granted")
 	}
-	got = rulesOf(t, exec.Command(npx, "-y", "@x/server"), Policy{}, home)
-	if got[filepath.Join(home, ".npm")] != accessRead {
-		t.Errorf("npx without its cache: %v", got)
+	// npx gets a private package cache, never the shared one, and the
+	// node_modules of the project it runs in.
+	npxCmd := exec.Command(npx, "-y", "@x/server")
+	npxCmd.Dir = filepath.Join(base, "app")
+	temp = filepath.Join(base, "state", "tmp", "npx")
+	sp, err := plan(npxCmd, Policy{Temp: temp}, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(sp.env, "npm_config_cache="+filepath.Join(temp, "cache")) {
+		t.Errorf("npx env %q: want its cache in its temp folder", sp.env)
+	}
+	got = rulesOf(t, npxCmd, Policy{Temp: temp}, home)
+	if got[nm] != accessRead {
+		t.Errorf("npx without its project's node_modules: %v", got)
+	}
+	if _, ok := got[filepath.Join(home, ".npm")]; ok {
+		t.Errorf("npx was granted the shared npm cache")
 	}
 }
 
