@@ -27,6 +27,7 @@ const (
 // Who made a decision.
 const (
 	ByDialog      Source = "dialog"       // a consent dialog in the GUI
+	ByWindow      Source = "window"       // a switch or review in the main window
 	ByTray        Source = "tray"         // a tray menu click
 	ByCommandLine Source = "command-line" // a command typed by the person
 	ByImport      Source = "import"       // imported with a server config
