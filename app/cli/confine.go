@@ -12,25 +12,13 @@ import (
 // confine at all.
 var Landlock func() (int, error)
 
-// NotConfined is what status says of a server that is not confined, so
-// that nobody mistakes advice for a boundary.
-const NotConfined = "not confined: roots are advice to this server"
+// NotConfined is what status says of a server that is not confined.
+const NotConfined = app.NotConfined
 
-// confinement is the status words for srv's confinement: the ABI the
-// running server was started under (live), else the one it would get here,
-// else why it cannot be confined (and so is not started).
+// confinement is the status words for srv's confinement (see
+// app.ConfinementText).
 func confinement(srv app.Server, live *app.ServerStatus) string {
-	if !srv.Confine || srv.Type != app.TransportStdio {
-		return NotConfined
-	}
-	if live != nil && live.LandlockABI > 0 {
-		return fmt.Sprintf("confined (Landlock ABI %d)", live.LandlockABI)
-	}
-	abi, err := landlockABI()
-	if err != nil {
-		return fmt.Sprintf("%v; the server is not started", err)
-	}
-	return fmt.Sprintf("confined (Landlock ABI %d)", abi)
+	return app.ConfinementText(srv, live, Landlock)
 }
 
 func landlockABI() (int, error) {

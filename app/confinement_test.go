@@ -1,0 +1,33 @@
+package app
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestConfinementText: the words say confined with the live ABI first,
+// else the ABI here, else why not (and that the server is not started);
+// an unconfined or remote server gets "roots are advice".
+func TestConfinementText(t *testing.T) {
+	seven := func() (int, error) { return 7, nil }
+	missing := func() (int, error) { return 0, errors.New("cannot confine: no Landlock") }
+	stdio := Server{Name: "fs", Type: TransportStdio, Command: "x", Confine: true}
+	remote := Server{Name: "web", Type: TransportHTTP, URL: "https://example.com", Confine: true}
+	for _, tc := range []struct {
+		srv      Server
+		live     *ServerStatus
+		landlock func() (int, error)
+		want     string
+	}{
+		{stdio, nil, seven, "confined (Landlock ABI 7)"},
+		{stdio, &ServerStatus{LandlockABI: 5}, seven, "confined (Landlock ABI 5)"},
+		{stdio, &ServerStatus{}, missing, "cannot confine: no Landlock; the server is not started"},
+		{stdio, nil, nil, "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"},
+		{Server{Name: "open", Type: TransportStdio, Command: "x"}, nil, seven, NotConfined},
+		{remote, nil, seven, NotConfined},
+	} {
+		if got := ConfinementText(tc.srv, tc.live, tc.landlock); got != tc.want {
+			t.Errorf("%s live=%v: %q, want %q", tc.srv.Name, tc.live, got, tc.want)
+		}
+	}
+}
