@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,7 +18,7 @@ import (
 // ConfineCommand rewrites cmd, a stdio server's command from StdioCommand,
 // to run server srv under Landlock: read-write on paths (its visible roots,
 // as app.VisiblePaths gives them, or a bridged session's narrowed set) and
-// on its private temp folder StateDir/tmp/NAME, read-only on what it needs
+// on its private temp folder (TempFolder), read-only on what it needs
 // to run, nothing else. It returns the Landlock ABI used. Where Landlock is
 // missing it fails with an error starting "cannot confine", and the server
 // must not be started: the person asked for confinement.
@@ -24,13 +27,32 @@ import (
 // change, the server must be started again (the managed clients do so in
 // syncRoots; the bridge restarts its server and replays initialize).
 func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir string) (int, error) {
-	if stateDir == "" {
-		return 0, errors.New("cannot confine: no state folder to hold the server's private temp folder")
+	temp, err := TempFolder(stateDir, srv.Name)
+	if err != nil {
+		return 0, err
 	}
-	return confine.Wrap(cmd, confine.Policy{
-		Roots: paths,
-		Temp:  filepath.Join(stateDir, "tmp", srv.Name),
-	})
+	return confine.Wrap(cmd, confine.Policy{Roots: paths, Temp: temp})
+}
+
+// TempFolder is the private temp folder of confined server name:
+// STATE_DIR/tmp/server-NAME. The prefix keeps a name such as ".." from
+// naming the state folder itself, which a server must never be able to
+// write.
+func TempFolder(stateDir, name string) (string, error) {
+	if stateDir == "" {
+		return "", errors.New("cannot confine: no state folder to hold the server's private temp folder")
+	}
+	if name == "" || strings.ContainsAny(name, `/\`+string(filepath.Separator)) {
+		return "", fmt.Errorf("cannot confine: server name %q cannot name a folder", name)
+	}
+	return filepath.Join(stateDir, "tmp", "server-"+name), nil
+}
+
+// removeTemp deletes a removed server's private temp folder.
+func (m *Manager) removeTemp(name string) {
+	if p, err := TempFolder(m.opts.StateDir, name); err == nil {
+		os.RemoveAll(p)
+	}
 }
 
 // confineCommand confines a managed server's command to its visible set in

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,4 +236,36 @@ func TestRevokeEndsAConfinedServerWithoutGrace(t *testing.T) {
 	if r := nosyTry(t, e, "nosy", "list", a); r.OK {
 		t.Errorf("after the revoke the server still lists %s", a)
 	}
+}
+
+// TestTempFolderStaysInItsPlace: a confined server's private temp folder
+// is below STATE_DIR/tmp whatever its name (".." must not make it the state
+// folder, which holds the decisions), it is the server's TMPDIR, and it
+// goes with the server.
+func TestTempFolderStaysInItsPlace(t *testing.T) {
+	needLandlock(t)
+	e := newEnv(t)
+	for _, name := range []string{"..", "."} {
+		p, err := TempFolder(e.dir, name)
+		if err != nil || filepath.Dir(p) != filepath.Join(e.dir, "tmp") {
+			t.Errorf("TempFolder(%q) = %q, %v", name, p, err)
+		}
+	}
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "..", Type: app.TransportStdio, Command: nosyServer(t), Confine: true})
+	})
+	e.start(e.fastOptions())
+	e.waitConnected("..")
+	temp, _ := TempFolder(e.dir, "..")
+	if r := nosyTry(t, e, "..", "write", filepath.Join(temp, "scratch")); !r.OK {
+		t.Errorf("write in its temp folder: %+v", r)
+	}
+	if r := nosyTry(t, e, "..", "write", filepath.Join(e.dir, "planted")); r.OK {
+		t.Errorf("the server wrote into the state folder")
+	}
+	e.update(func(s *app.State) error { return s.RemoveServer("..") })
+	eventually(t, "the temp folder removed with its server", func() (bool, string) {
+		_, err := os.Stat(temp)
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
 }

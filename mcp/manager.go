@@ -267,6 +267,7 @@ func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
 			if m.adapters[name] == nil {
 				m.core.ClearServerStatus(name)
 				m.removeLogs(name)
+				m.removeTemp(name)
 			}
 		}()
 	}
