@@ -375,8 +375,9 @@ func (b *bridge) recordStart(paths []string) {
 // longer is what it may see: the new process gets the host's initialize
 // (and initialized) replayed, its answer kept from the host; the host's
 // requests the old one had not answered get an error saying to send them
-// again; the old process is ended. If the new one cannot start, the bridge
-// ends: the old one must not keep roots it lost.
+// again; the old process is ended, at once (SIGKILL to its group) when it
+// lost a folder, else with the grace of a stop. If the new one cannot
+// start, the bridge ends: the old one must not keep roots it lost.
 func (b *bridge) restart() {
 	b.rmu.Lock()
 	if b.stopping {
@@ -384,7 +385,15 @@ func (b *bridge) restart() {
 		return
 	}
 	old := b.cur
-	p, err := b.startProc(b.snapshot())
+	snap := b.snapshot()
+	want := b.startPaths(snap)
+	if slices.ContainsFunc(old.paths, func(p string) bool { return !slices.Contains(want, p) }) {
+		// It lost a folder: it can reach it (on its command line, in its
+		// ruleset) until it exits, so it gets no grace.
+		old.replaced.Store(true)
+		killGroup(old.pid, true)
+	}
+	p, err := b.startProc(snap)
 	if err != nil {
 		b.rmu.Unlock()
 		b.log.Error("cannot start the server again", "error", err)

@@ -56,14 +56,15 @@ func setHealthy(core *app.Core, paths ...string) {
 
 // start runs a bridge to the input server, configured by srv, with roots a
 // (granted) and b (not).
-func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *fixture {
+func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any, tune ...func(*Options)) *fixture {
 	t.Helper()
 	srv.Command = apptest.Program(t, "mcp/bridge/testdata/inputserver")
-	return startWith(t, srv, hostAnswer)
+	return startWith(t, srv, hostAnswer, tune...)
 }
 
-// startWith is start with the server's command given.
-func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any) *fixture {
+// startWith is start with the server's command given; tune, if any,
+// adjusts the bridge's options.
+func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any, tune ...func(*Options)) *fixture {
 	t.Helper()
 	core, dir := apptest.NewCore(t)
 	srv.Name = "fs"
@@ -91,8 +92,12 @@ func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) an
 	f.h = &host{t: t, in: bridgeIn, waits: map[string]chan json.RawMessage{}, answer: hostAnswer}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		f.done <- Run(ctx, Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, Audit: f.audit, StateDir: dir,
-			StopGrace: 500 * time.Millisecond, KillAfter: 500 * time.Millisecond})
+		o := Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, Audit: f.audit, StateDir: dir,
+			StopGrace: 500 * time.Millisecond, KillAfter: 500 * time.Millisecond}
+		for _, f := range tune {
+			f(&o)
+		}
+		f.done <- Run(ctx, o)
 		hostOut.Close()
 	}()
 	go f.h.read(bridgeOut)
@@ -523,7 +528,14 @@ func (h *host) toolOrError(name string, args map[string]any) string {
 func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
 	for _, mode := range []app.RootsMode{app.RootsArgs, app.RootsEnv} {
 		t.Run(string(mode), func(t *testing.T) {
-			f := start(t, app.Server{RootsMode: mode}, nil)
+			// In mode args the server lingers after its stdin closes, and the
+			// grace of an ordinary stop is long: a server that lost a folder
+			// must be killed at once instead.
+			srv, grace := app.Server{RootsMode: mode}, 500*time.Millisecond
+			if mode == app.RootsArgs {
+				srv.Env, grace = map[string]string{"INPUTSERVER_LINGER": "1"}, 4*time.Second
+			}
+			f := start(t, srv, nil, func(o *Options) { o.StopGrace = grace })
 			h := f.h
 			h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{}}})
 			h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -554,9 +566,22 @@ func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
 			if second.PID == first.PID || second.Inits != 1 {
 				t.Errorf("after the grant: %+v (before: %+v)", second, first)
 			}
-			// A revoke takes the folder away the same way.
+			// A revoke takes the folder away the same way, and the process
+			// that held it is killed at once, not given the grace of an
+			// ordinary stop.
 			f.core.Update(func(s *app.State) error { s.Revoke("fs", f.a); return nil })
 			h.started(func(s startInfo) bool { return !holds(s, f.a) && holds(s, f.b) })
+			deadline := time.Now().Add(1500 * time.Millisecond)
+			for processAlive(second.PID) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if processAlive(second.PID) {
+				t.Errorf("the server that lost a folder (pid %d) is still running", second.PID)
+			}
+			deadline = time.Now().Add(wait)
+			for processAlive(first.PID) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if processAlive(first.PID) {
 				t.Errorf("the first server process %d is still running", first.PID)
 			}

@@ -18,6 +18,8 @@
 // resources/read of mem://N returns N bytes of text.
 //
 // It counts the list_changed notifications it gets (tool "changes").
+// With INPUTSERVER_LINGER set it stays a minute after its stdin closes,
+// ignoring SIGTERM: a server only SIGKILL ends.
 package main
 
 import (
@@ -25,8 +27,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -99,6 +103,11 @@ func main() {
 		for _, m := range batch {
 			handle(m)
 		}
+	}
+	if os.Getenv("INPUTSERVER_LINGER") != "" {
+		// A server slow to go: only a signal ends it.
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Minute)
 	}
 }
 
