@@ -31,7 +31,9 @@ func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 	if err != nil {
 		return 0, err
 	}
-	return confine.Wrap(cmd, confine.Policy{Roots: paths, Temp: temp})
+	// A granted folder that holds the state folder (the home folder, say)
+	// must not let the server rewrite the decisions.
+	return confine.Wrap(cmd, confine.Policy{Roots: paths, Temp: temp, Protect: []string{stateDir}})
 }
 
 // TempFolder is the private temp folder of confined server name:

@@ -54,6 +54,11 @@ type Policy struct {
 	Temp string
 	// ReadOnly are more folders or files it may read and execute.
 	ReadOnly []string
+	// Protect are folders it may neither read nor write even inside one
+	// of its Roots: Rootkeeper's state folder, which holds the decisions.
+	// Landlock only grants, so a root that holds one is granted as its
+	// entries instead (see carve).
+	Protect []string
 }
 
 // ErrUnavailable is wrapped by the errors of Wrap and ABI where Landlock
@@ -63,9 +68,13 @@ var ErrUnavailable = errors.New("cannot confine")
 // Access classes of a rule. The child turns them into Landlock rights for
 // the ABI it finds, and for a file keeps only the rights files can have.
 const (
+	accessList  = "l"  // list a folder's entries, nothing else
 	accessRead  = "r"  // read and execute
 	accessWrite = "rw" // everything Landlock handles
 )
+
+// rank orders the access classes, widest last.
+var rank = map[string]int{accessList: 1, accessRead: 2, accessWrite: 3}
 
 // rule grants access to a path and everything beneath it.
 type rule struct {
@@ -187,7 +196,9 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 	}
 	add(accessRead, systemRead...)
 	add(accessWrite, systemWrite...)
-	add(accessWrite, p.Roots...)
+	for _, root := range p.Roots {
+		s.Rules = append(s.Rules, carve(filepath.Clean(root), p.Protect)...)
+	}
 	add(accessWrite, p.Temp)
 	add(accessRead, p.ReadOnly...)
 	// The command, as named and as resolved: a node_modules/.bin link and
@@ -443,8 +454,8 @@ func dedupe(rules []rule) []rule {
 	var out []rule
 	for _, r := range rules {
 		if i, ok := seen[r.Path]; ok {
-			if r.Access == accessWrite {
-				out[i].Access = accessWrite
+			if rank[r.Access] > rank[out[i].Access] {
+				out[i].Access = r.Access
 			}
 			continue
 		}
@@ -501,4 +512,41 @@ func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
 	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
 	cmd.Path = self
 	return abi, nil
+}
+
+// carve grants root read-write, less the protected folders: a root inside
+// a protected folder (or equal to it) is not granted at all; a root that holds one
+// is granted entry by entry, every folder on the way down to the protected
+// one only listed, so that the protected folder's files can be neither
+// read nor written. Entries that appear in such a folder after the start
+// are not reachable until the server is restarted, and files cannot be
+// created right in it.
+func carve(root string, protect []string) []rule {
+	var inside []string
+	for _, p := range protect {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = resolved(abs)
+		}
+		if within(root, p) {
+			return nil
+		}
+		if within(p, root) {
+			inside = append(inside, p)
+		}
+	}
+	if len(inside) == 0 {
+		return []rule{{Path: root, Access: accessWrite}}
+	}
+	rules := []rule{{Path: root, Access: accessList}}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return rules
+	}
+	for _, e := range entries {
+		rules = append(rules, carve(filepath.Join(root, e.Name()), inside)...)
+	}
+	return rules
 }

@@ -176,11 +176,17 @@ func addRule(fd int, handled uint64, r rule) error {
 		return fmt.Errorf("%s: %v", r.Path, err)
 	}
 	rights := uint64(readRights)
-	if r.Access == accessWrite {
+	switch r.Access {
+	case accessWrite:
 		rights = handled
+	case accessList:
+		rights = fsReadDir
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		rights &= fileRights
+	}
+	if rights&handled == 0 {
+		return nil // listing a file: nothing to grant
 	}
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights & handled, Parent_fd: int32(pfd)}
 	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {

@@ -182,3 +182,42 @@ func TestExecFailureIsNamed(t *testing.T) {
 		t.Errorf("output %q", out)
 	}
 }
+
+// TestStateFolderInsideARootIsOutOfReach: a granted folder that holds the
+// state folder (as the home folder holds ~/.config/rootkeeper) is usable,
+// but the state folder's files can be neither read nor written, while the
+// private temp folder inside it still can.
+func TestStateFolderInsideARootIsOutOfReach(t *testing.T) {
+	needLandlock(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(base, ".config", "rootkeeper")
+	temp := filepath.Join(state, "tmp", "server-x")
+	for _, d := range []string{temp, filepath.Join(base, "other"), filepath.Join(base, ".config", "app")} {
+		os.MkdirAll(d, 0o700)
+	}
+	os.WriteFile(filepath.Join(state, "state.json"), []byte(`{"decisions":[]}`), 0o600)
+	os.WriteFile(filepath.Join(base, "top.txt"), []byte("top"), 0o600)
+	os.WriteFile(filepath.Join(base, ".config", "app", "settings"), []byte("s"), 0o600)
+	p := &Policy{Roots: []string{base}, Temp: temp, Protect: []string{state}}
+	got := runNosy(t, p,
+		"read:"+filepath.Join(base, "top.txt"), "list:"+base, "write:"+filepath.Join(base, "other", "new"),
+		"write:"+filepath.Join(base, "top.txt"), "read:"+filepath.Join(base, ".config", "app", "settings"),
+		"write:"+filepath.Join(temp, "scratch"),
+		"read:"+filepath.Join(state, "state.json"), "write:"+filepath.Join(state, "state.json"),
+		"write:"+filepath.Join(state, "planted"))
+	for i, o := range got {
+		if want := i < 6; o.OK != want {
+			t.Errorf("%s %s: ok=%v (%s), want %v", o.Op, o.Path, o.OK, o.Err, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "state.json")); string(b) != `{"decisions":[]}` {
+		t.Errorf("state.json became %q", b)
+	}
+	// A root inside the state folder is not granted at all.
+	if r := carve(filepath.Join(state, "tmp"), []string{state}); len(r) != 0 {
+		t.Errorf("a root inside the state folder: %v", r)
+	}
+}
