@@ -25,25 +25,109 @@ func inspect(roots []app.Root, home string) []rootInfo {
 	return out
 }
 
-// askNext opens a consent dialog for the first server (in configuration
-// order) that is connected and has enabled roots it has no decision for,
-// unless a consent dialog is already open. One dialog per server; the next
-// opens when this one is answered.
+// askNext asks what app.Grid.Questions says is waiting, unless a consent
+// dialog is already open: a single question (one folder, one server) in
+// the small dialog, several in one review screen. Questions put off with
+// Later are not asked again until a new one comes.
 func (u *ui) askNext() {
-	if u.consent != "" || u.snap == nil {
+	if u.consent != "" || u.snap == nil || u.grid == nil {
 		return
 	}
-	for _, name := range u.snap.ServerNames() {
-		if u.busy[name] || u.snap.Servers[name].State != app.ServerConnected {
-			continue
+	var qs []app.Question
+	for _, q := range u.grid.Questions() {
+		if !u.busy[q.Server] {
+			qs = append(qs, q)
 		}
-		pending := app.Pending(u.snap, name)
-		if len(pending) == 0 {
-			continue
-		}
-		u.askServer(name, pending)
+	}
+	if len(qs) == 0 || u.putOff(qs) {
 		return
 	}
+	if len(qs) == 1 {
+		u.askServer(qs[0].Server, []app.Root{qs[0].Root})
+		return
+	}
+	u.askReview(qs)
+}
+
+// putOff reports whether every question in qs was put off with Later.
+func (u *ui) putOff(qs []app.Question) bool {
+	if u.reviewLater == nil {
+		return false
+	}
+	for _, q := range qs {
+		if !u.reviewLater[q.Server+"\x00"+q.Root.Path] {
+			return false
+		}
+	}
+	return true
+}
+
+// askReview opens the review screen for qs (off the UI goroutine first:
+// the access checks read the disk).
+func (u *ui) askReview(qs []app.Question) {
+	key := "review"
+	u.consent = key
+	home := u.home()
+	var roots []app.Root
+	seen := map[string]bool{}
+	for _, q := range qs {
+		if !seen[q.Root.Path] {
+			seen[q.Root.Path] = true
+			roots = append(roots, q.Root)
+		}
+	}
+	u.async(func() {
+		infos := u.inspect(roots, home)
+		u.do(func() {
+			if u.consent != key {
+				return
+			}
+			info := make(map[string]rootInfo, len(infos))
+			for _, in := range infos {
+				info[in.Root.Path] = in
+			}
+			d := &reviewDialog{Questions: qs, Info: info}
+			servers := map[string]bool{}
+			for _, q := range qs {
+				servers[q.Server] = true
+			}
+			d.OnLater = func() {
+				u.consent = ""
+				u.openDialog = nil
+				u.reviewLater = map[string]bool{}
+				for _, q := range qs {
+					u.reviewLater[q.Server+"\x00"+q.Root.Path] = true
+				}
+				u.snap = nil // the banner offers the review again
+				u.refresh()
+			}
+			d.OnSubmit = func(allowed map[int]bool, scope app.Scope) {
+				u.consent = ""
+				u.openDialog = nil
+				for s := range servers {
+					u.busy[s] = true
+				}
+				u.update("record your answers", func(s *app.State) error {
+					return s.DecideAll(app.Answers(qs, allowed, scope, app.ByDialog))
+				}, func(error) {
+					for s := range servers {
+						delete(u.busy, s)
+					}
+				})
+			}
+			u.raise()
+			u.notify("Rootkeeper", fmt.Sprintf("%s waiting for your decision.", plural(len(qs), "folder question")))
+			d.Show(u.win)
+			u.openDialog = d
+		})
+	})
+}
+
+// reviewNow opens the review of every waiting question, also those put
+// off (the banner's Review… button).
+func (u *ui) reviewNow() {
+	u.reviewLater = nil
+	u.askNext()
 }
 
 // askServer opens the "server wants roots" dialog (dialog 2) for server.
@@ -62,7 +146,7 @@ func (u *ui) askServer(server string, pending []app.Root) {
 				u.consent = ""
 				u.busy[server] = true
 				u.update("record the decision for "+server, func(s *app.State) error {
-					return decideAll(s, server, allowed, denied, scope)
+					return s.DecideAll(app.Answer(server, allowed, denied, scope, app.ByDialog))
 				}, func(error) { delete(u.busy, server) })
 			}
 			u.raise()
@@ -71,22 +155,6 @@ func (u *ui) askServer(server string, pending []app.Root) {
 			u.openDialog = d
 		})
 	})
-}
-
-// decideAll records, for one server, allow for each path in allowed and
-// deny for each in denied, all with scope, made in a dialog.
-func decideAll(s *app.State, server string, allowed, denied []string, scope app.Scope) error {
-	for _, p := range allowed {
-		if err := s.Decide(app.Decision{Server: server, Root: p, Verdict: app.Allow, Scope: scope, By: app.ByDialog}); err != nil {
-			return err
-		}
-	}
-	for _, p := range denied {
-		if err := s.Decide(app.Decision{Server: server, Root: p, Verdict: app.Deny, Scope: scope, By: app.ByDialog}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // askShare opens the "share a folder" dialog (dialog 1) for root, asking
@@ -113,7 +181,7 @@ func (u *ui) askShare(root app.Root, isNew bool, servers []string) {
 			d.OnSubmit = func(allowed, denied []string, scope app.Scope) {
 				u.consent = ""
 				u.update("share "+root.Name, func(s *app.State) error {
-					return shareRoot(s, root, isNew, allowed, denied, scope)
+					return s.Share(root, isNew, allowed, denied, scope, app.ByDialog)
 				}, nil)
 			}
 			u.raise()
@@ -123,56 +191,19 @@ func (u *ui) askShare(root app.Root, isNew bool, servers []string) {
 	})
 }
 
-// shareRoot adds (if new) and enables root and records the answers of a
-// share dialog, in one state change.
-func shareRoot(s *app.State, root app.Root, isNew bool, allowed, denied []string, scope app.Scope) error {
-	if isNew {
-		if _, exists := s.Root(root.Path); !exists {
-			root.Enabled = true
-			if err := s.AddRoot(root); err != nil {
-				return err
-			}
-		}
-	}
-	if err := s.SetEnabled(root.Path, true); err != nil {
-		return err
-	}
-	for _, srv := range allowed {
-		if err := s.Decide(app.Decision{Server: srv, Root: root.Path, Verdict: app.Allow, Scope: scope, By: app.ByDialog}); err != nil {
-			return err
-		}
-	}
-	for _, srv := range denied {
-		if err := s.Decide(app.Decision{Server: srv, Root: root.Path, Verdict: app.Deny, Scope: scope, By: app.ByDialog}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// turnOn is what ticking a root (tray or Roots tab) does: with a server
-// that has no decision about it, or when nobody is allowed to see it, it
-// opens the share dialog instead of exposing anything; otherwise it enables
-// the root for the servers already allowed.
+// turnOn is what ticking a root (tray or Roots tab) does, as
+// app.PlanTurnOn says: ask in the share dialog, or enable the root for the
+// servers already allowed.
 func (u *ui) turnOn(path string) {
-	snap := u.core.Snapshot()
-	root, ok := snap.State.Root(path)
-	if !ok {
+	plan, ok := app.PlanTurnOn(u.core.Snapshot(), path)
+	switch {
+	case !ok:
 		return
+	case len(plan.Ask) > 0:
+		u.askShare(plan.Root, false, plan.Ask)
+	case plan.Enable:
+		u.update("turn on "+plan.Root.Name, func(s *app.State) error { return s.SetEnabled(path, true) }, nil)
 	}
-	ask := app.Undecided(snap, path)
-	if len(ask) == 0 && len(app.AllowedBy(snap, path)) == 0 {
-		for _, srv := range snap.State.Servers {
-			if srv.Mode() != app.RootsOff {
-				ask = append(ask, srv.Name)
-			}
-		}
-	}
-	if len(ask) > 0 {
-		u.askShare(root, false, ask)
-		return
-	}
-	u.update("turn on "+root.Name, func(s *app.State) error { return s.SetEnabled(path, true) }, nil)
 }
 
 // turnOff disables the root at path for every server.

@@ -40,27 +40,38 @@ func openPending(t *testing.T, f *fixture) *pendingDialog {
 	return d
 }
 
-func TestPendingDialogOpensForConnectedServerOnly(t *testing.T) {
+func openReview(t *testing.T, f *fixture) *reviewDialog {
+	t.Helper()
+	d, ok := f.u.openDialog.(*reviewDialog)
+	if !ok {
+		t.Fatalf("no review open (open: %T)", f.u.openDialog)
+	}
+	return d
+}
+
+// questionsOf lists a review's questions as "server path".
+func questionsOf(d *reviewDialog) []string {
+	var out []string
+	for _, q := range d.Questions {
+		out = append(out, q.Server+" "+q.Root.Path)
+	}
+	return out
+}
+
+func TestReviewOpensForConnectedServerOnly(t *testing.T) {
 	f := newFixture(t, Options{}, threeRoots)
 	f.healthy()
 	if f.u.openDialog != nil {
 		t.Fatalf("a dialog opened before any server connected: %T", f.u.openDialog)
 	}
 	f.connect("fs")
-	d := openPending(t, f)
-	if d.Server != "fs" {
-		t.Fatalf("dialog for %q, want fs", d.Server)
+	d := openReview(t, f)
+	if got, want := questionsOf(d), []string{"fs " + rootA, "fs " + rootB, "fs " + rootC}; !slices.Equal(got, want) {
+		t.Errorf("review asks %q, want %q", got, want)
 	}
-	var paths []string
-	for _, r := range d.Roots {
-		paths = append(paths, r.Root.Path)
-	}
-	if want := []string{rootA, rootB, rootC}; !slices.Equal(paths, want) {
-		t.Errorf("dialog lists %q, want %q", paths, want)
-	}
-	for i, c := range d.checks {
-		if c.Checked {
-			t.Errorf("root %d ticked in advance", i)
+	for i, on := range d.ticked {
+		if on {
+			t.Errorf("question %d ticked in advance", i)
 		}
 	}
 	if len(f.notified) != 1 {
@@ -72,13 +83,52 @@ func TestPendingDialogOpensForConnectedServerOnly(t *testing.T) {
 	}
 }
 
-func TestPendingDialogAllowRecordsExactlyTheTicked(t *testing.T) {
+// One screen for every server's questions, not a queue of dialogs.
+func TestReviewAsksEveryServerAtOnce(t *testing.T) {
+	f := newFixture(t, Options{}, threeRoots)
+	f.healthy()
+	f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected})
+	f.core.SetServerStatus("git", app.ServerStatus{State: app.ServerConnected})
+	f.u.refresh()
+	d := openReview(t, f)
+	want := []string{"fs " + rootA, "fs " + rootB, "fs " + rootC, "git " + rootB, "git " + rootC}
+	if got := questionsOf(d); !slices.Equal(got, want) {
+		t.Fatalf("review asks %q, want %q", got, want)
+	}
+	// Grouped by folder, beta heads fs and git.
+	d.group.SetSelected(byFolder)
+	var heads []string
+	for _, r := range d.rows {
+		if r.Q < 0 {
+			heads = append(heads, r.Group)
+		}
+	}
+	if !slices.Equal(heads, []string{rootA, rootB, rootC}) {
+		t.Errorf("folder groups %q", heads)
+	}
+	// Tick the beta group: both servers may see beta; the rest is denied.
+	d.tickGroup(rootB, true)
+	test.Tap(d.allow)
+	f.wantDecisions(
+		"git "+rootA+" allow always command-line",
+		"fs "+rootA+" deny always dialog",
+		"fs "+rootB+" allow always dialog",
+		"fs "+rootC+" deny always dialog",
+		"git "+rootB+" allow always dialog",
+		"git "+rootC+" deny always dialog",
+	)
+	if f.u.openDialog != nil && f.u.consent != "" {
+		t.Errorf("a dialog is still open: %q", f.u.consent)
+	}
+}
+
+func TestReviewAllowRecordsExactlyTheTicked(t *testing.T) {
 	f := newFixture(t, Options{}, threeRoots)
 	f.healthy()
 	f.connect("fs")
-	d := openPending(t, f)
-	test.Tap(d.checks[0]) // alpha
-	test.Tap(d.checks[2]) // gamma
+	d := openReview(t, f)
+	d.ticked[0] = true // alpha
+	d.ticked[2] = true // gamma
 	test.Tap(d.allow)
 	f.wantDecisions(
 		"git "+rootA+" allow always command-line",
@@ -89,17 +139,15 @@ func TestPendingDialogAllowRecordsExactlyTheTicked(t *testing.T) {
 	if got, want := app.VisiblePaths(f.core.Snapshot(), "fs"), []string{rootA, rootC}; !slices.Equal(got, want) {
 		t.Errorf("fs sees %q, want %q", got, want)
 	}
-	if f.u.openDialog != nil && f.u.consent != "" {
-		t.Errorf("a dialog is still open: %q", f.u.consent)
-	}
 }
 
-func TestPendingDialogUntilQuit(t *testing.T) {
+func TestReviewFilterSelectAllAndUntilQuit(t *testing.T) {
 	f := newFixture(t, Options{}, threeRoots)
 	f.healthy()
 	f.connect("fs")
-	d := openPending(t, f)
-	test.Tap(d.checks[1])
+	d := openReview(t, f)
+	test.Type(d.filter, "beta")
+	test.Tap(d.all) // ticks only what the filter shows
 	d.scope.SetSelected(scopeUntilQuit)
 	test.Tap(d.allow)
 	f.wantDecisions(
@@ -110,12 +158,12 @@ func TestPendingDialogUntilQuit(t *testing.T) {
 	)
 }
 
-func TestPendingDialogDenyIsRemembered(t *testing.T) {
+func TestReviewDenyIsRemembered(t *testing.T) {
 	f := newFixture(t, Options{}, threeRoots)
 	f.healthy()
 	f.connect("fs")
-	d := openPending(t, f)
-	test.Tap(d.checks[0]) // ticking and then denying all denies all
+	d := openReview(t, f)
+	test.Tap(d.all) // ticking and then denying all denies all
 	test.Tap(d.deny)
 	f.wantDecisions(
 		"git "+rootA+" allow always command-line",
@@ -133,20 +181,48 @@ func TestPendingDialogDenyIsRemembered(t *testing.T) {
 	}
 }
 
-func TestPendingDialogsQueueOnePerServer(t *testing.T) {
+// Later closes the review without deciding; it is not asked again until a
+// new question comes, and the banner offers it.
+func TestReviewLater(t *testing.T) {
 	f := newFixture(t, Options{}, threeRoots)
 	f.healthy()
 	f.connect("fs")
-	f.connect("git")
-	first := openPending(t, f)
-	if first.Server != "fs" {
-		t.Fatalf("first dialog for %q, want fs", first.Server)
+	test.Tap(openReview(t, f).later)
+	if f.u.openDialog != nil || f.u.consent != "" {
+		t.Fatalf("still open after Later: %T %q", f.u.openDialog, f.u.consent)
 	}
-	test.Tap(first.deny)
-	second := openPending(t, f)
-	if second.Server != "git" || len(second.Roots) != 2 {
-		t.Fatalf("second dialog for %q with %d roots, want git with beta and gamma", second.Server, len(second.Roots))
+	f.wantDecisions("git " + rootA + " allow always command-line")
+	f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected, Restarts: 1})
+	f.u.refresh()
+	if f.u.openDialog != nil {
+		t.Fatalf("asked again after Later: %T", f.u.openDialog)
 	}
+	if f.u.bannerKey == "" || len(f.u.banner.Objects) == 0 {
+		t.Fatal("no banner offers the review")
+	}
+	f.u.reviewNow()
+	if d := openReview(t, f); len(d.Questions) != 3 {
+		t.Errorf("review again with %d questions", len(d.Questions))
+	}
+}
+
+// A single question (one folder, one server) gets the small dialog.
+func TestOneQuestionGetsTheSmallDialog(t *testing.T) {
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		if err := s.AddRoot(fakeRoot(rootA, true)); err != nil {
+			return err
+		}
+		return s.AddServer(stdio("fs"))
+	})
+	f.healthy()
+	f.connect("fs")
+	d := openPending(t, f)
+	if d.Server != "fs" || len(d.Roots) != 1 {
+		t.Fatalf("small dialog for %s with %d roots", d.Server, len(d.Roots))
+	}
+	test.Tap(d.checks[0])
+	test.Tap(d.allow)
+	f.wantDecisions("fs " + rootA + " allow always dialog")
 }
 
 func TestShareDialogRecordsTickedServers(t *testing.T) {

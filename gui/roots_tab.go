@@ -1,6 +1,8 @@
 package gui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -12,146 +14,215 @@ import (
 	"rootkeeper/app"
 )
 
-// Decision choices in the Roots tab, one select per (root, server).
-const (
-	choiceAllow     = "Allowed"
-	choiceUntilQuit = "Allowed until quit"
-	choiceDeny      = "Denied"
-	choiceUndecided = "Not asked yet"
-)
-
-// rootsTab lists every root with its path, health, branch, who sees it, an
-// enable switch, every server's decision (changeable and revocable) and
-// Remove.
+// rootsTab lists every root (naturally sorted, filtered) with its path,
+// health, branch, who sees it, an enable switch, Access… (the per-folder
+// view of consent) and Remove. The list is virtualised: a thousand roots
+// cost the widgets of the rows on screen, and a new snapshot refreshes only
+// the rows whose text changed.
 type rootsTab struct {
 	u       *ui
 	content fyne.CanvasObject
-	list    *fyne.Container
+	filter  *widget.Entry
+	list    *widget.List
+	empty   *widget.Label
 	add     *widget.Button
-	// rows by root path, for tests.
-	rows map[string]*rootRow
+
+	all   []rootLine // every root, naturally sorted by path
+	shown []rootLine // those the filter keeps
+	items []*rootItem
 }
 
-// rootRow holds one root's interactive widgets.
-type rootRow struct {
-	enabled   *widget.Check
-	remove    *widget.Button
-	decisions map[string]*widget.Select
+// rootLine is what one row shows, computed from a snapshot; comparing two
+// says whether the row must be drawn again.
+type rootLine struct {
+	Root    app.Root
+	Health  app.Health
+	Branch  string
+	Seen    string // "Seen by fs, git", with why not when nobody does
+	Nobody  bool
+	Search  string // lower-case text the filter looks in
+	Enabled bool
 }
 
 func newRootsTab(u *ui) *rootsTab {
-	t := &rootsTab{u: u, list: container.NewVBox()}
+	t := &rootsTab{u: u}
 	t.add = widget.NewButtonWithIcon("Add folder…", theme.FolderOpenIcon(), t.pick)
-	top := container.NewBorder(nil, nil, nil, t.add,
-		widget.NewLabel("Folders servers may be shown. Nothing is shown to a server until you allow it."))
-	t.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(t.list))
+	t.filter = widget.NewEntry()
+	t.filter.SetPlaceHolder("Filter by name, path, branch or server")
+	t.filter.OnChanged = func(string) { t.apply() }
+	t.list = widget.NewList(func() int { return len(t.shown) }, t.newItem, t.updateItem)
+	t.empty = hint("")
+	intro := widget.NewLabel("Folders servers may be shown. Nothing is shown to a server until you allow it.")
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, t.add, intro), t.filter)
+	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
 	return t
 }
 
-func (t *rootsTab) render(snap *app.Snapshot) {
-	t.rows = map[string]*rootRow{}
-	fillList(t.list, "No folders yet.\nUse Discover to find your projects, or Add folder… to pick one.",
-		len(snap.State.Roots), func(i int) fyne.CanvasObject { return t.row(snap, snap.State.Roots[i]) })
+// render computes the rows of snap and draws what changed.
+func (t *rootsTab) render(snap *app.Snapshot, g *app.Grid) {
+	lines := make([]rootLine, len(snap.State.Roots))
+	for i, r := range snap.State.Roots {
+		lines[i] = rootLineOf(snap, g, r)
+	}
+	slices.SortFunc(lines, func(a, b rootLine) int { return app.CompareNatural(a.Root.Path, b.Root.Path) })
+	t.all = lines
+	t.apply()
 }
 
-func (t *rootsTab) row(snap *app.Snapshot, r app.Root) fyne.CanvasObject {
-	path := r.Path
-	rr := &rootRow{decisions: map[string]*widget.Select{}}
-	t.rows[path] = rr
-	h := snap.Health[path]
-
-	rr.enabled = widget.NewCheck("Enabled", nil)
-	rr.enabled.SetChecked(r.Enabled)
-	rr.enabled.OnChanged = func(on bool) {
-		setCheckedQuietly(rr.enabled, r.Enabled) // the snapshot decides what is shown
-		if on {
-			t.u.turnOn(path)
-		} else {
-			t.u.turnOff(path)
-		}
-	}
-	rr.remove = widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { t.confirmRemove(r) })
-
-	name := widget.NewLabelWithStyle(r.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	badges := container.NewHBox(healthBadge(h, r.Enabled))
-	if b := branchOf(r, h); b != "" {
-		badges.Add(widget.NewIcon(theme.NewThemedResource(theme.StorageIcon())))
-		badges.Add(widget.NewLabel(b))
-	}
-	head := container.NewBorder(nil, nil, name, container.NewHBox(badges, rr.enabled, rr.remove))
-
-	seen := app.SharedWith(snap, path)
-	seenText := "Seen by no server"
+func rootLineOf(snap *app.Snapshot, g *app.Grid, r app.Root) rootLine {
+	h := snap.Health[r.Path]
+	seen := g.SeenBy(r.Path)
+	l := rootLine{Root: r, Health: h, Branch: branchOf(r, h), Enabled: r.Enabled, Nobody: len(seen) == 0}
+	l.Seen = "Seen by no server"
 	if len(seen) > 0 {
-		seenText = "Seen by " + strings.Join(seen, ", ")
+		l.Seen = "Seen by " + listNames(seen, 3)
 	}
 	switch {
 	case !r.Enabled:
-		seenText += " (turned off)"
+		l.Seen += " (turned off)"
 	case snap.State.Paused:
-		seenText += " (sharing paused)"
+		l.Seen += " (sharing paused)"
 	case !h.OK():
-		seenText += " (until its access check passes)"
+		l.Seen += " (until its access check passes)"
 	}
-	seenLabel := widget.NewLabel(seenText)
-	if len(seen) == 0 {
-		seenLabel.TextStyle.Italic = true
-	}
-	box := container.NewVBox(head, container.NewBorder(nil, nil, nil, seenLabel, newPathLabel(path)))
-	if h.Err != "" && !h.OK() {
-		box.Add(iconLine(theme.ErrorIcon(), h.Err, widget.DangerImportance))
-	}
-	if len(snap.State.Servers) > 0 {
-		grid := container.NewGridWithColumns(2)
-		for _, srv := range snap.State.Servers {
-			grid.Add(container.NewBorder(nil, nil, widget.NewLabel(srv.Name+":"), nil, t.decisionSelect(snap, rr, srv, path)))
-		}
-		box.Add(grid)
-	}
-	return box
+	l.Search = strings.ToLower(strings.Join([]string{r.Name, r.Path, l.Branch, strings.Join(seen, " ")}, "\x00"))
+	return l
 }
 
-// decisionSelect shows and changes server's decision about the root at path.
-func (t *rootsTab) decisionSelect(snap *app.Snapshot, rr *rootRow, srv app.Server, path string) fyne.CanvasObject {
-	if srv.Mode() == app.RootsOff {
-		l := widget.NewLabel("takes no roots (roots mode off)")
-		l.TextStyle.Italic = true
-		return l
+// listNames joins names, the first max of them and "n more".
+func listNames(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
 	}
-	sel := widget.NewSelect([]string{choiceAllow, choiceUntilQuit, choiceDeny, choiceUndecided}, nil)
-	current := choiceUndecided
-	if d, ok := snap.State.Decision(srv.Name, path); ok {
-		switch {
-		case d.Verdict == app.Deny:
-			current = choiceDeny
-		case d.Scope == app.UntilQuit:
-			current = choiceUntilQuit
-		default:
-			current = choiceAllow
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
+}
+
+// apply filters the rows and refreshes the list: only the rows that
+// changed when the same roots are shown in the same order, the whole
+// (visible part of the) list otherwise.
+func (t *rootsTab) apply() {
+	q := strings.ToLower(strings.TrimSpace(t.filter.Text))
+	next := make([]rootLine, 0, len(t.all))
+	for _, l := range t.all {
+		if q == "" || strings.Contains(l.Search, q) {
+			next = append(next, l)
 		}
 	}
-	sel.SetSelected(current)
-	server := srv.Name
-	sel.OnChanged = func(choice string) {
-		if choice == current {
-			return
-		}
-		t.u.update("change what "+server+" may see", func(s *app.State) error {
-			d := app.Decision{Server: server, Root: path, Verdict: app.Allow, Scope: app.Always, By: app.ByDialog}
-			switch choice {
-			case choiceUndecided:
-				s.Revoke(server, path)
-				return nil
-			case choiceDeny:
-				d.Verdict = app.Deny
-			case choiceUntilQuit:
-				d.Scope = app.UntilQuit
+	prev := t.shown
+	t.shown = next
+	switch {
+	case len(prev) == len(next):
+		for i := range next {
+			if next[i] != prev[i] {
+				t.list.RefreshItem(i)
 			}
-			return s.Decide(d)
-		}, nil)
+		}
+	default:
+		t.list.Refresh()
 	}
-	rr.decisions[server] = sel
-	return sel
+	switch {
+	case len(t.shown) > 0:
+		t.empty.Hide()
+	case len(t.all) > 0:
+		t.empty.SetText("No folder matches the filter.")
+		t.empty.Show()
+	default:
+		t.empty.SetText("No folders yet.\nUse Discover to find your projects, or Add folder… to pick one.")
+		t.empty.Show()
+	}
+}
+
+// rootItem is one row of the Roots list, reused as the list scrolls.
+type rootItem struct {
+	widget.BaseWidget
+	path    string // the root it shows now
+	name    *widget.Label
+	health  *widget.Label
+	branch  *widget.Label
+	seen    *widget.Label
+	where   *pathLabel
+	enabled *widget.Check
+	access  *widget.Button
+	remove  *widget.Button
+	right   *fyne.Container
+	box     fyne.CanvasObject
+}
+
+func (t *rootsTab) newItem() fyne.CanvasObject {
+	it := &rootItem{
+		name:    widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		health:  widget.NewLabel(""),
+		branch:  widget.NewLabel(""),
+		seen:    widget.NewLabel(""),
+		where:   newPathLabel(""),
+		enabled: widget.NewCheck("Enabled", nil),
+	}
+	it.name.Truncation = fyne.TextTruncateEllipsis
+	it.seen.Truncation = fyne.TextTruncateEllipsis
+	it.access = widget.NewButtonWithIcon("Access…", theme.AccountIcon(), func() { t.u.showFolderAccess(it.path) })
+	it.remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { t.confirmRemove(it.path) })
+	it.enabled.OnChanged = func(on bool) { t.toggle(it, on) }
+	// Fixed widths: a reused row's layout does not depend on its text.
+	h := it.name.MinSize().Height
+	it.health.Truncation = fyne.TextTruncateEllipsis
+	it.branch.Truncation = fyne.TextTruncateEllipsis
+	it.right = container.NewHBox(container.NewGridWrap(fyne.NewSize(130, h), it.health),
+		container.NewGridWrap(fyne.NewSize(170, h), it.branch), it.enabled, it.access, it.remove)
+	head := container.NewBorder(nil, nil, nil, it.right, it.name)
+	seen := container.NewGridWrap(fyne.NewSize(340, it.seen.MinSize().Height), it.seen)
+	it.box = container.NewVBox(head, container.NewBorder(nil, nil, nil, seen, it.where))
+	it.ExtendBaseWidget(it)
+	t.items = append(t.items, it)
+	return it
+}
+
+// CreateRenderer is part of fyne.Widget.
+func (it *rootItem) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(it.box) }
+
+func (t *rootsTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
+	it, ok := o.(*rootItem)
+	if !ok || id >= len(t.shown) {
+		return
+	}
+	l := t.shown[id]
+	it.path = l.Root.Path
+	it.name.SetText(app.SafeText(l.Root.Name))
+	badge := healthBadge(l.Health, l.Enabled)
+	it.health.Text, it.health.Importance, it.health.TextStyle = badge.Text, badge.Importance, badge.TextStyle
+	it.health.Refresh()
+	if l.Branch != "" {
+		it.branch.SetText("⎇ " + app.SafeText(l.Branch))
+		it.branch.Show()
+	} else {
+		it.branch.Hide()
+	}
+	it.seen.TextStyle.Italic = l.Nobody
+	it.seen.SetText(l.Seen)
+	it.where.setText(l.Root.Path, l.Root.Path)
+	setCheckedQuietly(it.enabled, l.Enabled)
+}
+
+// toggle is a tick or untick of a row's Enabled: the snapshot decides what
+// is shown, so the check goes back until the change comes through.
+func (t *rootsTab) toggle(it *rootItem, on bool) {
+	path := it.path
+	setCheckedQuietly(it.enabled, !on)
+	if on {
+		t.u.turnOn(path)
+	} else {
+		t.u.turnOff(path)
+	}
+}
+
+// itemFor is the row showing the root at path, nil when it is not on
+// screen (for tests).
+func (t *rootsTab) itemFor(path string) *rootItem {
+	for _, it := range t.items {
+		if it.path == path && it.Visible() {
+			return it
+		}
+	}
+	return nil
 }
 
 func branchOf(r app.Root, h app.Health) string {
@@ -161,8 +232,12 @@ func branchOf(r app.Root, h app.Health) string {
 	return r.Branch
 }
 
-func (t *rootsTab) confirmRemove(r app.Root) {
-	dialog.ShowConfirm("Remove "+r.Name+"?",
+func (t *rootsTab) confirmRemove(path string) {
+	r, ok := t.u.core.Snapshot().State.Root(path)
+	if !ok {
+		return
+	}
+	dialog.ShowConfirm("Remove "+app.SafeText(r.Name)+"?",
 		"Rootkeeper forgets this folder and every decision about it. No server will see it. The folder itself is not touched.",
 		func(ok bool) {
 			if ok {
@@ -198,24 +273,13 @@ func (u *ui) shareFolder(path string, src app.Source, branch, remote string) {
 			}
 			snap := u.core.Snapshot()
 			if old, ok := snap.State.Root(r.Path); ok {
-				u.askShare(old, false, takingServers(snap))
+				u.askShare(old, false, app.TakingServers(snap))
 				return
 			}
 			r.Branch, r.Remote = branch, remote
-			u.askShare(r, true, takingServers(snap))
+			u.askShare(r, true, app.TakingServers(snap))
 		})
 	})
-}
-
-// takingServers names the servers that take roots at all.
-func takingServers(snap *app.Snapshot) []string {
-	var out []string
-	for _, srv := range snap.State.Servers {
-		if srv.Mode() != app.RootsOff {
-			out = append(out, srv.Name)
-		}
-	}
-	return out
 }
 
 // setCheckedQuietly sets c without calling its OnChanged.

@@ -56,15 +56,27 @@ func TestRootsTab(t *testing.T) {
 	f.assertMarkup("roots.xml")
 	f.capture("roots.png")
 
-	// Revoke from the Roots tab: fs's allow on alpha becomes undecided.
-	row := f.u.roots.rows[rootA]
-	row.decisions["fs"].SetSelected(choiceUndecided)
+	// Revoke from the per-folder view: fs's allow on alpha becomes not asked.
+	row := f.u.roots.itemFor(rootA)
+	if row == nil {
+		t.Fatal("no row for alpha")
+	}
+	test.Tap(row.access)
+	fv := f.u.folderView
+	if fv == nil {
+		t.Fatal("Access… opened no per-folder view")
+	}
+	for _, it := range fv.items {
+		if it.server == "fs" {
+			it.choice.SetSelected(accessLabels[app.AccessNotAsked])
+		}
+	}
 	f.wantDecisions("git "+rootA+" allow always command-line", "fs "+rootB+" deny always command-line")
 	if v := app.VisiblePaths(f.core.Snapshot(), "fs"); len(v) != 0 {
 		t.Errorf("fs sees %q after the revoke", v)
 	}
 	// Turning a root off hides it from everyone.
-	test.Tap(f.u.roots.rows[rootA].enabled)
+	test.Tap(f.u.roots.itemFor(rootA).enabled)
 	if r, _ := f.core.Snapshot().State.Root(rootA); r.Enabled {
 		t.Error("alpha still enabled after unticking Enabled")
 	}
@@ -237,11 +249,42 @@ func TestConsentDialogGoldens(t *testing.T) {
 	}
 	f.core.SetHealth(rootC, app.Health{Status: app.HealthOK})
 	f.connect("git")
-	if _, ok := f.u.openDialog.(*pendingDialog); !ok {
-		t.Fatalf("no pending dialog for git: %T", f.u.openDialog)
+	if _, ok := f.u.openDialog.(*reviewDialog); !ok {
+		t.Fatalf("no review for git: %T", f.u.openDialog)
 	}
-	f.assertMarkup("dialog-pending.xml")
-	f.capture("dialog-pending.png")
+	f.assertMarkup("dialog-review.xml")
+	f.capture("dialog-review.png")
+}
+
+// The per-server view: every folder with its one switch for fs.
+func TestAccessTab(t *testing.T) {
+	f := demoFixture(t, Options{})
+	f.u.selectTab("access")
+	f.u.access.selectServer("fs")
+	f.assertMarkup("access.xml")
+	f.capture("access.png")
+	// The switch of gamma (not asked) to allowed until quit.
+	f.u.access.itemFor(rootC).choice.SetSelected(accessLabels[app.AccessUntilQuit])
+	f.wantDecisions("git "+rootA+" allow always command-line", "fs "+rootA+" allow always command-line",
+		"fs "+rootB+" deny always command-line", "fs "+rootC+" allow until-quit window")
+	// Deny the rest, then allow all under /home/ada/src.
+	f.u.access.selectServer("git")
+	test.Tap(f.u.access.rest)
+	f.u.access.allowUnder("git", "/home/ada/src")
+	g := app.NewGrid(f.core.Snapshot())
+	for path, want := range map[string]app.Access{rootA: app.AccessAllowed, rootB: app.AccessAllowed, rootC: app.AccessDenied} {
+		if got := g.Access("git", path); got != want {
+			t.Errorf("git on %s: %s, want %s", path, got, want)
+		}
+	}
+	if d, _ := f.core.Snapshot().State.Decision("git", rootB); d.By != app.ByWindow {
+		t.Errorf("a decision made in the window is recorded as by %q", d.By)
+	}
+	// The filter narrows the list.
+	test.Type(f.u.access.filter, "gamma")
+	if len(f.u.access.shown) != 1 || f.u.access.shown[0].Root.Path != rootC {
+		t.Errorf("filter kept %+v", f.u.access.shown)
+	}
 }
 
 func TestShareDialogGolden(t *testing.T) {

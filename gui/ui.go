@@ -39,10 +39,14 @@ type ui struct {
 	onRefresh func(*app.Snapshot)
 
 	snap *app.Snapshot
+	grid *app.Grid // snap's index, built once per snapshot
+	// bannerKey is what the banner shows, to skip rebuilding it unchanged.
+	bannerKey string
 
 	tabs     *container.AppTabs
 	banner   *fyne.Container
 	roots    *rootsTab
+	access   *accessTab
 	discover *discoverTab
 	servers  *serversTab
 	activity *activityTab
@@ -56,6 +60,11 @@ type ui struct {
 	// samplingQueue those waiting behind it, oldest first.
 	samplingOpen  samplingPrompt
 	samplingQueue []samplingPrompt
+	// reviewLater holds the questions put off with Later in the review
+	// ("SERVER\x00PATH"): not asked again until a new one comes.
+	reviewLater map[string]bool
+	// folderView is the open per-folder view of consent, nil when none.
+	folderView *folderAccess
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
 	// *shareDialog), for tests.
 	openDialog any
@@ -83,11 +92,13 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 // build makes the window's content. Call once, on the UI goroutine.
 func (u *ui) build() fyne.CanvasObject {
 	u.roots = newRootsTab(u)
+	u.access = newAccessTab(u)
 	u.discover = newDiscoverTab(u)
 	u.servers = newServersTab(u)
 	u.activity = newActivityTab(u)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Roots", u.roots.content),
+		container.NewTabItem("Access", u.access.content),
 		container.NewTabItem("Discover", u.discover.content),
 		container.NewTabItem("Servers", u.servers.content),
 		container.NewTabItem("Activity", u.activity.content),
@@ -121,8 +132,14 @@ func (u *ui) refresh() {
 		return
 	}
 	u.snap = snap
+	g := app.NewGrid(snap)
+	u.grid = g
 	u.renderBanner(snap)
-	u.roots.render(snap)
+	u.roots.render(snap, g)
+	u.access.render(snap, g)
+	if u.folderView != nil {
+		u.folderView.render(snap, g)
+	}
 	u.discover.render(snap)
 	u.servers.render(snap)
 	u.activity.render(snap)
@@ -170,7 +187,21 @@ func (u *ui) showError(err error) {
 
 // renderBanner shows the notices and the paused state above the tabs.
 func (u *ui) renderBanner(snap *app.Snapshot) {
+	waiting := 0
+	if u.reviewLater != nil {
+		waiting = len(u.grid.Questions())
+	}
+	key := fmt.Sprint(snap.State.Paused, waiting, snap.Notices)
+	if key == u.bannerKey {
+		return // unchanged: no new widgets
+	}
+	u.bannerKey = key
 	u.banner.Objects = nil
+	if waiting > 0 {
+		review := widget.NewButton("Review…", u.reviewNow)
+		u.banner.Add(newBanner(fmt.Sprintf("%s waiting for your decision. Until you answer, nothing is shown.",
+			plural(waiting, "folder question")), review))
+	}
 	if snap.State.Paused {
 		resume := widget.NewButton("Resume sharing", func() { u.setPaused(false) })
 		u.banner.Add(newBanner("Sharing is paused: no server sees any folder.", resume))
