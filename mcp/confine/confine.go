@@ -246,6 +246,19 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		}
 	}
 	s.Rules = dedupe(s.Rules)
+	// Nothing beneath a protected folder but the private temp folder, even
+	// where a data file or a program was named there.
+	s.Rules = slices.DeleteFunc(s.Rules, func(r rule) bool {
+		if p.Temp != "" && r.Path == filepath.Clean(p.Temp) {
+			return false
+		}
+		for _, pr := range p.Protect {
+			if abs, err := filepath.Abs(pr); err == nil && pr != "" && (within(r.Path, abs) || within(r.Path, resolved(abs))) {
+				return true
+			}
+		}
+		return false
+	})
 	return s, nil
 }
 

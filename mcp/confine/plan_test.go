@@ -136,3 +136,22 @@ func TestPlanNeverGrantsHome(t *testing.T) {
 		t.Errorf("no /proc/self rule")
 	}
 }
+
+// TestPlanKeepsOutOfTheStateFolder: a file in the state folder named on the
+// command line is not granted; the private temp folder inside it is.
+func TestPlanKeepsOutOfTheStateFolder(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(base, "state")
+	stateFile := write(t, filepath.Join(state, "state.json"), "{}", 0o600)
+	temp := filepath.Join(state, "tmp", "server-x")
+	got := rulesOf(t, exec.Command("/bin/cat", stateFile), Policy{Temp: temp, Protect: []string{state}}, filepath.Join(base, "home"))
+	if a, ok := got[stateFile]; ok {
+		t.Errorf("the state file was granted (%s)", a)
+	}
+	if got[temp] != accessWrite {
+		t.Errorf("the temp folder: %q", got[temp])
+	}
+}
