@@ -387,3 +387,27 @@ func (g *Grid) DenyRest(server string) []Change {
 	}
 	return out
 }
+
+// RecentRoots are the n roots most recently added or decided about, the
+// ones a short menu (the tray) offers, in natural order of their paths.
+func RecentRoots(snap *Snapshot, n int) []Root {
+	last := make(map[string]time.Time, len(snap.State.Roots))
+	for _, r := range snap.State.Roots {
+		last[r.Path] = r.Added
+	}
+	for _, d := range snap.State.Decisions {
+		if t, ok := last[d.Root]; ok && d.At.After(t) {
+			last[d.Root] = d.At
+		}
+	}
+	roots := slices.Clone(snap.State.Roots)
+	slices.SortStableFunc(roots, func(a, b Root) int {
+		if c := last[b.Path].Compare(last[a.Path]); c != 0 {
+			return c
+		}
+		return CompareNatural(a.Path, b.Path)
+	})
+	roots = roots[:min(n, len(roots))]
+	slices.SortFunc(roots, func(a, b Root) int { return CompareNatural(a.Path, b.Path) })
+	return roots
+}

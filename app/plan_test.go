@@ -379,3 +379,28 @@ func BenchmarkNewGrid(b *testing.B) {
 		NewGrid(snap)
 	}
 }
+
+func TestRecentRoots(t *testing.T) {
+	st := planState(t, 20, 1)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range st.Roots {
+		st.Roots[i].Added = base
+	}
+	// project-3 was added last; project-17 and project-5 decided later.
+	must(t, st.UpdateRoot("/home/p/project-3", func(r *Root) { r.Added = base.Add(time.Hour) }))
+	must(t, st.Decide(Decision{Server: "s0", Root: "/home/p/project-17", Verdict: Allow, At: base.Add(2 * time.Hour)}))
+	must(t, st.Decide(Decision{Server: "s0", Root: "/home/p/project-5", Verdict: Deny, At: base.Add(3 * time.Hour)}))
+	var got []string
+	for _, r := range RecentRoots(&Snapshot{State: *st}, 4) {
+		got = append(got, r.Path)
+	}
+	// The three recent ones, then the naturally first of the rest; shown
+	// in natural order.
+	want := []string{"/home/p/project-1", "/home/p/project-3", "/home/p/project-5", "/home/p/project-17"}
+	if !slices.Equal(got, want) {
+		t.Errorf("recent %q, want %q", got, want)
+	}
+	if n := len(RecentRoots(&Snapshot{State: *st}, 100)); n != 20 {
+		t.Errorf("%d recent of 20", n)
+	}
+}

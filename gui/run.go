@@ -173,7 +173,11 @@ func (t *trayIcon) render(snap *app.Snapshot) {
 			t.desk.SetSystemTrayIcon(assets.Tray)
 		}
 	}
-	m := trayMenu(snap, t.u.trayActions())
+	g := t.u.grid
+	if g == nil || g.Snapshot() != snap {
+		g = app.NewGrid(snap)
+	}
+	m := trayMenuOf(g, t.u.trayActions())
 	if k := menuKey(m); k != t.key {
 		t.key = k
 		t.desk.SetSystemTrayMenu(m)
@@ -192,6 +196,7 @@ func (u *ui) trayActions() trayActions {
 		},
 		SetPaused:  u.setPaused,
 		ShowServer: func(string) { u.raise(); u.selectTab("Servers") },
+		ShowRoots:  func() { u.raise(); u.selectTab("Roots") },
 		Open:       u.raise,
 		Quit:       u.fa.Quit,
 	}

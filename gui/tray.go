@@ -17,35 +17,42 @@ type trayActions struct {
 	ToggleRoot func(path string, on bool)
 	SetPaused  func(paused bool)
 	ShowServer func(name string)
-	Open       func()
-	Quit       func()
+	// ShowRoots opens the window on every folder.
+	ShowRoots func()
+	Open      func()
+	Quit      func()
 }
 
-// trayMenu is the tray menu for snap: a header, one checkable item per root
-// (ticked = enabled and shared with at least one server), Pause or Resume,
-// one line per server with its status, Open Rootkeeper and Quit. It is a
-// pure function of the snapshot: the tray is rebuilt whole on every change.
+// Bounds of the tray menu: it stays short at any scale (≤ 40 items).
+const (
+	trayMaxServers = 8  // one line each up to this many; past it, a summary
+	trayMaxRoots   = 15 // the most recently used folders
+)
+
+// trayMenu is the tray menu for snap: a header, Pause or Resume, one status
+// line per server (a summary and the ones in trouble past eight), the
+// fifteen most recently used folders (ticked = some server sees it), All
+// folders…, Open Rootkeeper and Quit. It is a pure function of the
+// snapshot: the tray is rebuilt whole on every change.
 func trayMenu(snap *app.Snapshot, act trayActions) *fyne.Menu {
+	return trayMenuOf(app.NewGrid(snap), act)
+}
+
+// trayMenuOf is trayMenu from a snapshot's grid (built once per snapshot
+// and shared with the window).
+func trayMenuOf(g *app.Grid, act trayActions) *fyne.Menu {
+	snap := g.Snapshot()
 	var items []*fyne.MenuItem
 	paused := snap.State.Paused
 	shared := 0
 	for _, r := range snap.State.Roots {
-		if len(app.SharedWith(snap, r.Path)) > 0 {
+		if len(g.SeenBy(r.Path)) > 0 {
 			shared++
 		}
 	}
 	header := fyne.NewMenuItem(trayHeader(snap, shared), nil)
 	header.Disabled = true
 	items = append(items, header)
-	for _, r := range snap.State.Roots {
-		path := r.Path
-		on := len(app.SharedWith(snap, path)) > 0
-		it := fyne.NewMenuItem(rootItemLabel(snap, r), func() { act.ToggleRoot(path, !on) })
-		it.Checked = on
-		it.Disabled = paused
-		items = append(items, it)
-	}
-	items = append(items, fyne.NewMenuItemSeparator())
 	if paused {
 		items = append(items, fyne.NewMenuItem("Resume sharing", func() { act.SetPaused(false) }))
 	} else {
@@ -53,10 +60,19 @@ func trayMenu(snap *app.Snapshot, act trayActions) *fyne.Menu {
 	}
 	if len(snap.State.Servers) > 0 {
 		items = append(items, fyne.NewMenuItemSeparator())
-		for _, srv := range snap.State.Servers {
-			name := srv.Name
-			items = append(items, fyne.NewMenuItem(name+": "+serverStateText(snap, name), func() { act.ShowServer(name) }))
+		items = append(items, serverItems(snap, act)...)
+	}
+	if len(snap.State.Roots) > 0 {
+		items = append(items, fyne.NewMenuItemSeparator())
+		for _, r := range app.RecentRoots(snap, trayMaxRoots) {
+			path := r.Path
+			on := len(g.SeenBy(path)) > 0
+			it := fyne.NewMenuItem(rootItemLabel(snap, r), func() { act.ToggleRoot(path, !on) })
+			it.Checked = on
+			it.Disabled = paused
+			items = append(items, it)
 		}
+		items = append(items, fyne.NewMenuItem("All folders…", act.ShowRoots))
 	}
 	quit := fyne.NewMenuItem("Quit", act.Quit)
 	quit.IsQuit = true
@@ -64,6 +80,55 @@ func trayMenu(snap *app.Snapshot, act trayActions) *fyne.Menu {
 		fyne.NewMenuItem("Open Rootkeeper", act.Open),
 		quit)
 	return fyne.NewMenu("Rootkeeper", items...)
+}
+
+// serverItems is one line per server, or past trayMaxServers a summary
+// line and the servers that are not connected (at most trayMaxServers-1).
+func serverItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
+	line := func(name string) *fyne.MenuItem {
+		return fyne.NewMenuItem(app.SafeText(name)+": "+serverStateText(snap, name), func() { act.ShowServer(name) })
+	}
+	var out []*fyne.MenuItem
+	if len(snap.State.Servers) <= trayMaxServers {
+		for _, srv := range snap.State.Servers {
+			out = append(out, line(srv.Name))
+		}
+		return out
+	}
+	counts := map[string]int{}
+	var trouble []string
+	for _, srv := range snap.State.Servers {
+		st := serverStateWord(snap, srv.Name)
+		counts[st]++
+		if st != string(app.ServerConnected) {
+			trouble = append(trouble, srv.Name)
+		}
+	}
+	var parts []string
+	for _, st := range []string{string(app.ServerConnected), string(app.ServerStarting), string(app.ServerFailed), string(app.ServerStopped), "not running"} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	out = append(out, fyne.NewMenuItem(fmt.Sprintf("%d servers: %s", len(snap.State.Servers), strings.Join(parts, ", ")),
+		func() { act.ShowServer("") }))
+	for i, name := range trouble {
+		if i == trayMaxServers-1 {
+			break
+		}
+		out = append(out, line(name))
+	}
+	return out
+}
+
+// serverStateWord is a server's state in one word ("not running" when it
+// has none).
+func serverStateWord(snap *app.Snapshot, name string) string {
+	st, ok := snap.Servers[name]
+	if !ok || st.State == "" {
+		return "not running"
+	}
+	return string(st.State)
 }
 
 func trayHeader(snap *app.Snapshot, shared int) string {

@@ -62,29 +62,31 @@ func TestTrayMenu(t *testing.T) {
 		want   string
 	}{
 		{"sharing", false, `(Sharing 1 of 4 folders)
-[x] alpha
-beta
-gamma
-gone (missing)
--
 Pause sharing
 -
 fs: connected
 git: failed (exec: not found)
 -
+gone (missing)
+[x] alpha
+beta
+gamma
+All folders…
+-
 Open Rootkeeper
 Quit
 `},
 		{"paused", true, `(Sharing paused)
-(alpha)
-(beta)
-(gamma)
-(gone (missing))
--
 Resume sharing
 -
 fs: connected
 git: failed (exec: not found)
+-
+(gone (missing))
+(alpha)
+(beta)
+(gamma)
+All folders…
 -
 Open Rootkeeper
 Quit
@@ -105,6 +107,7 @@ func TestTrayMenuActions(t *testing.T) {
 		ToggleRoot: func(p string, on bool) { calls = append(calls, fmt.Sprintf("toggle %s %t", p, on)) },
 		SetPaused:  func(p bool) { calls = append(calls, fmt.Sprintf("paused %t", p)) },
 		ShowServer: func(n string) { calls = append(calls, "server "+n) },
+		ShowRoots:  func() { calls = append(calls, "roots") },
 		Open:       func() { calls = append(calls, "open") },
 		Quit:       func() { calls = append(calls, "quit") },
 	}
@@ -115,8 +118,9 @@ func TestTrayMenuActions(t *testing.T) {
 		}
 	}
 	want := []string{
+		"paused true", "server fs", "server git", "toggle /home/ada/gone true",
 		"toggle " + rootA + " false", "toggle " + rootB + " true", "toggle " + rootC + " true",
-		"toggle /home/ada/gone true", "paused true", "server fs", "server git", "open", "quit",
+		"roots", "open", "quit",
 	}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("actions:\n got %q\nwant %q", calls, want)
@@ -128,7 +132,7 @@ func TestTrayMenuActions(t *testing.T) {
 
 func TestTrayMenuEmpty(t *testing.T) {
 	got := menuText(trayMenu(&app.Snapshot{}, trayActions{}))
-	want := "(No folders yet)\n-\nPause sharing\n-\nOpen Rootkeeper\nQuit\n"
+	want := "(No folders yet)\nPause sharing\n-\nOpen Rootkeeper\nQuit\n"
 	if got != want {
 		t.Errorf("menu:\n%s\nwant:\n%s", got, want)
 	}
@@ -145,4 +149,119 @@ func TestUntrustedNamesAreNeutralised(t *testing.T) {
 	if l := newPathLabel("/home/me/a\u200bb\nc"); l.Text != `/home/me/a\u200bb\nc` {
 		t.Errorf("path label %q", l.Text)
 	}
+}
+
+// scaleSnapshot is roots folders and servers servers, each server allowed
+// 50 folders, every folder checked OK; servers from index failFrom on have
+// failed.
+func scaleSnapshot(roots, servers, failFrom int) *app.Snapshot {
+	snap := &app.Snapshot{Health: map[string]app.Health{}, Servers: map[string]app.ServerStatus{}}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range roots {
+		r := fakeRoot(fmt.Sprintf("/home/ada/src/project-%d", i+1), true)
+		r.Added = base.Add(time.Duration(i) * time.Minute)
+		snap.State.Roots = append(snap.State.Roots, r)
+		snap.Health[r.Path] = app.Health{Status: app.HealthOK}
+	}
+	for s := range servers {
+		name := fmt.Sprintf("server-%d", s+1)
+		snap.State.Servers = append(snap.State.Servers, stdio(name))
+		st := app.ServerStatus{State: app.ServerConnected}
+		if s >= failFrom {
+			st = app.ServerStatus{State: app.ServerFailed, Error: "exit status 1"}
+		}
+		snap.Servers[name] = st
+		for j := range min(50, roots) {
+			snap.State.Decisions = append(snap.State.Decisions, allow(name, snap.State.Roots[(s*50+j)%roots].Path))
+		}
+	}
+	return snap
+}
+
+// At 1,000 folders × 20 servers the tray stays short: a summary of the
+// servers with the failed ones, the fifteen most recent folders, All
+// folders….
+func TestTrayMenuAtScale(t *testing.T) {
+	for _, tc := range []struct {
+		roots, servers, failFrom int
+		want                     string
+	}{
+		{1000, 20, 18, `(Sharing 1000 of 1000 folders)
+Pause sharing
+-
+20 servers: 18 connected, 2 failed
+server-19: failed (exit status 1)
+server-20: failed (exit status 1)
+-
+[x] project-986
+[x] project-987
+[x] project-988
+[x] project-989
+[x] project-990
+[x] project-991
+[x] project-992
+[x] project-993
+[x] project-994
+[x] project-995
+[x] project-996
+[x] project-997
+[x] project-998
+[x] project-999
+[x] project-1000
+All folders…
+-
+Open Rootkeeper
+Quit
+`},
+		{3, 8, 8, `(Sharing 3 of 3 folders)
+Pause sharing
+-
+server-1: connected
+server-2: connected
+server-3: connected
+server-4: connected
+server-5: connected
+server-6: connected
+server-7: connected
+server-8: connected
+-
+[x] project-1
+[x] project-2
+[x] project-3
+All folders…
+-
+Open Rootkeeper
+Quit
+`},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", tc.roots, tc.servers), func(t *testing.T) {
+			m := trayMenu(scaleSnapshot(tc.roots, tc.servers, tc.failFrom), trayActions{})
+			if got := menuText(m); got != tc.want {
+				t.Errorf("menu:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if len(m.Items) > 40 {
+				t.Errorf("%d items, want at most 40", len(m.Items))
+			}
+		})
+	}
+	// Even with every one of 100 servers failing, at most 40 items.
+	if n := len(trayMenu(scaleSnapshot(1000, 100, 0), trayActions{}).Items); n > 40 {
+		t.Errorf("100 failing servers: %d items", n)
+	}
+}
+
+// Tray menu rebuild at 1,000 folders × 20 servers (goal: one frame, 16 ms),
+// against building the snapshot's grid alone, its largest part.
+func BenchmarkTrayMenu(b *testing.B) {
+	snap := scaleSnapshot(1000, 20, 18)
+	b.Run("menu", func(b *testing.B) {
+		for b.Loop() {
+			menuKey(trayMenu(snap, trayActions{}))
+		}
+	})
+	b.Run("grid", func(b *testing.B) {
+		for b.Loop() {
+			app.NewGrid(snap)
+		}
+	})
 }
