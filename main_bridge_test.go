@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +99,69 @@ func TestBridgeWithTheInspector(t *testing.T) {
 	mustRun(t, state, "grant", "fs", a, "--until-quit")
 	if got := allowedDirectories(t, state); !slices.Equal(got, []string{b}) {
 		t.Fatalf("an until-quit grant counted with no app running: %q", got)
+	}
+}
+
+// The real server-everything over streamable HTTP (its own Express
+// server), bridged for the Inspector CLI: the server asks the bridge for
+// roots on its event streams and gets exactly the granted folder, and a
+// grant between two sessions shows.
+func TestBridgeHTTPWithTheInspector(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the npm hosts are exercised on Linux")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := exec.Command(apptest.NPMServer(t, "mcp-server-everything"), "streamableHttp")
+	srv.Env = append(serverEnv(), fmt.Sprintf("PORT=%d", port))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything never listened on %d", port)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	state, tree := t.TempDir(), t.TempDir()
+	a, b := filepath.Join(tree, "a"), filepath.Join(tree, "b")
+	os.Mkdir(a, 0o755)
+	os.Mkdir(b, 0o755)
+	mustRun(t, state, "servers", "add", "every", "--url", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+	mustRun(t, state, "roots", "add", a, "--enable")
+	mustRun(t, state, "roots", "add", b, "--enable")
+	mustRun(t, state, "grant", "every", a)
+	uris := func() []string {
+		out := inspector(t, "get-roots-list", binary, "--state-dir", state, "bridge", "every")
+		var got []string
+		for _, f := range strings.Fields(strings.ReplaceAll(out, `\n`, " ")) {
+			if strings.HasPrefix(f, "file://") {
+				got = append(got, strings.TrimRight(f, `",`))
+			}
+		}
+		if !strings.Contains(out, "Current MCP Roots") {
+			t.Fatalf("no roots answer in:\n%s", out)
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got := uris(); !slices.Equal(got, []string{"file://" + a}) {
+		t.Fatalf("with a granted, the server got %q", got)
+	}
+	mustRun(t, state, "grant", "every", b)
+	if got := uris(); !slices.Equal(got, []string{"file://" + a, "file://" + b}) {
+		t.Fatalf("with a and b granted, the server got %q", got)
 	}
 }
 
