@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,3 +155,49 @@ func median(d []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkConfinedGrantGo measures the same restart for a server that
+// starts fast (testdata nosy, a Go binary): the time from a grant until
+// the restarted, confined server lists the new root. It shows what the
+// restart itself costs once the server's own start-up is small.
+func BenchmarkConfinedGrantGo(b *testing.B) {
+	needLandlock(b)
+	e := newEnv(b)
+	base, x := mkRoot(b, "base"), mkRoot(b, "x")
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: nosyServer(b), Confine: true})
+	})
+	e.addRoots(base, x)
+	e.grant("nosy", base)
+	opts := e.fastOptions()
+	opts.Logger = nil
+	e.start(opts)
+	e.waitConnected("nosy")
+	// lists asks the server to list x; answered is false while it restarts.
+	lists := func() (ok, answered bool) {
+		text, err := callText(b, e.m, "nosy", "try", map[string]any{"op": "list", "path": x})
+		return err == nil && strings.Contains(text, `"ok":true`), err == nil
+	}
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		began := time.Now()
+		e.grant("nosy", x)
+		for ok, _ := lists(); !ok; ok, _ = lists() {
+			if time.Since(began) > wait {
+				b.Fatal("the confined server never listed the granted root")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		lat = append(lat, time.Since(began))
+		e.revoke("nosy", x)
+		for ok, answered := lists(); ok || !answered; ok, answered = lists() {
+			if time.Since(began) > 2*wait {
+				b.Fatal("the confined server still lists the revoked root")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(ms(median(lat)), "grant-to-serving-ms")
+}
