@@ -64,6 +64,11 @@ type Store struct {
 	dir string
 	// OnCorrupt, when set, is told when an unreadable file was moved aside.
 	OnCorrupt func(*CorruptError)
+	// BeforeSave, when set, may change a state that an update produced
+	// before it is published and saved: package app/secrets moves servers'
+	// secrets into the OS keyring there, leaving references. It cannot fail
+	// the save; it reports its own troubles.
+	BeforeSave func(*State)
 
 	// The last state read or written and the bytes it was parsed from:
 	// when the file holds the same bytes again the parse is skipped (a
@@ -166,6 +171,9 @@ func (s *Store) update(fn func(*State) error, publish func(State)) (State, error
 		}
 		if err := fn(&st); err != nil {
 			return err
+		}
+		if s.BeforeSave != nil {
+			s.BeforeSave(&st)
 		}
 		if publish != nil {
 			publish(st.Clone())

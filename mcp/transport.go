@@ -19,12 +19,17 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
+	"rootkeeper/app/secrets"
 )
 
 // transport makes the server's transport. For stdio it also returns the
 // process, whose pid is known once the transport has connected.
 func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error) {
-	srv := a.cfg
+	// Secrets the state file refers to come out of the keyring now.
+	srv, err := secrets.ResolveServer(a.cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	if a.m.opts.NewTransport != nil {
 		t, err := a.m.opts.NewTransport(srv)
 		if err != nil {

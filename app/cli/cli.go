@@ -175,6 +175,7 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return err
 	}
 	store.OnCorrupt = func(e *app.CorruptError) { fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", e.Error()) }
+	store.BeforeSave = sealer(env).Seal
 	c := &command{ctx: ctx, env: env, ext: ext, store: store}
 	if len(args) == 0 {
 		if ext.GUI == nil {

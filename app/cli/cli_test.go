@@ -199,7 +199,8 @@ func TestServersVerbs(t *testing.T) {
 		{Name: "fs", Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "--state-dir", "x"},
 			Env: map[string]string{"A": "1"}, Cwd: h.cwd, RootsMode: app.RootsArgs},
 		{Name: "old", Type: "sse", URL: "http://localhost:8080/sse", RootsMode: app.RootsOff},
-		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer t"}},
+		// The token went to the keyring (secrets_test.go's Secret Service).
+		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "keyring:rootkeeper/web/header/Authorization"}},
 	}
 	if len(servers) != len(want) {
 		t.Fatalf("servers = %+v", servers)

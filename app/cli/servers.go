@@ -31,9 +31,14 @@ func (c *command) servers(args []string) error {
 		if err := exactly("servers remove", pos, "NAME"); err != nil {
 			return err
 		}
-		if _, err := c.update(func(s *app.State) error { return s.RemoveServer(pos[0]) }); err != nil {
+		var removed app.Server
+		if _, err := c.update(func(s *app.State) error {
+			removed, _ = s.Server(pos[0])
+			return s.RemoveServer(pos[0])
+		}); err != nil {
 			return err
 		}
+		c.forgetSecrets(removed)
 		c.printf("removed server %q and its decisions\n", pos[0])
 		return nil
 	}
@@ -143,7 +148,7 @@ func (c *command) serversList(args []string) error {
 		return err
 	}
 	if *asJSON {
-		return c.printJSON(nonNilServers(st.Servers))
+		return c.printJSON(redactServers(st.Servers))
 	}
 	if len(st.Servers) == 0 {
 		c.printf("no servers yet: add one with `rootkeeper servers add NAME -- COMMAND` or `rootkeeper import FILE`\n")
@@ -160,13 +165,6 @@ func (c *command) serversList(args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", app.SafeText(s.Name), s.Type, s.Mode(), app.SafeText(target))
 	}
 	return nil
-}
-
-func nonNilServers(s []app.Server) []app.Server {
-	if s == nil {
-		return []app.Server{}
-	}
-	return s
 }
 
 func (c *command) importServers(args []string) error {

@@ -45,6 +45,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/secrets"
 	"rootkeeper/mcp"
 )
 
@@ -169,6 +170,11 @@ func Run(ctx context.Context, o Options) error {
 	srv, ok := snap.State.Server(o.Server)
 	if !ok {
 		return &app.InputError{Msg: fmt.Sprintf("no server %q", o.Server)}
+	}
+	// Secrets the state file refers to come out of the keyring now.
+	srv, rerr := secrets.ResolveServer(srv)
+	if rerr != nil {
+		return rerr
 	}
 	b := &bridge{
 		o: o, srv: srv, log: o.Logger.With("server", srv.Name),

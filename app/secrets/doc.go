@@ -1,0 +1,22 @@
+// Package secrets keeps the secrets of servers' configurations — tokens,
+// keys, passwords in their env, and headers such as Authorization — out of
+// state.json: they go to the OS keyring (Secret Service over D-Bus on Linux,
+// the Keychain on macOS, the Credential Manager on Windows, all through
+// github.com/zalando/go-keyring) and the state file keeps a reference:
+//
+//	"env": {"GITHUB_TOKEN": "keyring:rootkeeper/github/env/GITHUB_TOKEN"}
+//
+//	servers add / import / hosts protect / the window
+//	        │  Store.Update ── BeforeSave = Sealer.Seal ──> keyring.Set
+//	        ▼
+//	   state.json (references) ──> mcp: ResolveServer just before a server
+//	                               starts ──> keyring.Get
+//
+// When no keyring is reachable the values stay in the state file (mode
+// 0600) and the Sealer says so; they move on a later save once a keyring
+// answers. Secrets never appear in `servers list --json`: references are
+// shown as they are, values still in the file are redacted (Redact).
+//
+// This package may import app (it is one of app's adapters) but neither
+// Fyne nor the MCP SDK.
+package secrets
