@@ -40,6 +40,9 @@ func (u *ui) askNext() {
 		}
 	}
 	if len(qs) == 0 || u.putOff(qs) {
+		// Then the folders asked for (by a host through the bridge, or
+		// found on a server's command line), one at a time.
+		u.askRequest()
 		return
 	}
 	if len(qs) == 1 {

@@ -56,6 +56,9 @@ type ui struct {
 	// being written, so that they are not asked twice.
 	consent string
 	busy    map[string]bool
+	// later holds the requests put off ("request:SERVER\x00PATH"): not
+	// asked again while the app runs.
+	later map[string]bool
 	// samplingOpen is the sampling dialog on screen (nil when none) and
 	// samplingQueue those waiting behind it, oldest first.
 	samplingOpen  samplingPrompt

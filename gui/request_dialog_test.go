@@ -1,0 +1,96 @@
+package gui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"rootkeeper/app"
+)
+
+const (
+	reqX = "/home/ada/src/x"
+	reqY = "/home/ada/src/y"
+)
+
+func twoRequests(s *app.State) error {
+	if err := s.AddServer(stdio("fs")); err != nil {
+		return err
+	}
+	at := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	for _, p := range []string{reqX, reqY} {
+		if _, err := s.AddRequest("fs", p, "claude-code 2.1.330", at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func openRequest(t *testing.T, f *fixture) *requestDialog {
+	t.Helper()
+	d, ok := f.u.openDialog.(*requestDialog)
+	if !ok {
+		t.Fatalf("no request dialog open (open: %T)", f.u.openDialog)
+	}
+	return d
+}
+
+// A host's request raises the small dialog, one folder at a time, whether
+// or not the server is connected (a bridged server is not): it says who
+// asked, with a notification; Allow makes the folder a root the server
+// may see and drops the request; Later leaves the request open and does
+// not ask again.
+func TestRequestDialogDecidesOneFolder(t *testing.T) {
+	f := newFixture(t, Options{}, twoRequests)
+	d := openRequest(t, f)
+	if d.Request.Path != reqX {
+		t.Fatalf("dialog for %s, want %s", d.Request.Path, reqX)
+	}
+	want := "claude-code 2.1.330 asks that fs see " + reqX
+	if !strings.Contains(d.intro.Text, want) {
+		t.Errorf("the dialog says %q, want %q in it", d.intro.Text, want)
+	}
+	if len(f.notified) != 1 || !strings.Contains(f.notified[0], want) {
+		t.Errorf("notifications %q", f.notified)
+	}
+	test.Tap(d.allow)
+	f.u.refresh()
+	f.wantDecisions("fs " + reqX + " allow always dialog")
+	st := f.core.Snapshot().State
+	if r, ok := st.Root(reqX); !ok || r.Source != app.SourceRequested || !r.Enabled {
+		t.Errorf("root %+v (present %v), want an enabled requested root", r, ok)
+	}
+	if _, ok := st.Request("fs", reqX); ok {
+		t.Error("the decided request is still open")
+	}
+
+	d = openRequest(t, f)
+	if d.Request.Path != reqY {
+		t.Fatalf("second dialog for %s, want %s", d.Request.Path, reqY)
+	}
+	test.Tap(d.later)
+	f.u.refresh()
+	if f.u.consent != "" {
+		t.Errorf("a dialog is open after Later: %q", f.u.consent)
+	}
+	if _, ok := f.core.Snapshot().State.Request("fs", reqY); !ok {
+		t.Error("Later dropped the request")
+	}
+	f.wantDecisions("fs " + reqX + " allow always dialog")
+}
+
+// Deny records the no, until quit when so chosen, and the folder is not
+// made a root the server sees.
+func TestRequestDialogDeny(t *testing.T) {
+	f := newFixture(t, Options{}, twoRequests)
+	d := openRequest(t, f)
+	d.scope.SetSelected(scopeUntilQuit)
+	test.Tap(d.deny)
+	f.u.refresh()
+	f.wantDecisions("fs " + reqX + " deny until-quit dialog")
+	if v := app.VisiblePaths(f.core.Snapshot(), "fs"); len(v) != 0 {
+		t.Errorf("fs sees %q after a deny", v)
+	}
+}
