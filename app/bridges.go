@@ -1,7 +1,9 @@
 package app
 
 import (
+	"fmt"
 	"maps"
+	"strings"
 	"time"
 )
 
@@ -56,4 +58,36 @@ func (c *Core) ExpireBridges(before time.Time) {
 		}
 		return changed
 	})
+}
+
+// BridgeText is how a bridge session reads to a person: "bridged for
+// claude-code 2.1.330 (protocol 2025-06-18, server pid 4242), last sent 2
+// roots". Everything in it came from a host or a server: it is made safe
+// to show.
+func BridgeText(b BridgeSession) string {
+	host := strings.TrimSpace(b.Host + " " + b.HostVersion)
+	if host == "" {
+		host = "a host"
+	}
+	var facts []string
+	if b.ProtocolVersion != "" {
+		facts = append(facts, "protocol "+b.ProtocolVersion)
+	}
+	if b.PID > 0 {
+		facts = append(facts, fmt.Sprintf("server pid %d", b.PID))
+	}
+	text := "bridged for " + host
+	if len(facts) > 0 {
+		text += " (" + strings.Join(facts, ", ") + ")"
+	}
+	n := len(b.LastSent)
+	switch {
+	case b.LastSentAt.IsZero() && n == 0:
+		text += ", no roots sent yet"
+	case n == 1:
+		text += ", last sent 1 root"
+	default:
+		text += fmt.Sprintf(", last sent %d roots", n)
+	}
+	return SafeText(text)
 }

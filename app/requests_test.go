@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -130,5 +131,19 @@ func TestVisibleForFollowsTheHostWithinTheAllowedSet(t *testing.T) {
 		if !slices.Equal(plain, vis) {
 			t.Fatalf("request mode: %q, want Visible %q", plain, vis)
 		}
+	}
+}
+
+// BridgeText says who the host is, the protocol, the server's pid and how
+// many roots it was sent, and neutralises what the host chose to call
+// itself.
+func TestBridgeText(t *testing.T) {
+	got := BridgeText(BridgeSession{Host: "evil\x1b]0;owned\x07", HostVersion: "1", ProtocolVersion: "2025-06-18", PID: 42,
+		LastSent: []string{"file:///a", "file:///b"}, LastSentAt: time.Now()})
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, "protocol 2025-06-18, server pid 42") || !strings.HasSuffix(got, "last sent 2 roots") {
+		t.Errorf("BridgeText = %q", got)
+	}
+	if got := BridgeText(BridgeSession{}); got != "bridged for a host, no roots sent yet" {
+		t.Errorf("BridgeText of nothing = %q", got)
 	}
 }

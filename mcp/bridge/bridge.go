@@ -779,9 +779,9 @@ func (b *bridge) hostInitialize(raw json.RawMessage, h header) json.RawMessage {
 	p["capabilities"] = caps
 	b.mu.Lock()
 	b.hostRootsCap = declared
-	b.session.Host, b.session.HostVersion = info.Name, info.Version
+	b.session.Host, b.session.HostVersion = shown(info.Name), shown(info.Version)
 	if b.session.ProtocolVersion == "" {
-		b.session.ProtocolVersion = version
+		b.session.ProtocolVersion = shown(version)
 	}
 	b.mu.Unlock()
 	b.publish()
@@ -832,10 +832,10 @@ func (b *bridge) rewriteMeta(raw json.RawMessage, h header) json.RawMessage {
 	b.mu.Lock()
 	b.hostRootsCap = b.hostRootsCap || declared
 	if version != "" {
-		b.session.ProtocolVersion = version
+		b.session.ProtocolVersion = shown(version)
 	}
 	if info.Name != "" {
-		b.session.Host, b.session.HostVersion = info.Name, info.Version
+		b.session.Host, b.session.HostVersion = shown(info.Name), shown(info.Version)
 	}
 	b.serverReady = true // stateless: there is no initialize to wait for
 	b.mu.Unlock()
@@ -1117,7 +1117,7 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 		json.Unmarshal(h.Result, &r)
 		if r.ProtocolVersion != "" {
 			b.mu.Lock()
-			b.session.ProtocolVersion = r.ProtocolVersion
+			b.session.ProtocolVersion = shown(r.ProtocolVersion)
 			b.mu.Unlock()
 			b.publish()
 		}
@@ -1369,4 +1369,14 @@ func (l *lineReader) next() ([]byte, error) {
 			return buf, nil
 		}
 	}
+}
+
+// shown bounds and neutralises a name a host or server gave of itself
+// (clientInfo, protocol version): it is shown in the app, in status, and
+// written into requests.
+func shown(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:80]) + "…"
+	}
+	return app.SafeText(s)
 }
