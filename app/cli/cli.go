@@ -62,6 +62,10 @@ tray with the window closed (as at login).
   headless                          run everything but the GUI until interrupted
   bridge NAME                       for hosts: a stdio MCP server that starts server NAME
                                     and relays to it, its roots coming from Rootkeeper
+  hosts list [--json] [--project DIR]  the MCP hosts found here and their servers
+  hosts protect HOST|--all [--dry-run] [--project DIR]
+                                    put each server of HOST behind the bridge (backed up first)
+  hosts restore HOST|--all [--dry-run] give HOST's config files back
   scan [--json] [--depth N] [DIR...] find git repositories and projects
   roots add PATH [--name N] [--enable]
   roots list [--json]
@@ -219,6 +223,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.privateEnv(rest)
 	case "bridge":
 		return c.bridge(rest)
+	case "hosts":
+		return c.hostsVerb(rest)
 	case "grant":
 		return c.decide("grant", rest, app.Allow)
 	case "deny":

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"rootkeeper/app"
+	"rootkeeper/app/hosts"
+)
+
+// HostsWorld and HostsExecutable are where `hosts` finds the hosts' files
+// and what the rewritten entries run. Tests replace them; by default they
+// are this process's environment and its own executable (symlinks
+// resolved, so an upgrade through a package manager's link keeps working
+// only if the link does: the resolved path is what hosts run).
+var (
+	HostsWorld      = hosts.ThisWorld
+	HostsExecutable = func() (string, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		return filepath.EvalSymlinks(exe)
+	}
+)
+
+// hostsVerb is `hosts list|protect|restore`.
+func (c *command) hostsVerb(args []string) error {
+	if len(args) == 0 {
+		return usagef("%q needs list, protect or restore", "hosts")
+	}
+	switch args[0] {
+	case "list":
+		return c.hostsList(args[1:])
+	case "protect":
+		return c.hostsChange("protect", args[1:])
+	case "restore":
+		return c.hostsChange("restore", args[1:])
+	}
+	return usagef("unknown hosts command %q (want list, protect or restore)", args[0])
+}
+
+func (c *command) hostsOptions(projects []string) (hosts.Options, error) {
+	o := hosts.Options{World: HostsWorld(), Store: c.store}
+	for _, p := range projects {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.env.Cwd, p)
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			return o, usagef("--project %q is not a folder", p)
+		}
+		o.Projects = append(o.Projects, filepath.Clean(p))
+	}
+	return o, nil
+}
+
+func (c *command) hostsList(args []string) error {
+	f := newFlags("hosts list")
+	asJSON := f.Bool("json")
+	projects := f.List("project")
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly("hosts list", pos); err != nil {
+		return err
+	}
+	o, err := c.hostsOptions(*projects)
+	if err != nil {
+		return err
+	}
+	found, err := hosts.List(o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if found == nil {
+			found = []hosts.Found{}
+		}
+		return c.printJSON(found)
+	}
+	if len(found) == 0 {
+		c.printf("no MCP host config found\n")
+		return nil
+	}
+	for _, h := range found {
+		c.printf("%s (%s): %d server(s), %d protected\n", h.ID, h.Name, h.Servers, h.Protected)
+		for _, f := range h.Files {
+			note := ""
+			switch {
+			case f.Err != "":
+				note = " — " + f.Err
+			case f.ChangedSinceProtect:
+				note = " — changed since Rootkeeper protected it"
+			}
+			c.printf("  %s%s\n", f.Path, note)
+			for _, e := range f.Entries {
+				state := "not protected"
+				switch {
+				case e.Protected:
+					state = "protected as " + e.Rootkeeper
+				case e.Skip != "":
+					state = "cannot protect: " + e.Skip
+				}
+				c.printf("    %-24s %-12s %s\n", e.Name, e.Scope, state)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *command) hostsChange(verb string, args []string) error {
+	f := newFlags("hosts " + verb)
+	all := f.Bool("all")
+	dry := f.Bool("dry-run")
+	projects := f.List("project")
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	var targets []*hosts.Host
+	switch {
+	case *all && len(pos) > 0:
+		return usagef("give a HOST or --all, not both (got %q)", pos[0])
+	case *all:
+		targets = hosts.Hosts
+	default:
+		if err := exactly("hosts "+verb, pos, "HOST|--all"); err != nil {
+			return err
+		}
+		h, ok := hosts.Lookup(pos[0])
+		if !ok {
+			return usagef("unknown host %q (want one of %s)", pos[0], strings.Join(hosts.IDs(), ", "))
+		}
+		targets = []*hosts.Host{h}
+	}
+	o, err := c.hostsOptions(*projects)
+	if err != nil {
+		return err
+	}
+	o.DryRun = *dry
+	if verb == "protect" {
+		if o.Executable, err = HostsExecutable(); err != nil {
+			return fmt.Errorf("finding rootkeeper's own path: %w", err)
+		}
+		if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != c.store.Dir() {
+			o.StateDirArg = c.store.Dir()
+		}
+	}
+	would := ""
+	if o.DryRun {
+		would = "would be "
+	}
+	total := 0
+	for _, h := range targets {
+		var res []hosts.FileResult
+		if verb == "protect" {
+			res, err = hosts.Protect(h, o)
+		} else {
+			res, err = hosts.Restore(h, o)
+		}
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			total++
+			if verb == "protect" {
+				c.printProtect(r, would)
+			} else {
+				c.printRestore(r, would)
+			}
+		}
+	}
+	if total == 0 {
+		if verb == "protect" {
+			c.printf("no host config file found\n")
+		} else {
+			c.printf("nothing to restore: Rootkeeper has not protected these hosts\n")
+		}
+	}
+	return nil
+}
+
+func (c *command) printProtect(r hosts.FileResult, would string) {
+	c.printf("%s: %s\n", r.Host, r.Path)
+	for _, ch := range r.Changes {
+		c.printf("  %s %sbridged as %s: %s\n", ch.Entry.Name, would, ch.Entry.Rootkeeper, ch.Program)
+		for _, p := range ch.Requests {
+			c.printf("    folder %s taken off its command line: a request to decide (grant %s %s)\n", p, ch.Entry.Rootkeeper, app.ShellQuote(p))
+		}
+		if len(ch.HostEnv) > 0 {
+			c.printf("    env %s stays in the host's file (the host expands it; the server gets it through the bridge)\n", strings.Join(ch.HostEnv, ", "))
+		}
+		if ch.NewProgram {
+			c.printf("    %s now runs something else: a new program for consent; %d decision(s) dropped\n", ch.Entry.Rootkeeper, ch.Dropped)
+		}
+	}
+	for _, e := range r.Skipped {
+		c.printf("  %s left as it is: %s\n", e.Name, e.Skip)
+	}
+	if r.Already > 0 {
+		c.printf("  %d server(s) already protected\n", r.Already)
+	}
+	if r.Written {
+		c.printf("  backup: %s\n", r.Backup)
+		c.printf("  restart %s if it is running, so it starts its servers through Rootkeeper\n", r.Host)
+	}
+}
+
+func (c *command) printRestore(r hosts.FileResult, would string) {
+	switch {
+	case r.How == "byte for byte":
+		c.printf("%s: %s %srestored byte for byte\n", r.Host, r.Path, would)
+	case r.How == "entries":
+		c.printf("%s: %s was edited since it was protected: %sput back only the entries Rootkeeper rewrote\n", r.Host, r.Path, would)
+		for _, k := range r.Kept {
+			c.printf("  %s no longer runs the bridge Rootkeeper wrote: left as it is\n", k)
+		}
+	default:
+		c.printf("%s: %s: %s\n", r.Host, r.Path, r.How)
+	}
+}

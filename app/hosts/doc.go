@@ -1,0 +1,90 @@
+// Package hosts finds the MCP hosts on this machine (Claude Code, Claude
+// Desktop, Cursor, VS Code, Windsurf, Gemini CLI, Zed, Codex, Goose, Cline),
+// reads the servers in their config files, puts each behind Rootkeeper's
+// bridge (protect) and gives the files back (restore).
+//
+//	host config file ──parse──> doc (JSONC, TOML, YAML) ──> []Entry
+//	                                 │ set/del one field at a time, in place
+//	Protect: backup ─> add servers to state ─> rewrite entries ─> check the
+//	         file is unchanged since read ─> atomic replace ─> record
+//	Restore: file unchanged since protect? backup bytes : put back the
+//	         fields Rootkeeper changed, entry by entry
+//
+// Edits touch only the fields they change: everything else in the file
+// (comments, other keys, order, formatting) keeps its bytes. A file that
+// does not parse is never written.
+package hosts
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// doc is a parsed config file that can be edited one field at a time. Every
+// edit keeps the bytes of everything it does not change. Keys are paths of
+// keys from the document's top.
+type doc interface {
+	path() string
+	isProject() bool
+	// tree is the document's meaning, as maps, slices and scalars.
+	tree() map[string]any
+	// keys lists the member names of the object at key, in file order.
+	keys(key []string) []string
+	// get returns the field at key in the format's own text (what put
+	// takes back), and whether it is there.
+	get(key []string) ([]byte, bool)
+	// render turns a value into the format's text for the field at key.
+	render(key []string, v any) ([]byte, error)
+	// put sets the field at key to raw (from get or render), in its place
+	// when it exists, else right after its sibling after (or last).
+	put(key []string, after string, raw []byte) error
+	// del removes the field at key; a missing field is no error.
+	del(key []string) error
+	bytes() []byte
+}
+
+// parseDoc parses a config file in format f.
+func parseDoc(f Format, path string, project bool, data []byte) (doc, error) {
+	var (
+		d   doc
+		err error
+	)
+	switch f {
+	case JSON:
+		d, err = parseJSON(path, project, data)
+	case TOML:
+		d, err = parseTOML(path, project, data)
+	case YAML:
+		d, err = parseYAML(path, project, data)
+	default:
+		return nil, fmt.Errorf("unknown format %q", f)
+	}
+	if err != nil {
+		return nil, &ParseError{Path: path, Err: err}
+	}
+	return d, nil
+}
+
+// ParseError says a host's config file does not parse. Rootkeeper leaves
+// such a file alone.
+type ParseError struct {
+	Path string
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%s does not parse (left untouched): %v", e.Path, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// ExitCode is 2: the input is bad.
+func (e *ParseError) ExitCode() int { return 2 }
+
+type docBase struct {
+	file    string
+	project bool
+}
+
+func (b docBase) path() string    { return filepath.Clean(b.file) }
+func (b docBase) isProject() bool { return b.project }

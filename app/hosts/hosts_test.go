@@ -1,0 +1,415 @@
+package hosts
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"rootkeeper/app"
+)
+
+const fakeExe = "/opt/rootkeeper/bin/rootkeeper"
+
+type fixture struct {
+	host, file string
+	// where the fixture goes, relative to the test's home
+	at      func(w World) string
+	bridged []string // host names expected bridged
+	skipped []string
+}
+
+var fixtures = []fixture{
+	{host: "claude-code", file: "claude.json", bridged: []string{"fs", "github", "remote", "fs"}},
+	{host: "vscode", file: "vscode.json", bridged: []string{"memory"}, skipped: []string{"api", "ws"}},
+	{host: "zed", file: "zed.json", bridged: []string{"everything", "legacy"}, skipped: []string{"from-extension"}},
+	{host: "gemini", file: "gemini.json", bridged: []string{"py", "web"}},
+	{host: "windsurf", file: "windsurf.json", bridged: []string{"remote", "local"}},
+	{host: "cursor", file: "windsurf.json", bridged: []string{"remote", "local"}},
+	{host: "claude-desktop", file: "windsurf.json", bridged: []string{"remote", "local"}},
+	{host: "cline", file: "windsurf.json", bridged: []string{"remote", "local"}},
+	{host: "codex", file: "codex.toml", bridged: []string{"fs", "docs"}, skipped: []string{"secret"}},
+	{host: "goose", file: "goose.yaml", bridged: []string{"github", "search"}, skipped: []string{"developer"}},
+}
+
+// testWorld makes a home folder, a project folder in it and a state store.
+func testWorld(t *testing.T) (World, string, *app.Store) {
+	t.Helper()
+	home := t.TempDir()
+	project := filepath.Join(home, "src", "proj")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project, _ = filepath.EvalSymlinks(project)
+	store, err := app.OpenStore(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config")}
+	return w, project, store
+}
+
+// install puts a fixture where host h looks for it, PROJECT replaced.
+func install(t *testing.T, h *Host, w World, file, project string) (string, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte("PROJECT"), []byte(project))
+	path := h.Files(w)[0]
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
+func TestProtectRestoreFixtures(t *testing.T) {
+	for _, fx := range fixtures {
+		t.Run(fx.host, func(t *testing.T) {
+			h, ok := Lookup(fx.host)
+			if !ok {
+				t.Fatalf("no host %q", fx.host)
+			}
+			w, project, store := testWorld(t)
+			path, orig := install(t, h, w, fx.file, project)
+			o := Options{World: w, Store: store, Executable: fakeExe, StateDirArg: store.Dir()}
+
+			before, err := parseDoc(h.Format, path, false, orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Protect(h, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 || !res[0].Written {
+				t.Fatalf("protect wrote %+v", res)
+			}
+			var bridged, skipped []string
+			for _, ch := range res[0].Changes {
+				bridged = append(bridged, ch.Entry.Name)
+			}
+			for _, e := range res[0].Skipped {
+				skipped = append(skipped, e.Name)
+			}
+			sort.Strings(bridged)
+			sort.Strings(skipped)
+			want := slices.Sorted(slices.Values(fx.bridged))
+			if d := cmp.Diff(want, bridged); d != "" {
+				t.Errorf("bridged (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(slices.Sorted(slices.Values(fx.skipped)), skipped); d != "" {
+				t.Errorf("skipped (-want +got):\n%s", d)
+			}
+			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+				t.Errorf("mode became %v", fi.Mode().Perm())
+			}
+
+			// Read back by the format's own rules: every bridged entry
+			// runs the bridge, and nothing else changed.
+			now, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := parseDoc(h.Format, path, false, now)
+			if err != nil {
+				t.Fatalf("protected file does not parse: %v\n%s", err, now)
+			}
+			st, _ := store.Load()
+			origTree, newTree := before.tree(), after.tree()
+			for _, ch := range res[0].Changes {
+				e := readEntry(h, after, serverTable{key: ch.Entry.Key[:len(ch.Entry.Key)-1]}, ch.Entry.Name)
+				if !e.Protected || e.Server.Command != fakeExe {
+					t.Errorf("%s is not bridged: %+v", ch.Entry.Name, e.Server)
+				}
+				wantArgs := []string{"--state-dir", store.Dir(), "bridge", ch.Entry.Rootkeeper}
+				if d := cmp.Diff(wantArgs, e.Server.Args); d != "" {
+					t.Errorf("%s args (-want +got):\n%s", ch.Entry.Name, d)
+				}
+				if _, ok := st.Server(ch.Entry.Rootkeeper); !ok {
+					t.Errorf("%s is not in Rootkeeper's state", ch.Entry.Rootkeeper)
+				}
+				for _, tr := range []map[string]any{origTree, newTree} {
+					forget(tr, ch.Entry, ch.Requests)
+				}
+			}
+			if d := cmp.Diff(origTree, newTree); d != "" {
+				t.Errorf("protect changed more than the bridged fields (-before +after):\n%s\n%s", d, now)
+			}
+			if fx.host == "codex" && !bytes.Contains(now, []byte("# the filesystem server")) {
+				t.Errorf("a comment went:\n%s", now)
+			}
+
+			list, err := List(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].Protected != len(fx.bridged) || list[0].Files[0].ChangedSinceProtect {
+				t.Errorf("list after protect: %+v", list)
+			}
+
+			// Protecting again changes nothing.
+			res2, err := Protect(h, o)
+			if err != nil || len(res2) != 1 || res2[0].Written || res2[0].Already != len(fx.bridged) {
+				t.Errorf("second protect: %+v %v", res2, err)
+			}
+
+			if _, err := Restore(h, o); err != nil {
+				t.Fatal(err)
+			}
+			back, _ := os.ReadFile(path)
+			if !bytes.Equal(back, orig) {
+				t.Errorf("restore is not byte for byte:\n%s", back)
+			}
+		})
+	}
+}
+
+// forget removes from tree the fields protect may change in entry e.
+func forget(tree map[string]any, e Entry, requests []string) {
+	v, ok := dig(tree, e.base)
+	if !ok {
+		return
+	}
+	m := v.(map[string]any)
+	delete(m, e.d.command)
+	delete(m, e.d.args)
+	delete(m, e.d.headers)
+	if e.d.typ != "" {
+		delete(m, e.d.typ)
+	}
+	for _, u := range e.d.urls {
+		delete(m, u.key)
+	}
+	if env, ok := m[e.d.env].(map[string]any); ok {
+		for k, v := range env {
+			if s, ok := v.(string); ok && slices.Contains(requests, s) {
+				delete(env, k)
+			}
+		}
+	}
+}
+
+func TestProtectTakesFoldersAndKeepsVariables(t *testing.T) {
+	h, _ := Lookup("codex")
+	w, project, store := testWorld(t)
+	path, _ := install(t, h, w, "codex.toml", project)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := store.Load()
+	srv, ok := st.Server("codex.fs")
+	if !ok {
+		t.Fatalf("no codex.fs in %+v", st.Servers)
+	}
+	if d := cmp.Diff([]string{"-y", "@modelcontextprotocol/server-filesystem"}, srv.Args); d != "" {
+		t.Errorf("stored args (-want +got):\n%s", d)
+	}
+	if len(srv.Env) != 0 {
+		t.Errorf("env was stored in Rootkeeper: %v", srv.Env)
+	}
+	if len(st.Requests) != 1 || st.Requests[0].Path != project || st.Requests[0].Server != "codex.fs" {
+		t.Errorf("requests: %+v", st.Requests)
+	}
+	data, _ := os.ReadFile(path)
+	if bytes.Contains(data, []byte("DATA_DIR")) || !bytes.Contains(data, []byte(`LOG_LEVEL = "debug"`)) {
+		t.Errorf("env folder not taken off, or other env lost:\n%s", data)
+	}
+	docs, _ := st.Server("codex.docs")
+	if docs.Type != app.TransportHTTP || docs.URL != "https://docs.example.com/mcp" || docs.Headers["X-Client"] != "codex" {
+		t.Errorf("remote server stored as %+v", docs)
+	}
+
+	// VS Code: a variable in env stays in the host's file, unresolved,
+	// and Rootkeeper stores no env.
+	vh, _ := Lookup("vscode")
+	vpath, _ := install(t, vh, w, "vscode.json", project)
+	res, err := Protect(vh, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res[0].Changes[0].HostEnv; !slices.Equal(got, []string{"MEMORY_FILE"}) {
+		t.Errorf("host env: %v", got)
+	}
+	vdata, _ := os.ReadFile(vpath)
+	for _, keep := range []string{`"MEMORY_FILE": "${env:HOME}/mem.json"`, "// the memory server", "// keep me", `"Bearer ${input:token}"`} {
+		if !bytes.Contains(vdata, []byte(keep)) {
+			t.Errorf("%s went from the file:\n%s", keep, vdata)
+		}
+	}
+	st, _ = store.Load()
+	for _, s := range st.Servers {
+		for _, v := range s.Env {
+			if HasHostVariable(v) || strings.Contains(v, "ghp_") {
+				t.Errorf("%s stores %q", s.Name, v)
+			}
+		}
+	}
+}
+
+func TestRestoreAfterHostEdit(t *testing.T) {
+	h, _ := Lookup("claude-code")
+	w, project, store := testWorld(t)
+	path, orig := install(t, h, w, "claude.json", project)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	// The host edits the file: a key of its own, and the person points
+	// one bridged entry elsewhere.
+	data, _ := os.ReadFile(path)
+	d, err := parseDoc(JSON, path, false, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.put([]string{"numStartups"}, "", []byte("43")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.put([]string{"mcpServers", "github", "command"}, "", []byte(`"gh-mcp"`)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, d.bytes(), 0o600)
+
+	res, err := Restore(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].How != "entries" || !slices.Equal(res[0].Kept, []string{"github"}) {
+		t.Fatalf("restore: %+v", res)
+	}
+	back, _ := os.ReadFile(path)
+	bd, err := parseDoc(JSON, path, false, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	od, _ := parseDoc(JSON, path, false, orig)
+	for _, k := range [][]string{{"mcpServers", "fs"}, {"mcpServers", "remote"}, {"projects", project, "mcpServers", "fs"}} {
+		got, _ := bd.get(k)
+		want, _ := od.get(k)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%v not put back:\n%s\nwant\n%s", k, got, want)
+		}
+	}
+	if !bytes.Contains(back, []byte(`"numStartups": 43`)) || !bytes.Contains(back, []byte(`"gh-mcp"`)) {
+		t.Errorf("the host's edits went:\n%s", back)
+	}
+}
+
+func TestConcurrentEditLosesNothing(t *testing.T) {
+	h, _ := Lookup("cursor")
+	w, project, store := testWorld(t)
+	path, _ := install(t, h, w, "windsurf.json", project)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	writes := 0
+	beforeReplace = func(p string) {
+		if writes > 0 || p != path {
+			return
+		}
+		writes++
+		// The host adds a server between Rootkeeper's read and replace.
+		data, _ := os.ReadFile(p)
+		data = bytes.Replace(data, []byte(`"mcpServers": {`), []byte(`"mcpServers": {
+    "added": { "command": "added-mcp", "args": [] },`), 1)
+		os.WriteFile(p, data, 0o600)
+	}
+	t.Cleanup(func() { beforeReplace = nil })
+	res, err := Protect(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writes != 1 {
+		t.Fatalf("the hook ran %d times", writes)
+	}
+	data, _ := os.ReadFile(path)
+	d, err := parseDoc(JSON, path, false, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entriesOf(h, d) {
+		if !e.Protected {
+			t.Errorf("%s not protected after the concurrent edit:\n%s", e.Name, data)
+		}
+	}
+	if n := len(res[0].Changes); n != 3 {
+		t.Errorf("%d changes, want 3 (the host's new server too)", n)
+	}
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(path)
+	if !bytes.Contains(data, []byte(`"added-mcp"`)) {
+		t.Errorf("the host's server was lost by restore:\n%s", data)
+	}
+}
+
+func TestUnparseableFileIsLeftAlone(t *testing.T) {
+	for _, c := range []struct{ host, text string }{
+		{"claude-code", `{"mcpServers": {"fs": {"command": "x",}`},
+		{"codex", "[mcp_servers.fs\ncommand = 1"},
+		{"goose", "extensions:\n  a: [\n"},
+		{"zed", `{"context_servers": {"x": {"command": "y"}} /* open`},
+	} {
+		h, _ := Lookup(c.host)
+		w, _, store := testWorld(t)
+		path := h.Files(w)[0]
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, []byte(c.text), 0o600)
+		_, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe})
+		var pe *ParseError
+		if err == nil || !errorsAs(err, &pe) || pe.ExitCode() != 2 || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: protect of garbage: %v", c.host, err)
+		}
+		if data, _ := os.ReadFile(path); string(data) != c.text {
+			t.Errorf("%s: garbage was rewritten", c.host)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(store.Dir(), "hosts", "backups")); len(entries) != 0 {
+			t.Errorf("%s: backups of an unparseable file", c.host)
+		}
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	h, _ := Lookup("goose")
+	w, project, store := testWorld(t)
+	path, orig := install(t, h, w, "goose.yaml", project)
+	res, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe, DryRun: true})
+	if err != nil || len(res) != 1 || len(res[0].Changes) != 2 || res[0].Written {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	if data, _ := os.ReadFile(path); !bytes.Equal(data, orig) {
+		t.Error("dry run wrote the file")
+	}
+	if st, _ := store.Load(); len(st.Servers) != 0 {
+		t.Errorf("dry run added servers: %+v", st.Servers)
+	}
+	if _, err := os.Stat(recordPath(store.Dir())); err == nil {
+		t.Error("dry run wrote a record")
+	}
+}
+
+func TestNamesDoNotCollide(t *testing.T) {
+	seen := map[string]string{}
+	for _, c := range [][3]string{
+		{"claude-code", "", "fs"}, {"claude-code", baseTag("/a/api"), "fs"}, {"claude-code", baseTag("/b/api"), "fs"},
+		{"cursor", "", "fs"}, {"claude-code", "", "f s"}, {"claude-code", "", "f_s"}, {"claude-code", "", "f:s"},
+	} {
+		n := rootkeeperName(c[0], c[1], c[2])
+		if prev, ok := seen[n]; ok {
+			t.Errorf("%v and %s both named %q", c, prev, n)
+		}
+		seen[n] = strings.Join(c[:], "|")
+		if err := app.ValidateServer(app.Server{Name: n, Type: app.TransportStdio, Command: "x"}); err != nil {
+			t.Errorf("%q: %v", n, err)
+		}
+	}
+}

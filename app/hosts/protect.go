@@ -1,0 +1,451 @@
+package hosts
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"rootkeeper/app"
+)
+
+// Options is what protect, restore and list need to know.
+type Options struct {
+	// World locates the hosts' files.
+	World World
+	// Store is Rootkeeper's state; servers are added to it.
+	Store *app.Store
+	// Executable is the absolute path of rootkeeper, symlinks resolved:
+	// what the rewritten entries run.
+	Executable string
+	// StateDirArg, when not empty, is passed to the bridge as --state-dir
+	// (when the state folder is not the default).
+	StateDirArg string
+	// Projects are project folders whose per-project files (.mcp.json,
+	// .vscode/mcp.json…) are included.
+	Projects []string
+	// DryRun computes everything and writes nothing.
+	DryRun bool
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// File is one config file of a host, as found.
+type File struct {
+	Host    string  `json:"host"`
+	Path    string  `json:"path"`
+	Format  Format  `json:"format"`
+	Project bool    `json:"project,omitempty"`
+	Err     string  `json:"error,omitempty"`
+	Entries []Entry `json:"servers"`
+	// Protected counts entries that run the bridge.
+	Protected int `json:"protected"`
+	// Recorded: Rootkeeper protected this file and remembers how.
+	Recorded bool `json:"recorded"`
+	// ChangedSinceProtect: the file changed since Rootkeeper last wrote it.
+	ChangedSinceProtect bool `json:"changedSinceProtect"`
+
+	data   []byte
+	doc    doc
+	parsed error
+}
+
+// Found is a host with the files of it that exist.
+type Found struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Files []File `json:"files"`
+	// Servers and Protected count the entries of all its files.
+	Servers   int `json:"servers"`
+	Protected int `json:"protected"`
+}
+
+// files lists a host's files for o: user files and, for hosts that have
+// them, the project files of o.Projects that exist.
+func (h *Host) filesFor(o Options) []fileRef {
+	var out []fileRef
+	for _, p := range h.files(o.World) {
+		out = append(out, fileRef{path: p})
+	}
+	for _, dir := range o.Projects {
+		if p, ok := h.ProjectFile(dir); ok {
+			out = append(out, fileRef{path: p, project: true})
+		}
+	}
+	return out
+}
+
+type fileRef struct {
+	path    string
+	project bool
+}
+
+// readFile reads and parses one file; ok is false when it does not exist.
+func readFile(h *Host, ref fileRef) (File, bool, error) {
+	path := ref.path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		// A dotfile manager's symlink stays a symlink: the file it
+		// points to is what gets edited.
+		path = real
+	}
+	f := File{Host: h.ID, Path: path, Format: h.Format, Project: ref.project}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, false, nil
+	}
+	if err != nil {
+		return f, true, err
+	}
+	f.data = data
+	d, err := parseDoc(h.Format, path, ref.project, data)
+	if err != nil {
+		f.parsed = err
+		f.Err = err.Error()
+		return f, true, nil
+	}
+	f.doc = d
+	f.Entries = entriesOf(h, d)
+	for _, e := range f.Entries {
+		if e.Protected {
+			f.Protected++
+		}
+	}
+	return f, true, nil
+}
+
+func entriesOf(h *Host, d doc) []Entry {
+	var out []Entry
+	for _, t := range h.servers(d) {
+		for _, name := range d.keys(t.key) {
+			out = append(out, readEntry(h, d, t, name))
+		}
+	}
+	return out
+}
+
+// List finds every host that has a config file here, with its servers and
+// what Rootkeeper protected.
+func List(o Options) ([]Found, error) {
+	rec, err := loadRecord(o.Store.Dir())
+	if err != nil {
+		return nil, err
+	}
+	var out []Found
+	for _, h := range Hosts {
+		fd := Found{ID: h.ID, Name: h.Name}
+		for _, ref := range h.filesFor(o) {
+			f, ok, err := readFile(h, ref)
+			if err != nil {
+				f.Err = err.Error()
+			} else if !ok {
+				continue
+			}
+			if r, ok := rec.file(f.Path); ok {
+				f.Recorded = true
+				f.ChangedSinceProtect = hashOf(f.data) != r.After
+			}
+			fd.Servers += len(f.Entries)
+			fd.Protected += f.Protected
+			fd.Files = append(fd.Files, f)
+		}
+		if len(fd.Files) > 0 {
+			out = append(out, fd)
+		}
+	}
+	return out, nil
+}
+
+// Change is what protect did (or, in a dry run, would do) to one entry.
+type Change struct {
+	Entry Entry `json:"entry"`
+	// Server is what Rootkeeper stores for it.
+	Server app.Server `json:"-"`
+	// Program says what it runs, for people.
+	Program string `json:"program"`
+	// Requests are folders taken off its command line (or env): asked
+	// for, not shared.
+	Requests []string `json:"requests,omitempty"`
+	// HostEnv names the variables left in the host's file.
+	HostEnv []string `json:"hostEnv,omitempty"`
+	// NewProgram: a server of that name existed and ran something else;
+	// its decisions were dropped.
+	NewProgram bool `json:"newProgram,omitempty"`
+	// Dropped counts those decisions.
+	Dropped int `json:"dropped,omitempty"`
+}
+
+// FileResult is what protect or restore did to one file.
+type FileResult struct {
+	Host    string   `json:"host"`
+	Path    string   `json:"path"`
+	Backup  string   `json:"backup,omitempty"`
+	Changes []Change `json:"changes,omitempty"`
+	// Skipped are entries left as they were, with the reason.
+	Skipped []Entry `json:"skipped,omitempty"`
+	// Already counts entries that already ran the bridge.
+	Already int `json:"already,omitempty"`
+	// Restore: how the file was given back ("byte for byte", "entries").
+	How string `json:"how,omitempty"`
+	// Kept are entries restore left alone because they were edited since.
+	Kept []string `json:"kept,omitempty"`
+	// Written: the file was written.
+	Written bool `json:"written"`
+}
+
+// maxAttempts bounds how often protect starts over when the host keeps
+// rewriting its file.
+const maxAttempts = 5
+
+// Protect puts every server of host h behind the bridge: each entry is
+// imported into Rootkeeper's state and rewritten to run `rootkeeper bridge
+// NAME`. A file that does not parse is an error (ParseError) and is not
+// touched; nothing is written in a dry run.
+func Protect(h *Host, o Options) ([]FileResult, error) {
+	var out []FileResult
+	err := withLock(o.Store.Dir(), func() error {
+		for _, ref := range h.filesFor(o) {
+			res, found, err := protectFile(h, ref, o)
+			if err != nil {
+				return err
+			}
+			if found {
+				out = append(out, res)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func protectFile(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
+	for attempt := 0; ; attempt++ {
+		res, found, err := protectOnce(h, ref, o)
+		if errors.Is(err, ErrChanged) && attempt+1 < maxAttempts {
+			continue // the host wrote its file meanwhile: read it again
+		}
+		return res, found, err
+	}
+}
+
+func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
+	f, found, err := readFile(h, ref)
+	if err != nil || !found {
+		return FileResult{}, found, err
+	}
+	if f.parsed != nil {
+		return FileResult{}, true, f.parsed
+	}
+	res := FileResult{Host: h.ID, Path: f.Path}
+	d := f.doc
+	var entries []entryRecord
+	for _, e := range f.Entries {
+		switch {
+		case e.Protected:
+			res.Already++
+			continue
+		case e.Skip != "":
+			res.Skipped = append(res.Skipped, e)
+			continue
+		}
+		if _, err := d.render(append(clone(e.base), e.d.command), ""); err != nil {
+			e.Skip = err.Error() // a shape Rootkeeper does not edit
+			res.Skipped = append(res.Skipped, e)
+			continue
+		}
+		ch, er, err := bridgeEntry(d, e, o)
+		if err != nil {
+			return res, true, fmt.Errorf("%s: %s: %w", f.Path, e.Name, err)
+		}
+		res.Changes = append(res.Changes, ch)
+		entries = append(entries, er)
+	}
+	if len(res.Changes) == 0 || o.DryRun {
+		return res, true, nil
+	}
+	rec, err := loadRecord(o.Store.Dir())
+	if err != nil {
+		return res, true, err
+	}
+	now := o.now()
+	fr, had := rec.file(f.Path)
+	if !had {
+		b, err := backup(o.Store.Dir(), h.ID, f.Path, f.data, now)
+		if err != nil {
+			return res, true, err
+		}
+		rec.Files = append(rec.Files, fileRecord{Host: h.ID, Path: f.Path, Backup: b, Before: hashOf(f.data), Exact: true})
+		fr, _ = rec.file(f.Path)
+	} else if hashOf(f.data) != fr.After {
+		// Edited by someone else since the last protect: the backup is
+		// no longer the file minus Rootkeeper's edits.
+		fr.Exact = false
+	}
+	res.Backup = fr.Backup
+	// The servers exist before any entry names them.
+	if err := addServers(o, h, res.Changes); err != nil {
+		return res, true, err
+	}
+	info, err := os.Stat(f.Path)
+	if err != nil {
+		return res, true, err
+	}
+	if err := writeAtomic(f.Path, d.bytes(), info.Mode().Perm(), f.data); err != nil {
+		return res, true, err
+	}
+	res.Written = true
+	fr.After = hashOf(d.bytes())
+	fr.At = now.UTC()
+	fr.Entries = append(fr.Entries, entries...)
+	return res, true, saveRecord(o.Store.Dir(), rec)
+}
+
+// bridgeEntry rewrites one entry in d to run the bridge and says what
+// Rootkeeper stores for it.
+func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
+	srv := e.Server
+	srv, moved := app.TakeFolders(srv, o.World.Home)
+	ch := Change{Entry: e}
+	for _, m := range moved {
+		ch.Requests = append(ch.Requests, m.Path)
+	}
+	// A folder in the entry's env would reach the server through the
+	// bridge's environment: it is taken off too, and asked about.
+	probe := app.Server{Name: srv.Name, Type: app.TransportStdio, Command: "x", Env: e.HostEnv, Cwd: srv.Cwd}
+	_, movedEnv := app.TakeFolders(probe, o.World.Home)
+	for _, m := range movedEnv {
+		ch.Requests = append(ch.Requests, m.Path)
+	}
+	ch.Server = srv
+	ch.Program = app.Program(srv)
+	er := entryRecord{Key: e.Key, Name: e.Rootkeeper, Command: o.Executable}
+	edit := func(field []string, after string, v any, remove bool) error {
+		key := append(slices.Clone(e.base), field...)
+		before, had := d.get(key)
+		if remove && !had {
+			return nil
+		}
+		if remove {
+			// Restore puts it back after the field it followed.
+			after = prevSibling(d, key)
+		}
+		er.Edits = append(er.Edits, fieldEdit{Key: key, After: after, Had: had, Before: before})
+		if remove {
+			return d.del(key)
+		}
+		raw, err := d.render(key, v)
+		if err != nil {
+			return err
+		}
+		return d.put(key, after, raw)
+	}
+	dl := e.d
+	args := []string{"bridge", e.Rootkeeper}
+	if o.StateDirArg != "" {
+		args = append([]string{"--state-dir", o.StateDirArg}, args...)
+	}
+	anchor := ""
+	if dl.typ != "" {
+		if _, has := d.get(append(slices.Clone(e.base), dl.typ)); has {
+			if err := edit([]string{dl.typ}, "", dl.stdio, false); err != nil {
+				return ch, er, err
+			}
+			anchor = dl.typ
+		}
+	}
+	steps := []func() error{
+		func() error { return edit([]string{dl.command}, anchor, o.Executable, false) },
+		func() error { return edit([]string{dl.args}, dl.command, args, false) },
+	}
+	for _, u := range dl.urls {
+		steps = append(steps, func() error { return edit([]string{u.key}, "", nil, true) })
+	}
+	if dl.headers != "" && srv.Type != app.TransportStdio {
+		steps = append(steps, func() error { return edit([]string{dl.headers}, "", nil, true) })
+	}
+	for _, m := range movedEnv {
+		steps = append(steps, func() error { return edit([]string{dl.env, m.Env}, "", nil, true) })
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return ch, er, err
+		}
+	}
+	for k := range e.HostEnv {
+		if !slices.ContainsFunc(movedEnv, func(m app.MovedFolder) bool { return m.Env == k }) {
+			ch.HostEnv = append(ch.HostEnv, k)
+		}
+	}
+	slices.Sort(ch.HostEnv)
+	return ch, er, nil
+}
+
+// addServers imports the changed entries into the state. A server that
+// exists and runs the same program keeps its decisions and settings; one
+// that now runs something else is a new program for consent (its decisions
+// go) but keeps its settings (roots mode, confinement…).
+func addServers(o Options, h *Host, changes []Change) error {
+	_, err := o.Store.Update(func(s *app.State) error {
+		now := time.Now().UTC()
+		for i := range changes {
+			ch := &changes[i]
+			ch.NewProgram, ch.Dropped = false, 0
+			srv := ch.Server
+			if old, ok := s.Server(srv.Name); ok {
+				srv.RootsMode, srv.Sampling, srv.HostRoots, srv.Confine, srv.KeepArgs = old.RootsMode, old.Sampling, old.HostRoots, old.Confine, old.KeepArgs
+				if !app.SameProgram(old, srv) {
+					n, err := s.ReplaceServer(srv, false)
+					if err != nil {
+						return err
+					}
+					ch.NewProgram, ch.Dropped = true, n
+				}
+			} else if err := s.AddServer(srv); err != nil {
+				return err
+			}
+			for _, p := range ch.Requests {
+				if _, err := s.AddRequest(srv.Name, p, app.FromCommandLine, now); err != nil {
+					return err
+				}
+			}
+			// A local-scope server of Claude Code works in its project:
+			// that folder is what it will ask for.
+			if dir, ok := localDir(ch.Entry); ok {
+				if canon, _, err := app.CanonicalPath(dir, "/"); err == nil {
+					if fi, err := os.Stat(canon); err == nil && fi.IsDir() {
+						if _, err := s.AddRequest(srv.Name, canon, h.ID, now); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+func prevSibling(d doc, key []string) string {
+	names := d.keys(key[:len(key)-1])
+	i := slices.Index(names, key[len(key)-1])
+	if i <= 0 {
+		return ""
+	}
+	return names[i-1]
+}
+
+func localDir(e Entry) (string, bool) {
+	if len(e.Key) == 4 && e.Key[0] == "projects" && filepath.IsAbs(e.Key[1]) {
+		return e.Key[1], true
+	}
+	return "", false
+}
