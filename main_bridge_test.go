@@ -263,4 +263,7 @@ func TestBridgeSessionShowsInTheApp(t *testing.T) {
 		}
 		return false
 	})
+	if out := mustRun(t, state, "status"); !strings.Contains(out, "bridged for test-host 7 (protocol 2025-06-18, server pid ") {
+		t.Errorf("status does not show the session:\n%s", out)
+	}
 }

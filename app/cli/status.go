@@ -195,11 +195,7 @@ func (c *command) printStatus(st Status) {
 			if b.Server != s.Name {
 				continue
 			}
-			host := strings.TrimSpace(b.Host + " " + b.HostVersion)
-			if host == "" {
-				host = "a host"
-			}
-			c.printf("  bridged for %s (protocol %s, pid %d), last sent %d root(s)\n", host, b.ProtocolVersion, b.PID, len(b.LastSent))
+			c.printf("  %s\n", app.BridgeText(b))
 		}
 	}
 }
