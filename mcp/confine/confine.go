@@ -80,6 +80,10 @@ var rank = map[string]int{accessList: 1, accessRead: 2, accessWrite: 3}
 type rule struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
+	// Entry marks an entry granted by carve: a symlink there is skipped
+	// rather than followed, since a rule on its target would reach past
+	// the root.
+	Entry bool `json:"entry,omitempty"`
 }
 
 // spec is what the child needs: the real server's executable and the rules.
@@ -559,7 +563,14 @@ func carve(root string, protect []string) []rule {
 		return rules
 	}
 	for _, e := range entries {
-		rules = append(rules, carve(filepath.Join(root, e.Name()), inside)...)
+		if e.Type()&os.ModeSymlink != 0 {
+			continue // its target is reachable only if granted on its own
+		}
+		sub := carve(filepath.Join(root, e.Name()), inside)
+		for i := range sub {
+			sub[i].Entry = true
+		}
+		rules = append(rules, sub...)
 	}
 	return rules
 }

@@ -163,7 +163,11 @@ func restrict(abi int, rules []rule) error {
 // addRule grants r's access beneath r.Path, for the rights handled; a
 // file gets only the rights a file can have.
 func addRule(fd int, handled uint64, r rule) error {
-	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	flags := unix.O_PATH | unix.O_CLOEXEC
+	if r.Entry {
+		flags |= unix.O_NOFOLLOW
+	}
+	pfd, err := unix.Open(r.Path, flags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ELOOP) {
 			return nil // nothing there the server could reach anyway
@@ -182,7 +186,11 @@ func addRule(fd int, handled uint64, r rule) error {
 	case accessList:
 		rights = fsReadDir
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		return nil // an entry that became a symlink: not followed
+	default:
 		rights &= fileRights
 	}
 	if rights&handled == 0 {

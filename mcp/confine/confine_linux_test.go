@@ -201,13 +201,17 @@ func TestStateFolderInsideARootIsOutOfReach(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "state.json"), []byte(`{"decisions":[]}`), 0o600)
 	os.WriteFile(filepath.Join(base, "top.txt"), []byte("top"), 0o600)
 	os.WriteFile(filepath.Join(base, ".config", "app", "settings"), []byte("s"), 0o600)
+	// A symlink in the root to a folder outside it must not become a grant.
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "far.txt"), []byte("far"), 0o600)
+	os.Symlink(elsewhere, filepath.Join(base, "link"))
 	p := &Policy{Roots: []string{base}, Temp: temp, Protect: []string{state}}
 	got := runNosy(t, p,
 		"read:"+filepath.Join(base, "top.txt"), "list:"+base, "write:"+filepath.Join(base, "other", "new"),
 		"write:"+filepath.Join(base, "top.txt"), "read:"+filepath.Join(base, ".config", "app", "settings"),
 		"write:"+filepath.Join(temp, "scratch"),
 		"read:"+filepath.Join(state, "state.json"), "write:"+filepath.Join(state, "state.json"),
-		"write:"+filepath.Join(state, "planted"))
+		"write:"+filepath.Join(state, "planted"), "read:"+filepath.Join(base, "link", "far.txt"))
 	for i, o := range got {
 		if want := i < 6; o.OK != want {
 			t.Errorf("%s %s: ok=%v (%s), want %v", o.Op, o.Path, o.OK, o.Err, want)
