@@ -82,7 +82,7 @@ type accessTab struct {
 	grid  *app.Grid
 	all   []accessLine
 	shown []accessLine
-	items []*accessItem
+	rows  rowWidgets[*accessItem]
 }
 
 // accessLine is one folder in the per-server view.
@@ -191,15 +191,7 @@ func (t *accessTab) apply() {
 		}
 	}
 	t.shown = next
-	if len(prev) == len(next) {
-		for i := range next {
-			if next[i] != prev[i] {
-				t.list.RefreshItem(i)
-			}
-		}
-	} else {
-		t.list.Refresh()
-	}
+	redrawRows(t.list, &t.rows, prev, next, t.updateItem)
 	switch {
 	case len(t.shown) > 0:
 		t.empty.Hide()
@@ -247,7 +239,7 @@ func (t *accessTab) newItem() fyne.CanvasObject {
 		container.NewGridWrap(fyne.NewSize(190, h), it.choice))
 	it.box = container.NewBorder(nil, nil, left, right, it.where)
 	it.ExtendBaseWidget(it)
-	t.items = append(t.items, it)
+	t.rows.created++
 	return it
 }
 
@@ -260,6 +252,7 @@ func (t *accessTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		return
 	}
 	l := t.shown[id]
+	t.rows.bind(id, it)
 	it.path = l.Root.Path
 	it.name.SetText(app.SafeText(l.Root.Name))
 	it.where.setText(l.Root.Path, l.Root.Path)
@@ -274,8 +267,8 @@ func (t *accessTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 
 // itemFor is the row showing path, nil when it is not on screen (tests).
 func (t *accessTab) itemFor(path string) *accessItem {
-	for _, it := range t.items {
-		if it.path == path && it.Visible() {
+	for _, it := range t.rows.byID {
+		if it.path == path {
 			return it
 		}
 	}

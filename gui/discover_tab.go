@@ -93,8 +93,16 @@ func newDiscoverTab(u *ui) *discoverTab {
 	return t
 }
 
+// render follows the search folders and the roots ("Added" marks); a
+// snapshot that changed neither (a status, a health check) touches
+// nothing.
 func (t *discoverTab) render(snap *app.Snapshot) {
+	prev := t.snap
 	t.snap = snap
+	if prev != nil && slices.Equal(prev.State.SearchFolders, snap.State.SearchFolders) &&
+		sameRoots(prev.State.Roots, snap.State.Roots) {
+		return
+	}
 	t.folders.Objects = nil
 	if len(snap.State.SearchFolders) == 0 {
 		l := widget.NewLabel("None set: Scan looks in the usual places in your home folder. Add folders to choose.")
@@ -449,4 +457,9 @@ func candDetail(c app.Candidate) string {
 		parts = append(parts, strings.Join(c.Markers, ", "))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// sameRoots reports whether a and b list the same root paths.
+func sameRoots(a, b []app.Root) bool {
+	return slices.EqualFunc(a, b, func(x, y app.Root) bool { return x.Path == y.Path })
 }

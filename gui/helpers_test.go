@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // fixture is a ui over a fresh state in a temporary folder, with slow work
 // run inline so that the whole test stays on one goroutine.
 type fixture struct {
-	t        *testing.T
+	t        *testing.T // nil in benchmarks
 	u        *ui
 	win      fyne.Window
 	core     *app.Core
@@ -36,7 +36,7 @@ type fixture struct {
 	notified []string
 }
 
-func newFixture(t *testing.T, opts Options, setup func(*app.State) error) *fixture {
+func newFixture(t testing.TB, opts Options, setup func(*app.State) error) *fixture {
 	t.Helper()
 	a := test.NewTempApp(t)
 	core, dir := apptest.NewCore(t)
@@ -53,7 +53,8 @@ func newFixture(t *testing.T, opts Options, setup func(*app.State) error) *fixtu
 		opts.Home = "/home/ada"
 	}
 	win := test.NewTempWindow(t, nil)
-	f := &fixture{t: t, win: win, core: core, dir: dir}
+	f := &fixture{win: win, core: core, dir: dir}
+	f.t, _ = t.(*testing.T)
 	u := newUI(a, win, opts)
 	u.async = func(fn func()) { fn() }
 	u.do = func(fn func()) { fn() }

@@ -29,7 +29,7 @@ type rootsTab struct {
 
 	all   []rootLine // every root, naturally sorted by path
 	shown []rootLine // those the filter keeps
-	items []*rootItem
+	rows  rowWidgets[*rootItem]
 }
 
 // rootLine is what one row shows, computed from a snapshot; comparing two
@@ -97,9 +97,7 @@ func listNames(names []string, max int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }
 
-// apply filters the rows and refreshes the list: only the rows that
-// changed when the same roots are shown in the same order, the whole
-// (visible part of the) list otherwise.
+// apply filters the rows and redraws what changed (see redrawRows).
 func (t *rootsTab) apply() {
 	q := strings.ToLower(strings.TrimSpace(t.filter.Text))
 	next := make([]rootLine, 0, len(t.all))
@@ -110,16 +108,7 @@ func (t *rootsTab) apply() {
 	}
 	prev := t.shown
 	t.shown = next
-	switch {
-	case len(prev) == len(next):
-		for i := range next {
-			if next[i] != prev[i] {
-				t.list.RefreshItem(i)
-			}
-		}
-	default:
-		t.list.Refresh()
-	}
+	redrawRows(t.list, &t.rows, prev, next, t.updateItem)
 	switch {
 	case len(t.shown) > 0:
 		t.empty.Hide()
@@ -172,7 +161,7 @@ func (t *rootsTab) newItem() fyne.CanvasObject {
 	seen := container.NewGridWrap(fyne.NewSize(340, it.seen.MinSize().Height), it.seen)
 	it.box = container.NewVBox(head, container.NewBorder(nil, nil, nil, seen, it.where))
 	it.ExtendBaseWidget(it)
-	t.items = append(t.items, it)
+	t.rows.created++
 	return it
 }
 
@@ -185,6 +174,7 @@ func (t *rootsTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		return
 	}
 	l := t.shown[id]
+	t.rows.bind(id, it)
 	it.path = l.Root.Path
 	it.name.SetText(app.SafeText(l.Root.Name))
 	badge := healthBadge(l.Health, l.Enabled)
@@ -217,8 +207,8 @@ func (t *rootsTab) toggle(it *rootItem, on bool) {
 // itemFor is the row showing the root at path, nil when it is not on
 // screen (for tests).
 func (t *rootsTab) itemFor(path string) *rootItem {
-	for _, it := range t.items {
-		if it.path == path && it.Visible() {
+	for _, it := range t.rows.byID {
+		if it.path == path {
 			return it
 		}
 	}

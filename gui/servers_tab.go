@@ -2,7 +2,10 @@ package gui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -18,6 +21,8 @@ import (
 // offers Add server… and Paste JSON….
 type serversTab struct {
 	u       *ui
+	keys    []string                     // what each card shows, in order
+	cards   map[string]fyne.CanvasObject // the cards built, by key
 	content fyne.CanvasObject
 	list    *fyne.Container
 	add     *widget.Button
@@ -40,12 +45,69 @@ func newServersTab(u *ui) *serversTab {
 	return t
 }
 
-func (t *serversTab) render(snap *app.Snapshot) {
+// render shows a card per server. A card is built again only when what it
+// shows changed (servers report their status many times a second; the
+// folders they see change seldom), and nothing is touched when no card
+// changed.
+func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
+	sees := map[string][]string{}
+	for _, r := range snap.State.Roots {
+		for _, name := range g.SeenBy(r.Path) {
+			sees[name] = append(sees[name], r.Name)
+		}
+	}
+	pending := map[string]int{}
+	for _, q := range g.Questions() {
+		pending[q.Server]++
+	}
+	// What else a card shows: its bridged sessions (Seen aside: it moves
+	// with every report and is not shown) and the requests for it.
+	extra := map[string][]string{}
+	for _, id := range sortedKeysInt(snap.Bridges) {
+		b := snap.Bridges[id]
+		b.Seen = time.Time{}
+		extra[b.Server] = append(extra[b.Server], fmt.Sprintf("%#v", b))
+	}
+	for _, r := range snap.State.Requests {
+		extra[r.Server] = append(extra[r.Server], r.From+"\x00"+r.Path)
+	}
+	keys := make([]string, len(snap.State.Servers))
+	for i, srv := range snap.State.Servers {
+		keys[i] = fmt.Sprintf("%#v\x00%#v\x00%q\x00%d\x00%t\x00%q", srv, snap.Servers[srv.Name], sees[srv.Name],
+			pending[srv.Name], t.u.opts.Resources != nil, extra[srv.Name])
+	}
+	if t.keys != nil && slices.Equal(keys, t.keys) {
+		return
+	}
+	if len(keys) > 0 && len(keys) == len(t.keys) && len(t.list.Objects) == 2*len(keys)-1 {
+		// The same servers: swap the cards that changed, in place.
+		for i, k := range keys {
+			if k != t.keys[i] {
+				srv := snap.State.Servers[i]
+				t.list.Objects[2*i] = t.card(snap, srv, sees[srv.Name], pending[srv.Name])
+			}
+		}
+		t.keys = keys
+		t.cards = nil
+		t.list.Refresh()
+		return
+	}
+	t.keys = keys
+	old := t.cards
+	t.cards = map[string]fyne.CanvasObject{}
 	fillList(t.list, "No servers yet.\nAdd one with Add server…, or copy an \"mcpServers\" block from another app's config and use Paste JSON….",
-		len(snap.State.Servers), func(i int) fyne.CanvasObject { return t.card(snap, snap.State.Servers[i]) })
+		len(snap.State.Servers), func(i int) fyne.CanvasObject {
+			srv := snap.State.Servers[i]
+			c, ok := old[keys[i]]
+			if !ok {
+				c = t.card(snap, srv, sees[srv.Name], pending[srv.Name])
+			}
+			t.cards[keys[i]] = c
+			return c
+		})
 }
 
-func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject {
+func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pending int) fyne.CanvasObject {
 	name := srv.Name
 	st := snap.Servers[name]
 	title := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
@@ -92,24 +154,19 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server) fyne.CanvasObject 
 	facts = append(facts, "roots mode: "+string(srv.Mode()), transportText(srv))
 	factsLabel := newPathLabel(strings.Join(facts, " · "))
 
-	visible := app.Visible(snap, name)
-	var sees string
+	var seesText string
 	switch {
 	case srv.Mode() == app.RootsOff:
-		sees = "May see no folders: roots are off for this server."
-	case len(visible) == 0:
-		sees = "May see no folders."
-		if n := len(app.Pending(snap, name)); n > 0 {
-			sees += fmt.Sprintf(" %s waiting for your decision.", plural(n, "folder"))
-		}
+		seesText = "May see no folders: roots are off for this server."
+	case len(sees) == 0:
+		seesText = "May see no folders."
 	default:
-		names := make([]string, len(visible))
-		for i, r := range visible {
-			names[i] = r.Name
-		}
-		sees = "May see " + strings.Join(names, ", ")
+		seesText = "May see " + app.SafeText(listNames(sees, 12))
 	}
-	seesLabel := widget.NewLabel(sees)
+	if pending > 0 {
+		seesText += fmt.Sprintf(" %s waiting for your decision.", plural(pending, "folder"))
+	}
+	seesLabel := widget.NewLabel(seesText)
 	seesLabel.Wrapping = fyne.TextWrapWord
 	box := container.NewVBox(head, factsLabel, seesLabel)
 	if st.Error != "" {
@@ -205,3 +262,5 @@ func (t *serversTab) showLog(name string) {
 		})
 	})
 }
+
+func sortedKeysInt[V any](m map[int]V) []int { return slices.Sorted(maps.Keys(m)) }

@@ -144,7 +144,7 @@ func (u *ui) refresh() {
 		u.folderView.render(snap, g)
 	}
 	u.discover.render(snap)
-	u.servers.render(snap)
+	u.servers.render(snap, g)
 	u.activity.render(snap)
 	u.onRefresh(snap)
 	u.askNext()

@@ -167,3 +167,53 @@ func fillList(list *fyne.Container, empty string, n int, item func(i int) fyne.C
 	}
 	list.Refresh()
 }
+
+// rowWidgets remembers which row widget of a widget.List shows which row,
+// so that a new snapshot redraws just the rows that changed: Fyne's own
+// List.RefreshItem refreshes the whole list (and builds a template row to
+// measure), which at a thousand changed rows is a thousand refreshes.
+type rowWidgets[W comparable] struct {
+	byID    map[widget.ListItemID]W
+	of      map[W]widget.ListItemID
+	created int // row widgets made, for tests
+	drawn   int // rows drawn, for tests
+}
+
+// bind notes that w now shows row id.
+func (r *rowWidgets[W]) bind(id widget.ListItemID, w W) {
+	r.drawn++
+	if r.byID == nil {
+		r.byID = map[widget.ListItemID]W{}
+		r.of = map[W]widget.ListItemID{}
+	}
+	if old, ok := r.of[w]; ok && r.byID[old] == w {
+		delete(r.byID, old)
+	}
+	if prev, ok := r.byID[id]; ok {
+		delete(r.of, prev) // a widget the list dropped from its pool
+	}
+	r.byID[id] = w
+	r.of[w] = id
+}
+
+// redrawRows shows next where the list showed prev: with as many rows, it
+// redraws only the rows whose line changed, through update on the widget
+// showing it (rows off screen have none and cost nothing); otherwise the
+// list refreshes whole.
+func redrawRows[L comparable, W interface {
+	comparable
+	fyne.CanvasObject
+}](list *widget.List, rows *rowWidgets[W], prev, next []L, update func(widget.ListItemID, fyne.CanvasObject)) {
+	if len(prev) != len(next) {
+		list.Refresh()
+		return
+	}
+	for i := range next {
+		if next[i] == prev[i] {
+			continue
+		}
+		if w, ok := rows.byID[i]; ok {
+			update(i, w)
+		}
+	}
+}
