@@ -171,7 +171,8 @@ func RequestText(r Request) string {
 // hostRoots (canonical paths): in host-roots mode follow, Visible narrowed
 // to the host's folders — an allowed ~/src and a host folder ~/src/x give
 // ~/src/x, a host folder that is itself allowed stays as it is, and host
-// folders no visible root covers give nothing; in mode request (and for any
+// folders no visible root covers, or that are refused to the server (or
+// inside a refused folder within the root), give nothing; in mode request (and for any
 // other server), Visible unchanged. Each narrowed root keeps the name of
 // the folder and the health of the root that covers it.
 func VisibleFor(snap *Snapshot, server string, hostRoots []string) []Root {
@@ -179,6 +180,16 @@ func VisibleFor(snap *Snapshot, server string, hostRoots []string) []Root {
 	srv, ok := snap.State.Server(server)
 	if !ok || srv.HostRootsMode() != HostRootsFollow {
 		return vis
+	}
+	// A folder refused to this server stays refused when the host works in
+	// it or below it: narrowing is the one place where a no on a subfolder
+	// of an allowed root can be honoured.
+	allowed := allowedRoots(snap.State.Decisions, server)
+	var refused []string
+	for _, d := range snap.State.Decisions {
+		if d.Server == server && !allowed[d.Root] {
+			refused = append(refused, d.Root)
+		}
 	}
 	seen := map[string]bool{}
 	var out []Root
@@ -191,6 +202,9 @@ func VisibleFor(snap *Snapshot, server string, hostRoots []string) []Root {
 				// allowed (never more than allowed).
 				got = r
 			case IsWithin(h, r.Path):
+				if slices.ContainsFunc(refused, func(d string) bool { return IsWithin(h, d) && IsWithin(d, r.Path) }) {
+					continue
+				}
 				got = Root{Path: h, Name: baseName(h), Source: r.Source, Enabled: true, Device: r.Device}
 			default:
 				continue

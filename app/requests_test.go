@@ -73,21 +73,31 @@ func TestRequestsAreRecordedOnceAndDecidedLikeRoots(t *testing.T) {
 	}
 }
 
-// VisibleFor in follow mode, over random trees of allowed roots and host
-// folders: never more than allowed, only what the host works in, and all of
-// that. In request mode it is Visible.
+// VisibleFor in follow mode, over random trees of allowed and refused
+// folders and host folders: never more than allowed, only what the host
+// works in, never a refused folder (or one inside a refused folder within
+// the allowed root), and all of the rest. In request mode it is Visible.
 func TestVisibleForFollowsTheHostWithinTheAllowedSet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 28))
 	tree := []string{"/h", "/h/src", "/h/src/a", "/h/src/a/b", "/h/src/c", "/h/docs", "/h/docs/x", "/opt", "/opt/p"}
 	for range 20_000 {
 		st := State{Servers: []Server{{Name: "fs", Type: TransportStdio, Command: "x", HostRoots: HostRootsFollow}}}
 		health := map[string]Health{}
+		var denied []string
 		for _, p := range tree {
-			if rng.IntN(3) == 0 {
+			switch rng.IntN(5) {
+			case 0, 1:
 				st.Roots = append(st.Roots, Root{Path: p, Enabled: true})
 				health[p] = Health{Status: HealthOK}
 				st.Decisions = append(st.Decisions, Decision{Server: "fs", Root: p, Verdict: Allow, Scope: Always})
+			case 2:
+				st.Decisions = append(st.Decisions, Decision{Server: "fs", Root: p, Verdict: Deny, Scope: Always})
+				denied = append(denied, p)
 			}
+		}
+		// refusedIn: a refused folder between root r (exclusive) and h.
+		refusedIn := func(h, r string) bool {
+			return slices.ContainsFunc(denied, func(d string) bool { return IsWithin(h, d) && IsWithin(d, r) && d != r })
 		}
 		var host []string
 		for _, p := range tree {
@@ -112,9 +122,14 @@ func TestVisibleForFollowsTheHostWithinTheAllowedSet(t *testing.T) {
 				t.Fatalf("host %q, allowed %q: %s is not where the host works", host, vis, p)
 			}
 		}
+		for _, p := range got {
+			if !slices.Contains(vis, p) && !slices.ContainsFunc(vis, func(r string) bool { return IsWithin(p, r) && !refusedIn(p, r) }) {
+				t.Fatalf("host %q, allowed %q, denied %q: %s is refused", host, vis, denied, p)
+			}
+		}
 		for _, h := range host {
 			for _, r := range vis {
-				if IsWithin(h, r) && !slices.Contains(got, h) {
+				if IsWithin(h, r) && !refusedIn(h, r) && !slices.Contains(got, h) {
 					t.Fatalf("host %q, allowed %q: missing %s", host, vis, h)
 				}
 				if IsWithin(r, h) && !slices.Contains(got, r) {
