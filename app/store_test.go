@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -58,7 +57,7 @@ func storeCrashChild() {
 	if err != nil {
 		os.Exit(1)
 	}
-	beforeRename = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	beforeRename = killSelf
 	s.Update(func(st *State) error {
 		return st.AddServer(Server{Name: "never-saved", Type: TransportStdio, Command: "x"})
 	})
@@ -121,7 +120,7 @@ func TestKilledBeforeRenameLeavesOldStateIntact(t *testing.T) {
 
 	err := child(t, "crash-before-rename", "STORE_DIR="+dir).Run()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	if !errors.As(err, &exit) || !killedHard(exit) {
 		t.Fatalf("child did not die by SIGKILL: %v", err)
 	}
 	after, _ := os.ReadFile(s.Path())

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command traytest is a tiny tray host for Rootkeeper's end-to-end test. It
 // owns org.kde.StatusNotifierWatcher on the session bus (so the app sees a
 // tray), runs the app given after "--", waits for it to register its
