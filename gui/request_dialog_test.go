@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,33 @@ func TestRequestDialogDeny(t *testing.T) {
 	f.wantDecisions("fs " + reqX + " deny until-quit dialog")
 	if v := app.VisiblePaths(f.core.Snapshot(), "fs"); len(v) != 0 {
 		t.Errorf("fs sees %q after a deny", v)
+	}
+}
+
+// The Servers tab shows a server's live bridge sessions (host, protocol,
+// pid, what it was last sent) and its open requests; a host's name is
+// shown safe.
+func TestServersTabShowsBridgesAndRequests(t *testing.T) {
+	f := newFixture(t, Options{}, twoRequests)
+	f.core.SeenBridge(app.BridgeSession{ID: 7, Server: "fs", Host: "claude-code\x1b[31m", HostVersion: "2.1.330",
+		ProtocolVersion: "2025-06-18", PID: 4242, LastSent: []string{"file:///home/ada/src/x"}, LastSentAt: time.Now()})
+	f.u.refresh()
+	lines := bridgeLines(f.core.Snapshot(), "fs")
+	want := []string{
+		"Live: bridged for claude-code\\x1b[31m 2.1.330 (protocol 2025-06-18, server pid 4242), last sent 1 root",
+		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + reqX,
+		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + reqY,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	found := 0
+	for _, o := range test.LaidOutObjects(f.u.servers.content) {
+		if l, ok := o.(*pathLabel); ok && slices.Contains(want, l.full) {
+			found++
+		}
+	}
+	if found != len(want) {
+		t.Errorf("the Servers tab shows %d of the %d lines", found, len(want))
 	}
 }

@@ -169,6 +169,9 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	seesLabel := widget.NewLabel(seesText)
 	seesLabel.Wrapping = fyne.TextWrapWord
 	box := container.NewVBox(head, factsLabel, seesLabel)
+	for _, line := range bridgeLines(snap, name) {
+		box.Add(newPathLabel(line))
+	}
 	if st.Error != "" {
 		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
