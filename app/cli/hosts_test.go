@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rootkeeper/app/hosts"
+)
+
+// hostsHarness points `hosts` at a home of the test's and a fake
+// executable path.
+func hostsHarness(t *testing.T) (*harness, string) {
+	h := newHarness(t)
+	home := t.TempDir()
+	world, exe := HostsWorld, HostsExecutable
+	HostsWorld = func() hosts.World {
+		return hosts.World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config")}
+	}
+	HostsExecutable = func() (string, error) { return "/usr/local/bin/rootkeeper", nil }
+	t.Cleanup(func() { HostsWorld, HostsExecutable = world, exe })
+	return h, home
+}
+
+func TestHostsVerbs(t *testing.T) {
+	h, home := hostsHarness(t)
+	if out := h.ok("hosts", "list"); !strings.Contains(out, "no MCP host config found") {
+		t.Errorf("list of nothing: %q", out)
+	}
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(cursor), 0o755)
+	orig := "{\n  // mine\n  \"mcpServers\": {\n    \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}\n  }\n}\n"
+	os.WriteFile(cursor, []byte(orig), 0o600)
+
+	out := h.ok("hosts", "protect", "cursor", "--dry-run")
+	if !strings.Contains(out, "time would be bridged as cursor.time: runs uvx mcp-server-time") {
+		t.Errorf("dry run said %q", out)
+	}
+	if data, _ := os.ReadFile(cursor); string(data) != orig {
+		t.Fatal("dry run wrote the file")
+	}
+
+	out = h.ok("hosts", "protect", "--all")
+	if !strings.Contains(out, "time bridged as cursor.time") || !strings.Contains(out, "backup: ") {
+		t.Errorf("protect said %q", out)
+	}
+	data, _ := os.ReadFile(cursor)
+	want := `"command": "/usr/local/bin/rootkeeper", "args": ["--state-dir", "` + h.dir + `", "bridge", "cursor.time"]`
+	if !strings.Contains(string(data), want) || !strings.Contains(string(data), "// mine") {
+		t.Errorf("protected file:\n%s\nwant %s", data, want)
+	}
+	if out := h.ok("servers", "list"); !strings.Contains(out, "cursor.time") {
+		t.Errorf("servers list after protect: %q", out)
+	}
+
+	var found []hosts.Found
+	if err := json.Unmarshal([]byte(h.ok("hosts", "list", "--json")), &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].ID != "cursor" || found[0].Servers != 1 || found[0].Protected != 1 || found[0].Files[0].ChangedSinceProtect {
+		t.Errorf("list --json: %+v", found)
+	}
+	if out := h.ok("hosts", "list"); !strings.Contains(out, "protected as cursor.time") {
+		t.Errorf("list: %q", out)
+	}
+
+	out = h.ok("hosts", "restore", "cursor")
+	if !strings.Contains(out, "restored byte for byte") {
+		t.Errorf("restore said %q", out)
+	}
+	if data, _ := os.ReadFile(cursor); string(data) != orig {
+		t.Errorf("restore gave back:\n%s", data)
+	}
+	if out := h.ok("hosts", "restore", "cursor"); !strings.Contains(out, "nothing to restore") {
+		t.Errorf("second restore said %q", out)
+	}
+}
+
+func TestHostsBadInput(t *testing.T) {
+	h, home := hostsHarness(t)
+	h.fails(2, []string{"hosts"}, "list, protect or restore")
+	h.fails(2, []string{"hosts", "frobnicate"}, `"frobnicate"`)
+	h.fails(2, []string{"hosts", "protect"}, "HOST|--all")
+	h.fails(2, []string{"hosts", "protect", "emacs"}, `"emacs"`, "claude-code")
+	h.fails(2, []string{"hosts", "protect", "cursor", "--all"}, `"cursor"`)
+	h.fails(2, []string{"hosts", "list", "--project", filepath.Join(home, "nope")}, "nope")
+	h.fails(2, []string{"hosts", "list", "extra"}, `"extra"`)
+
+	// A file that does not parse: exit 2 naming it, untouched.
+	zed := filepath.Join(home, ".config", "zed", "settings.json")
+	os.MkdirAll(filepath.Dir(zed), 0o755)
+	garbage := "{\"context_servers\": {\"a\": {\"command\": \"x\"\n"
+	os.WriteFile(zed, []byte(garbage), 0o600)
+	h.fails(2, []string{"hosts", "protect", "zed"}, zed)
+	if data, _ := os.ReadFile(zed); string(data) != garbage {
+		t.Error("an unparseable file was written")
+	}
+	if out := h.ok("hosts", "list"); !strings.Contains(out, "does not parse") {
+		t.Errorf("list does not say the file is broken: %q", out)
+	}
+}
+
+func TestHostsProjectFile(t *testing.T) {
+	h, _ := hostsHarness(t)
+	proj := h.folder("api")
+	file := filepath.Join(proj, ".vscode", "mcp.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`{"servers": {"db": {"type": "stdio", "command": "db-mcp"}}}`), 0o600)
+	out := h.ok("hosts", "protect", "vscode", "--project", proj)
+	if !strings.Contains(out, "db bridged as vscode.api-") {
+		t.Fatalf("protect --project said %q", out)
+	}
+	data, _ := os.ReadFile(file)
+	if !strings.Contains(string(data), `"bridge", "vscode.api-`) || !strings.Contains(string(data), `"type": "stdio"`) {
+		t.Errorf("project file:\n%s", data)
+	}
+}
