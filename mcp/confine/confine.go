@@ -1,9 +1,11 @@
 // Package confine runs a stdio MCP server under a Landlock ruleset (Linux):
 // read-write on its visible roots and a private temp folder, read and
 // execute on what it needs to run (system folders, its command's install
-// folder, the runtime its script names, the package cache of an npx-style
-// launcher), and nothing else. Roots are advice a server may ignore; a
-// confined server cannot.
+// folder, the runtime its script names and its version manager, the
+// project an npx-style launcher runs in; the launcher's package cache moves
+// into the temp folder), and nothing else. Roots are advice a server may
+// ignore; a confined server cannot. A protected folder (Rootkeeper's state)
+// stays out of reach even inside a root.
 //
 // Landlock restricts the thread that asks and what it executes; asked from
 // Rootkeeper's own process it would confine Rootkeeper. So Wrap rewrites a
