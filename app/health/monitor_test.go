@@ -425,6 +425,14 @@ func TestClockJumpRechecksAll(t *testing.T) {
 	os.Remove(paths[2])
 	offset.Store(int64(time.Hour))
 	waitStatus(t, core, paths[2], app.HealthMissing)
+	// The re-checks run in parallel: the others may finish after paths[2].
+	deadline := time.Now().Add(waitFor)
+	for _, p := range paths {
+		for counter.get(p) < 2 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // and no third check follows
 	for _, p := range paths {
 		if got := counter.get(p); got != 2 {
 			t.Errorf("%s checked %d times, want 2", p, got)
