@@ -193,6 +193,12 @@ func (c *command) printProtect(r hosts.FileResult, would string) {
 		if len(ch.HostEnv) > 0 {
 			c.printf("    env %s stays in the host's file (the host expands it; the server gets it through the bridge)\n", strings.Join(ch.HostEnv, ", "))
 		}
+		if len(ch.StoredEnv) > 0 {
+			c.printf("    env %s is withheld from servers' inherited environment, so Rootkeeper stores it as %s's own env\n", strings.Join(ch.StoredEnv, ", "), ch.Entry.Rootkeeper)
+		}
+		if len(ch.LostEnv) > 0 {
+			c.printf("    warning: env %s is withheld from servers and its value is expanded by the host: the server will not get it through the bridge (give it a literal value, or `private-env remove` it)\n", strings.Join(ch.LostEnv, ", "))
+		}
 		if ch.NewProgram {
 			c.printf("    %s now runs something else: a new program for consent; %d decision(s) dropped\n", ch.Entry.Rootkeeper, ch.Dropped)
 		}

@@ -413,3 +413,113 @@ func TestNamesDoNotCollide(t *testing.T) {
 		}
 	}
 }
+
+func TestWithheldEnvReachesTheServer(t *testing.T) {
+	h, _ := Lookup("claude-desktop")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(`{"mcpServers": {"ai": {"command": "ai-mcp",
+  "env": {"ANTHROPIC_API_KEY": "sk-literal", "OPENAI_API_KEY": "${OPENAI_API_KEY}", "PLAIN": "x"}}}}`), 0o600)
+	res, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res[0].Changes[0]
+	if !slices.Equal(ch.StoredEnv, []string{"ANTHROPIC_API_KEY"}) || !slices.Equal(ch.LostEnv, []string{"OPENAI_API_KEY"}) {
+		t.Errorf("stored %v, lost %v", ch.StoredEnv, ch.LostEnv)
+	}
+	st, _ := store.Load()
+	srv, _ := st.Server("claude-desktop.ai")
+	if d := cmp.Diff(map[string]string{"ANTHROPIC_API_KEY": "sk-literal"}, srv.Env); d != "" {
+		t.Errorf("stored env (-want +got):\n%s", d)
+	}
+	env := app.ServerEnv([]string{"ANTHROPIC_API_KEY=sk-literal", "PLAIN=x"}, &st, srv.Env)
+	if !slices.Contains(env, "ANTHROPIC_API_KEY=sk-literal") || !slices.Contains(env, "PLAIN=x") {
+		t.Errorf("the server's environment through the bridge: %v", env)
+	}
+}
+
+func TestCRLFFileKeepsItsLineEnds(t *testing.T) {
+	h, _ := Lookup("codex")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := "model = \"o3\"\r\n\r\n[mcp_servers.x]\r\nenabled = true\r\ncommand = \"x-mcp\"\r\n"
+	os.WriteFile(path, []byte(orig), 0o600)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if bytes.Count(data, []byte("\n")) != bytes.Count(data, []byte("\r\n")) || !bytes.Contains(data, []byte(`args = ["bridge", "codex.x"]`)) {
+		t.Errorf("protected:\n%q", data)
+	}
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != orig {
+		t.Errorf("restored:\n%q", data)
+	}
+}
+
+func TestSymlinkedConfigStaysALink(t *testing.T) {
+	h, _ := Lookup("cursor")
+	w, project, store := testWorld(t)
+	path, orig := install(t, h, w, "windsurf.json", project)
+	real := filepath.Join(w.Home, "dotfiles", "cursor-mcp.json")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.Rename(path, real)
+	if err := os.Symlink(real, path); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(path); fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the link was replaced by a file")
+	}
+	if data, _ := os.ReadFile(real); !bytes.Contains(data, []byte(fakeExe)) {
+		t.Errorf("the linked file was not protected:\n%s", data)
+	}
+	Restore(h, o)
+	if data, _ := os.ReadFile(path); !bytes.Equal(data, orig) {
+		t.Errorf("restore through the link:\n%s", data)
+	}
+}
+
+func TestPathsPerOS(t *testing.T) {
+	for _, c := range []struct{ goos, host, want string }{
+		{"linux", "claude-desktop", "/h/.cfg/Claude/claude_desktop_config.json"},
+		{"darwin", "claude-desktop", "/h/Library/Application Support/Claude/claude_desktop_config.json"},
+		{"windows", "claude-desktop", "/appdata/Claude/claude_desktop_config.json"},
+		{"linux", "vscode", "/h/.cfg/Code/User/mcp.json"},
+		{"darwin", "vscode", "/h/Library/Application Support/Code/User/mcp.json"},
+		{"linux", "cline", "/h/.cfg/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+		{"linux", "zed", "/h/.cfg/zed/settings.json"},
+		{"darwin", "zed", "/h/.cfg/zed/settings.json"},
+		{"windows", "zed", "/appdata/zed/settings.json"},
+		{"linux", "goose", "/h/.cfg/goose/config.yaml"},
+		{"windows", "goose", "/appdata/Block/goose/config/config.yaml"},
+		{"darwin", "claude-code", "/h/.claude.json"},
+		{"linux", "codex", "/h/.codex/config.toml"},
+		{"linux", "gemini", "/h/.gemini/settings.json"},
+		{"linux", "windsurf", "/h/.codeium/windsurf/mcp_config.json"},
+		{"linux", "cursor", "/h/.cursor/mcp.json"},
+	} {
+		h, _ := Lookup(c.host)
+		w := World{GOOS: c.goos, Home: "/h", XDGConfigHome: "/h/.cfg", AppData: "/appdata"}
+		if got := filepath.ToSlash(h.Files(w)[0]); got != c.want {
+			t.Errorf("%s on %s: %s, want %s", c.host, c.goos, got, c.want)
+		}
+	}
+	w := World{GOOS: "linux", Home: "/h", Getenv: func(k string) string {
+		return map[string]string{"CLAUDE_CONFIG_DIR": "/cc", "CODEX_HOME": "/cx"}[k]
+	}}
+	claude, _ := Lookup("claude-code")
+	codex, _ := Lookup("codex")
+	if a, b := claude.Files(w)[0], codex.Files(w)[0]; a != "/cc/.claude.json" || b != "/cx/config.toml" {
+		t.Errorf("CLAUDE_CONFIG_DIR, CODEX_HOME: %s %s", a, b)
+	}
+}

@@ -46,7 +46,11 @@ func (l *lineDoc) render(key []string, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []byte(indent + l.keyText(key[len(key)-1]) + l.sep + string(val) + "\n"), nil
+	eol := "\n"
+	if bytes.Contains(l.data, []byte("\r\n")) {
+		eol = "\r\n" // a file written on Windows keeps its line ends
+	}
+	return []byte(indent + l.keyText(key[len(key)-1]) + l.sep + string(val) + eol), nil
 }
 
 func (l *lineDoc) put(key []string, after string, raw []byte) error {

@@ -177,6 +177,14 @@ type Change struct {
 	Requests []string `json:"requests,omitempty"`
 	// HostEnv names the variables left in the host's file.
 	HostEnv []string `json:"hostEnv,omitempty"`
+	// StoredEnv names variables of the entry's env that Rootkeeper keeps
+	// from servers' inherited environment (provider keys, private-env):
+	// they reach the server only as its own env, so their (literal)
+	// values are stored with it.
+	StoredEnv []string `json:"storedEnv,omitempty"`
+	// LostEnv names such variables whose value the host expands: the
+	// server will not get them through the bridge.
+	LostEnv []string `json:"lostEnv,omitempty"`
 	// NewProgram: a server of that name existed and ran something else;
 	// its decisions were dropped.
 	NewProgram bool `json:"newProgram,omitempty"`
@@ -400,6 +408,23 @@ func addServers(o Options, h *Host, changes []Change) error {
 			ch := &changes[i]
 			ch.NewProgram, ch.Dropped = false, 0
 			srv := ch.Server
+			ch.StoredEnv, ch.LostEnv = nil, nil
+			for _, k := range ch.HostEnv {
+				if !s.Withheld(k) {
+					continue
+				}
+				v := ch.Entry.HostEnv[k]
+				if HasHostVariable(v) {
+					ch.LostEnv = append(ch.LostEnv, k)
+					continue
+				}
+				if srv.Env == nil {
+					srv.Env = map[string]string{}
+				}
+				srv.Env[k] = v
+				ch.StoredEnv = append(ch.StoredEnv, k)
+			}
+			ch.Server, ch.Program = srv, app.Program(srv)
 			if old, ok := s.Server(srv.Name); ok {
 				srv.RootsMode, srv.Sampling, srv.HostRoots, srv.Confine, srv.KeepArgs = old.RootsMode, old.Sampling, old.HostRoots, old.Confine, old.KeepArgs
 				if !app.SameProgram(old, srv) {
