@@ -20,7 +20,9 @@ import (
 	"rootkeeper/mcp/confine"
 )
 
-const wait = 10 * time.Second
+// wait bounds each exchange; generous, since a 20 MiB message under -race on
+// a loaded machine takes seconds.
+const wait = 30 * time.Second
 
 // host is the test's MCP host: it writes to the bridge's stdin, reads its
 // stdout, matches responses to requests, and answers the bridge's roots/list
