@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rootkeeper/app/autostart"
+	"rootkeeper/app/doctor"
 )
 
 // autostart on/off/status round-trips the XDG entry in XDG_CONFIG_HOME, and
@@ -46,4 +47,32 @@ func TestAutostartVerb(t *testing.T) {
 	h.fails(2, []string{"autostart"}, "autostart")
 	h.fails(2, []string{"autostart", "maybe"}, "maybe")
 	h.fails(2, []string{"autostart", "on", "extra"}, "extra")
+}
+
+// doctor prints each check and what to do, and exits 1 when one failed, 0
+// when all are fine.
+func TestDoctorVerb(t *testing.T) {
+	h := newHarness(t)
+	real := doctorProbes
+	t.Cleanup(func() { doctorProbes = real })
+	tray := false
+	doctorProbes = func() doctor.Options {
+		return doctor.Options{
+			TrayHost: func() bool { return tray },
+			Keyring:  func() error { return nil },
+			LookPath: doctor.SystemLookPath,
+		}
+	}
+	h.ok("servers", "add", "sh", "--", "sh", "-c", "true")
+	r := h.run("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "FAIL  tray host") || !strings.Contains(r.stdout, "what to do: GNOME") ||
+		!strings.Contains(r.stdout, "ok    server sh") || r.stderr != "rootkeeper: doctor found 1 problem(s)\n" {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tray = true
+	var checks []doctor.Check
+	if err := json.Unmarshal([]byte(h.ok("doctor", "--json")), &checks); err != nil || len(checks) != 3 {
+		t.Fatalf("doctor --json: %v %+v", err, checks)
+	}
+	h.fails(2, []string{"doctor", "now"}, "now")
 }

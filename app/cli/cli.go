@@ -88,6 +88,7 @@ tray with the window closed (as at login).
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
   autostart on|off|status [--json]  start at login, in the tray with the window closed
+  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs
 
 Folders named on a server's command line or in its env are taken off and
 become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
@@ -207,6 +208,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return ext.GUIHidden(ctx, store)
 	case "autostart":
 		return c.autostart(rest)
+	case "doctor":
+		return c.doctor(rest)
 	case "scan":
 		return c.scan(rest)
 	case "roots":

@@ -97,9 +97,13 @@ func (osKeyring) Delete(service, user string) error {
 	return err
 }
 
-// bounded runs fn, giving up after Timeout (fn goes on in the background
-// and its answer is dropped).
+// bounded runs fn once a session bus is known to be there (sessionBus),
+// giving up after Timeout (fn goes on in the background and its answer is
+// dropped).
 func bounded(fn func() (string, error)) (string, error) {
+	if err := sessionBus(); err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	type result struct {

@@ -1,0 +1,148 @@
+package doctor
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rootkeeper/app"
+)
+
+func procSys(t *testing.T, watches string) string {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "fs", "inotify"), 0o755)
+	os.WriteFile(filepath.Join(dir, "fs", "inotify", "max_user_watches"), []byte(watches+"\n"), 0o644)
+	return dir
+}
+
+func find(t *testing.T, checks []Check, name string) Check {
+	t.Helper()
+	for _, c := range checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", name, checks)
+	return Check{}
+}
+
+// A healthy machine: every check passes, none asks for anything.
+func TestAllWell(t *testing.T) {
+	st := app.State{
+		Roots: []app.Root{{Path: "/a", Enabled: true}, {Path: "/b"}},
+		Servers: []app.Server{
+			{Name: "fs", Type: app.TransportStdio, Command: "npx", Env: map[string]string{"GITHUB_TOKEN": "keyring:rootkeeper/fs/env/GITHUB_TOKEN"}},
+			{Name: "web", Type: app.TransportHTTP, URL: "https://x"},
+		},
+	}
+	checks := Run(Options{
+		State:     st,
+		TrayHost:  func() bool { return true },
+		Landlock:  func() (int, error) { return 6, nil },
+		Keyring:   func() error { return nil },
+		ProcSys:   procSys(t, "524288"),
+		LookPath:  func(p string) (string, error) { return "/usr/bin/" + p, nil },
+		Autostart: func() (bool, string, error) { return true, "/x/autostart/rootkeeper.desktop", nil },
+	})
+	if n := Problems(checks); n != 0 {
+		t.Fatalf("%d problems: %+v", n, checks)
+	}
+	if len(checks) != 6 { // tray, login, Landlock, inotify, keyring, one stdio server
+		t.Errorf("%d checks: %+v", len(checks), checks)
+	}
+	if c := find(t, checks, "inotify"); !strings.Contains(c.Detail, "needs 2 for 1 enabled roots") {
+		t.Errorf("inotify: %q", c.Detail)
+	}
+	if c := find(t, checks, "server fs"); c.Detail != "runs /usr/bin/npx" {
+		t.Errorf("server fs: %q", c.Detail)
+	}
+}
+
+// Each problem is found and comes with what to do.
+func TestProblems(t *testing.T) {
+	st := app.State{
+		Roots: []app.Root{{Path: "/a", Enabled: true}},
+		Servers: []app.Server{
+			{Name: "boxed", Type: app.TransportStdio, Command: "/opt/srv", Confine: true},
+			{Name: "fs", Type: app.TransportStdio, Command: "npx", Env: map[string]string{"GITHUB_TOKEN": "keyring:rootkeeper/fs/env/GITHUB_TOKEN"}},
+			{Name: "py", Type: app.TransportStdio, Command: "uvx"},
+		},
+	}
+	noNode := func(p string) (string, error) {
+		if p == "npx" || p == "/opt/srv" {
+			return "/usr/bin/" + p, nil
+		}
+		return "", errors.New(`exec: "` + p + `": executable file not found in $PATH`)
+	}
+	checks := Run(Options{
+		State:    st,
+		TrayHost: func() bool { return false },
+		Landlock: func() (int, error) { return 0, errors.New("Landlock is not enabled in this kernel") },
+		Keyring:  func() error { return errors.New("no D-Bus session bus") },
+		ProcSys:  procSys(t, "100"),
+		LookPath: noNode,
+	})
+	for name, want := range map[string]string{
+		"tray host": "AppIndicator",
+		"Landlock":  "kernel command line",
+		"inotify":   "max_user_watches=524288",
+		"keyring":   "unlock or start the keyring",
+		"server fs": "install Node.js",
+		"server py": "install uv",
+	} {
+		c := find(t, checks, name)
+		if c.OK || !strings.Contains(c.Fix, want) {
+			t.Errorf("%s: ok=%v fix %q, want it to say %q (detail %q)", name, c.OK, c.Fix, want, c.Detail)
+		}
+	}
+	if c := find(t, checks, "Landlock"); !strings.Contains(c.Detail, "boxed") {
+		t.Errorf("Landlock does not name the confined server: %q", c.Detail)
+	}
+	if c := find(t, checks, "server boxed"); !c.OK {
+		t.Errorf("server boxed: %+v", c)
+	}
+	if Problems(checks) != 6 {
+		t.Errorf("problems = %d: %+v", Problems(checks), checks)
+	}
+}
+
+// The keyring's verdict depends on what the servers keep where.
+func TestKeyringCases(t *testing.T) {
+	ref := map[string]string{"API_KEY": "keyring:rootkeeper/s/env/API_KEY"}
+	plain := map[string]string{"API_KEY": "k123"}
+	down := errors.New("no bus")
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		reach error
+		ok    bool
+	}{
+		{"no secrets, no keyring", map[string]string{"A": "1"}, down, true},
+		{"references, keyring up", ref, nil, true},
+		{"references, keyring down", ref, down, false},
+		{"plain, keyring down", plain, down, false},
+		{"plain, keyring up", plain, nil, false},
+	} {
+		st := app.State{Servers: []app.Server{{Name: "s", Type: app.TransportStdio, Command: "x", Env: tc.env}}}
+		c := keyring(st, tc.reach)
+		if c.OK != tc.ok || (!c.OK && c.Fix == "") {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+		if strings.Contains(c.Detail, "k123") {
+			t.Errorf("%s: the detail prints the secret: %q", tc.name, c.Detail)
+		}
+	}
+}
+
+// The real /proc/sys of this machine is read.
+func TestInotifyReadsTheRealLimit(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/fs/inotify/max_user_watches"); err != nil {
+		t.Skip("no inotify limits here (not Linux)")
+	}
+	c := inotify(app.State{}, "/proc/sys")
+	if !strings.HasPrefix(c.Detail, "max_user_watches ") {
+		t.Fatalf("%+v", c)
+	}
+}
