@@ -187,6 +187,9 @@ func (c *command) printProtect(r hosts.FileResult, would string) {
 	c.printf("%s: %s\n", r.Host, r.Path)
 	for _, ch := range r.Changes {
 		c.printf("  %s %sbridged as %s: %s\n", ch.Entry.Name, would, ch.Entry.Rootkeeper, ch.Program)
+		if would != "" {
+			c.printf("    the entry would run: %s\n", strings.Join(quoteAll(ch.Bridge), " "))
+		}
 		for _, p := range ch.Requests {
 			c.printf("    folder %s taken off its command line: a request to decide (grant %s %s)\n", p, ch.Entry.Rootkeeper, app.ShellQuote(p))
 		}
@@ -227,4 +230,12 @@ func (c *command) printRestore(r hosts.FileResult, would string) {
 	default:
 		c.printf("%s: %s: %s\n", r.Host, r.Path, r.How)
 	}
+}
+
+func quoteAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = app.ShellQuote(w)
+	}
+	return out
 }

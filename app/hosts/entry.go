@@ -161,7 +161,7 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 		srv.Headers = stringMap(obj[dl.headers])
 	}
 	e.Server = srv
-	if srv.Command != "" && isBridge(srv.Args) {
+	if isRootkeeper(srv.Command) && isBridge(srv.Args) {
 		e.Protected = true
 		e.Rootkeeper = srv.Args[len(srv.Args)-1]
 		return e
@@ -196,6 +196,13 @@ func skipReason(srv app.Server, obj map[string]any, dl dialect) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// isRootkeeper reports whether command is a rootkeeper program (another
+// tool may well have a "bridge" verb).
+func isRootkeeper(command string) bool {
+	base := strings.TrimSuffix(filepath.Base(filepath.FromSlash(strings.ReplaceAll(command, `\`, "/"))), ".exe")
+	return base == "rootkeeper"
 }
 
 // isBridge reports whether args are a rootkeeper bridge invocation.

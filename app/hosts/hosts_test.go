@@ -523,3 +523,19 @@ func TestPathsPerOS(t *testing.T) {
 		t.Errorf("CLAUDE_CONFIG_DIR, CODEX_HOME: %s %s", a, b)
 	}
 }
+
+func TestOnlyRootkeeperIsABridge(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"/usr/local/bin/rootkeeper":       true,
+		`C:\Program Files\rootkeeper.exe`: true,
+		"/usr/bin/other-tool":             false,
+		"rootkeeper-helper":               false,
+	} {
+		if got := isRootkeeper(cmd) && isBridge([]string{"bridge", "x"}); got != want {
+			t.Errorf("%q bridge x: %v, want %v", cmd, got, want)
+		}
+	}
+	if isBridge([]string{"--state-dir", "/s", "x", "bridge", "y"}) || isBridge([]string{"bridge"}) {
+		t.Error("odd argument lists taken for a bridge")
+	}
+}

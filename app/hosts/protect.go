@@ -177,6 +177,8 @@ type Change struct {
 	Requests []string `json:"requests,omitempty"`
 	// HostEnv names the variables left in the host's file.
 	HostEnv []string `json:"hostEnv,omitempty"`
+	// Bridge is the command line the entry runs after protect.
+	Bridge []string `json:"bridge"`
 	// StoredEnv names variables of the entry's env that Rootkeeper keeps
 	// from servers' inherited environment (provider keys, private-env):
 	// they reach the server only as its own env, so their (literal)
@@ -361,6 +363,7 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	if o.StateDirArg != "" {
 		args = append([]string{"--state-dir", o.StateDirArg}, args...)
 	}
+	ch.Bridge = append([]string{o.Executable}, args...)
 	anchor := ""
 	if dl.typ != "" {
 		if _, has := d.get(append(slices.Clone(e.base), dl.typ)); has {
