@@ -76,3 +76,27 @@ func TestDoctorVerb(t *testing.T) {
 	}
 	h.fails(2, []string{"doctor", "now"}, "now")
 }
+
+// doctor checks each protected host file: a server added by the host after
+// protect runs beside Rootkeeper, and doctor says to protect it again.
+func TestDoctorChecksProtectedHosts(t *testing.T) {
+	h, home := hostsHarness(t)
+	real := doctorProbes
+	t.Cleanup(func() { doctorProbes = real })
+	doctorProbes = func() doctor.Options { return doctor.Options{} }
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(cursor), 0o755)
+	os.WriteFile(cursor, []byte(`{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}`), 0o600)
+	h.ok("hosts", "protect", "cursor")
+	if out := h.ok("doctor"); !strings.Contains(out, "ok    host cursor") || !strings.Contains(out, "all 1 servers run the bridge") {
+		t.Fatalf("doctor after protect:\n%s", out)
+	}
+	data, _ := os.ReadFile(cursor)
+	added := strings.Replace(string(data), `"mcpServers": {`, `"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}, `, 1)
+	os.WriteFile(cursor, []byte(added), 0o600)
+	r := h.run("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "FAIL  host cursor") || !strings.Contains(r.stdout, "fetch not behind the bridge") ||
+		!strings.Contains(r.stdout, "what to do: rootkeeper hosts protect cursor") {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"rootkeeper/app/autostart"
 	"rootkeeper/app/doctor"
+	"rootkeeper/app/hosts"
 	"rootkeeper/app/secrets"
 	"rootkeeper/app/trayhost"
 )
@@ -51,6 +52,15 @@ func (c *command) doctor(args []string) error {
 	}
 	o := doctorProbes()
 	o.State = st
+	if o.Extra == nil {
+		o.Extra = func() []doctor.Check {
+			ho, err := c.hostsOptions(nil)
+			if err != nil {
+				return doctor.Hosts(nil, err)
+			}
+			return doctor.Hosts(hosts.List(ho))
+		}
+	}
 	checks := doctor.Run(o)
 	if *asJSON {
 		if err := c.printJSON(checks); err != nil {
