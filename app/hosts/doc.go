@@ -43,6 +43,9 @@ type doc interface {
 	bytes() []byte
 }
 
+// atStart, as put's after, puts a field first among its siblings.
+const atStart = "\x00start"
+
 // parseDoc parses a config file in format f.
 func parseDoc(f Format, path string, project bool, data []byte) (doc, error) {
 	var (

@@ -170,6 +170,21 @@ func TestProtectRestoreFixtures(t *testing.T) {
 			if !bytes.Equal(back, orig) {
 				t.Errorf("restore is not byte for byte:\n%s", back)
 			}
+
+			// Edited since protect (a line added at the end): restore
+			// puts back each entry's fields, in their places.
+			if _, err := Protect(h, o); err != nil {
+				t.Fatal(err)
+			}
+			edited := append(mustRead(t, path), '\n')
+			os.WriteFile(path, edited, 0o640)
+			rr, err := Restore(h, o)
+			if err != nil || rr[0].How != "entries" {
+				t.Fatalf("restore after an edit: %+v %v", rr, err)
+			}
+			if back := mustRead(t, path); !bytes.Equal(back, append(bytes.Clone(orig), '\n')) {
+				t.Errorf("restore of an edited file:\n%s\nwant\n%s\n", back, orig)
+			}
 		})
 	}
 }
@@ -538,4 +553,56 @@ func TestOnlyRootkeeperIsABridge(t *testing.T) {
 	if isBridge([]string{"--state-dir", "/s", "x", "bridge", "y"}) || isBridge([]string{"bridge"}) {
 		t.Error("odd argument lists taken for a bridge")
 	}
+}
+
+// A host adds a server after protect; protect again bridges it too; restore
+// cannot copy the backup (it lacks the new server) and puts back both
+// entries instead.
+func TestProtectAgainAfterHostAddedAServer(t *testing.T) {
+	h, _ := Lookup("gemini")
+	w, project, store := testWorld(t)
+	path, _ := install(t, h, w, "gemini.json", project)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	added := bytes.Replace(data, []byte(`"mcpServers": {`), []byte(`"mcpServers": {
+    "late": {"command": "late-mcp", "args": ["--x"]},`), 1)
+	os.WriteFile(path, added, 0o600)
+	res, err := Protect(h, o)
+	if err != nil || len(res[0].Changes) != 1 || res[0].Changes[0].Entry.Name != "late" || res[0].Already != 2 {
+		t.Fatalf("second protect: %+v %v", res, err)
+	}
+	rr, err := Restore(h, o)
+	if err != nil || rr[0].How != "entries" || len(rr[0].Kept) != 0 {
+		t.Fatalf("restore: %+v %v", rr, err)
+	}
+	back, _ := os.ReadFile(path)
+	d, err := parseDoc(JSON, path, false, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entriesOf(h, d) {
+		if e.Protected {
+			t.Errorf("%s still bridged:\n%s", e.Name, back)
+		}
+	}
+	if late, _ := d.get([]string{"mcpServers", "late"}); string(late) != `{"command": "late-mcp", "args": ["--x"]}` {
+		t.Errorf("late entry back as %s", late)
+	}
+	want := bytes.Replace(mustRead(t, filepath.Join("testdata", "gemini.json")), []byte(`"mcpServers": {`), []byte(`"mcpServers": {
+    "late": {"command": "late-mcp", "args": ["--x"]},`), 1)
+	if !bytes.Equal(back, want) {
+		t.Errorf("restore:\n%s\nwant\n%s", back, want)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

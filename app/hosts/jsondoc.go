@@ -142,13 +142,20 @@ func (d *jsonDoc) put(key []string, after string, raw []byte) error {
 		obj.Members[i].Value.Value = val.Value
 		return d.repack()
 	}
-	at := memberIndex(obj, after)
-	if at < 0 {
-		at = len(obj.Members) - 1
-	}
 	m := hujson.ObjectMember{
 		Name:  hujson.Value{BeforeExtra: hujson.Extra(" "), Value: hujson.String(name)},
 		Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: val.Value},
+	}
+	if after == atStart && len(obj.Members) > 0 {
+		first := obj.Members[0]
+		m.Name.BeforeExtra = leadingSpace(first.Name.BeforeExtra)
+		m.Value.BeforeExtra = slices.Clone(first.Value.BeforeExtra)
+		obj.Members = slices.Insert(obj.Members, 0, m)
+		return d.repack()
+	}
+	at := memberIndex(obj, after)
+	if at < 0 {
+		at = len(obj.Members) - 1
 	}
 	if at >= 0 {
 		prev := &obj.Members[at]

@@ -65,7 +65,13 @@ func (l *lineDoc) put(key []string, after string, raw []byte) error {
 		return fmt.Errorf("cannot edit %q: %s", strings.Join(parent, "."), why)
 	}
 	at := -1
-	if after != "" {
+	if after == atStart {
+		for _, name := range l.fieldNames(parent) {
+			if s, _, ok := l.span(append(clone(parent), name)); ok && (at < 0 || s < at) {
+				at = s
+			}
+		}
+	} else if after != "" {
 		if _, e, ok := l.span(append(clone(parent), after)); ok {
 			at = e
 		}

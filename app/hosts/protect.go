@@ -465,8 +465,11 @@ func addServers(o Options, h *Host, changes []Change) error {
 func prevSibling(d doc, key []string) string {
 	names := d.keys(key[:len(key)-1])
 	i := slices.Index(names, key[len(key)-1])
-	if i <= 0 {
+	switch {
+	case i < 0:
 		return ""
+	case i == 0:
+		return atStart
 	}
 	return names[i-1]
 }
