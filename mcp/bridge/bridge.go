@@ -58,6 +58,9 @@ const (
 	metaCapabilities       = "io.modelcontextprotocol/clientCapabilities"
 	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	// inputRequestsSince is the first revision whose results may carry
+	// input requests (SEP-2322).
+	inputRequestsSince = "2026-07-28"
 	// ownIDPrefix marks the ids of the bridge's own requests to the host.
 	ownIDPrefix = "rootkeeper-bridge-"
 	// maxLine bounds one message; far above what hosts and servers send
@@ -721,10 +724,18 @@ func (b *bridge) hostMessage(line []byte) []byte {
 }
 
 // trackable reports whether line may be a request whose result can carry
-// input requests (2026-07-28), which the bridge must remember.
+// input requests (2026-07-28 on), which the bridge must remember. Sessions
+// of earlier revisions have none: their requests, large ones included,
+// pass without being decoded.
 func (b *bridge) trackable(line []byte) bool {
-	return bytes.Contains(line, []byte(`"tools/call"`)) || bytes.Contains(line, []byte(`"prompts/get"`)) ||
-		bytes.Contains(line, []byte(`"resources/read"`))
+	if !bytes.Contains(line, []byte(`"tools/call"`)) && !bytes.Contains(line, []byte(`"prompts/get"`)) &&
+		!bytes.Contains(line, []byte(`"resources/read"`)) {
+		return false
+	}
+	b.mu.Lock()
+	version := b.session.ProtocolVersion
+	b.mu.Unlock()
+	return version == "" || version >= inputRequestsSince || bytes.Contains(line, []byte(metaProtocolVersion))
 }
 
 // hostOne handles one message from the host; nil drops it.
@@ -758,7 +769,9 @@ func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
 		raw = b.rewriteMeta(raw, h)
 		switch h.Method {
 		case "tools/call", "prompts/get", "resources/read":
-			raw = b.trackRequest(raw, h)
+			if b.trackable(raw) {
+				raw = b.trackRequest(raw, h)
+			}
 		}
 	}
 	return raw

@@ -99,15 +99,24 @@ func (c *httpConn) close() {
 
 // emit hands one message from the server to fromServer, as a line.
 func (c *httpConn) emit(data []byte) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, bytes.TrimSpace(data)); err != nil || buf.Len() == 0 {
-		c.b.log.Warn("the server sent something that is not JSON", "error", err)
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
 		return
 	}
-	buf.WriteByte('\n')
+	// A line break in JSON can only be whitespace between tokens (strings
+	// hold \n escaped): a space keeps the message one line, and the same
+	// message.
+	if bytes.ContainsAny(data, "\r\n") {
+		data = bytes.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' {
+				return ' '
+			}
+			return r
+		}, data)
+	}
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	c.out.Write(buf.Bytes())
+	c.out.Write(append(data, '\n'))
 }
 
 func (c *httpConn) writeJSON(v any) error {
