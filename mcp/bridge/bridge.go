@@ -957,7 +957,7 @@ func (b *bridge) hostRootsAnswer(h header) {
 		host = "the host"
 	}
 	now := time.Now().UTC()
-	if len(folders) > 0 {
+	if len(folders) > 0 && b.wouldRecord(folders, app.SafeText(host), now) {
 		err := b.o.Core.Update(func(s *app.State) error {
 			for _, f := range folders {
 				if _, err := s.AddRequest(b.srv.Name, f, app.SafeText(host), now); err != nil {
@@ -971,6 +971,19 @@ func (b *bridge) hostRootsAnswer(h header) {
 		}
 	}
 	b.poke()
+}
+
+// wouldRecord reports whether recording folders as requests from host
+// would change the state: a host that answers roots/list again and again
+// does not get the state file written each time.
+func (b *bridge) wouldRecord(folders []string, host string, now time.Time) bool {
+	st := b.o.Core.Snapshot().State.Clone()
+	for _, f := range folders {
+		if changed, err := st.AddRequest(b.srv.Name, f, host, now); changed || err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // hostFolder turns a host's root URI into a canonical folder path, or

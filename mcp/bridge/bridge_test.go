@@ -402,6 +402,34 @@ func TestHostileHostRoots(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Path != good {
 		t.Fatalf("requests recorded from a hostile answer: %+v", reqs)
 	}
+	// The same answer again and again does not rewrite the state file.
+	stateFile := filepath.Join(f.dir, app.StateFileName)
+	before, _ := os.Stat(stateFile)
+	h.mu.Lock()
+	asked := h.asked
+	h.mu.Unlock()
+	for range 5 {
+		h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+		h.call("ping", map[string]any{})
+	}
+	deadline = time.Now().Add(wait)
+	for {
+		h.mu.Lock()
+		n := h.asked
+		h.mu.Unlock()
+		if n >= asked+5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the host was asked %d more times, want 5", n-asked)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.call("ping", map[string]any{})
+	time.Sleep(100 * time.Millisecond) // the last answer is handled
+	if after, _ := os.Stat(stateFile); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the state file was written again for the same answer (%v -> %v)", before.ModTime(), after.ModTime())
+	}
 
 	// A host that never answers: the bridge serves on, and does not pile up
 	// questions.
@@ -413,7 +441,7 @@ func TestHostileHostRoots(t *testing.T) {
 	}
 	silent.h.eventually("roots-asked", uri(silent.a))
 	silent.h.mu.Lock()
-	asked := silent.h.asked
+	asked = silent.h.asked
 	silent.h.mu.Unlock()
 	if asked > 9 {
 		t.Fatalf("a silent host was asked %d times", asked)
