@@ -86,12 +86,19 @@ type services struct {
 	manager *mcp.Manager
 	control *control.Server
 	wg      sync.WaitGroup
+	// startMCP starts the MCP clients when start was asked to hold them
+	// (the window starts them once it is up); it does nothing after the
+	// first call.
+	startMCP func()
 }
 
 // start opens the core, forgets last run's until-quit decisions, and starts
 // the state watcher, the health monitor, the MCP clients and the control
 // socket, all bound to ctx.
-func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*services, error) {
+//
+// With holdMCP the MCP clients wait for rt.startMCP: the window calls it
+// once it is up, with its sampling reviewer in place.
+func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP bool) (*services, error) {
 	// Descendants that leave a server's process group come back to us, to
 	// be ended at shutdown (see stopAll).
 	if err := reap.BecomeSubreaper(); err != nil {
@@ -139,17 +146,23 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger) (*service
 		}
 	}()
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
-	for name, run := range map[string]func(context.Context) error{
-		"state watcher":   core.Run,
-		"health monitor":  monitor.Run,
-		"mcp clients":     rt.manager.Run,
-		"control channel": ctl.Serve,
-	} {
+	loop := func(name string, run func(context.Context) error) {
 		rt.wg.Add(1)
 		go func() {
 			defer rt.wg.Done()
 			supervised(ctx, core, logger, name, run)
 		}()
+	}
+	for name, run := range map[string]func(context.Context) error{
+		"state watcher":   core.Run,
+		"health monitor":  monitor.Run,
+		"control channel": ctl.Serve,
+	} {
+		loop(name, run)
+	}
+	rt.startMCP = sync.OnceFunc(func() { loop("mcp clients", rt.manager.Run) })
+	if !holdMCP {
+		rt.startMCP()
 	}
 	return rt, nil
 }
@@ -183,7 +196,7 @@ func newLogger() *slog.Logger {
 
 func runHeadless(ctx context.Context, store *app.Store) error {
 	logger := newLogger()
-	rt, err := start(ctx, store, logger)
+	rt, err := start(ctx, store, logger, false)
 	if err != nil {
 		return err
 	}
@@ -229,7 +242,7 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	}
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	rt, err := start(ctx, store, newLogger())
+	rt, err := start(ctx, store, newLogger(), true)
 	if err != nil {
 		return err
 	}
@@ -248,6 +261,8 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 		// The Resources… dialog of each connected server.
 		Resources: rt.manager,
 		Hidden:    hidden,
+		// The servers start once the window is up and its reviewer is set.
+		Started: rt.startMCP,
 	})
 	quit()
 	rt.stopAll(newLogger())

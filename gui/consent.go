@@ -30,7 +30,14 @@ func inspect(roots []app.Root, home string) []rootInfo {
 // the small dialog, several in one review screen. Questions put off with
 // Later are not asked again until a new one comes.
 func (u *ui) askNext() {
-	if u.consent != "" || u.snap == nil || u.grid == nil {
+	if u.snap == nil || u.grid == nil {
+		return
+	}
+	if d, ok := u.openDialog.(*reviewDialog); ok && u.consent == "review" {
+		u.growReview(d)
+		return
+	}
+	if u.consent != "" {
 		return
 	}
 	var qs []app.Question
@@ -90,15 +97,11 @@ func (u *ui) askReview(qs []app.Question) {
 				info[in.Root.Path] = in
 			}
 			d := &reviewDialog{Questions: qs, Info: info}
-			servers := map[string]bool{}
-			for _, q := range qs {
-				servers[q.Server] = true
-			}
 			d.OnLater = func() {
 				u.consent = ""
 				u.openDialog = nil
 				u.reviewLater = map[string]bool{}
-				for _, q := range qs {
+				for _, q := range d.Questions { // grown since it opened
 					u.reviewLater[q.Server+"\x00"+q.Root.Path] = true
 				}
 				u.snap = nil // the banner offers the review again
@@ -107,6 +110,11 @@ func (u *ui) askReview(qs []app.Question) {
 			d.OnSubmit = func(allowed map[int]bool, scope app.Scope) {
 				u.consent = ""
 				u.openDialog = nil
+				qs := d.Questions // grown since it opened
+				servers := map[string]bool{}
+				for _, q := range qs {
+					servers[q.Server] = true
+				}
 				for s := range servers {
 					u.busy[s] = true
 				}
@@ -122,6 +130,42 @@ func (u *ui) askReview(qs []app.Question) {
 			u.notify("Rootkeeper", fmt.Sprintf("%s waiting for your decision.", plural(len(qs), "folder question")))
 			d.Show(u.win)
 			u.openDialog = d
+		})
+	})
+}
+
+// growReview adds to the open review the questions that came since it
+// opened: twenty servers connecting one after the other make one screen,
+// not a queue of twenty.
+func (u *ui) growReview(d *reviewDialog) {
+	if d.growing {
+		return
+	}
+	var fresh []app.Question
+	var roots []app.Root
+	seen := map[string]bool{}
+	for _, q := range u.grid.Questions() {
+		if u.busy[q.Server] || d.asked[q.Server+"\x00"+q.Root.Path] {
+			continue
+		}
+		fresh = append(fresh, q)
+		if _, ok := d.Info[q.Root.Path]; !ok && !seen[q.Root.Path] {
+			seen[q.Root.Path] = true
+			roots = append(roots, q.Root)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	d.growing = true
+	home := u.home()
+	u.async(func() {
+		infos := u.inspect(roots, home)
+		u.do(func() {
+			d.growing = false
+			if u.openDialog == d {
+				d.add(fresh, infos)
+			}
 		})
 	})
 }

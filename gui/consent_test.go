@@ -314,3 +314,33 @@ func TestTrayTickOfApprovedRootEnablesIt(t *testing.T) {
 	}
 	f.wantDecisions("fs " + rootA + " allow always command-line")
 }
+
+// Servers that connect while the review is open join it: one screen, not
+// a queue.
+func TestReviewGrowsAsServersConnect(t *testing.T) {
+	f := newFixture(t, Options{}, threeRoots)
+	f.healthy()
+	f.connect("fs")
+	d := openReview(t, f)
+	if len(d.Questions) != 3 {
+		t.Fatalf("%d questions for fs", len(d.Questions))
+	}
+	f.connect("git")
+	if openReview(t, f) != d {
+		t.Fatal("a second dialog opened instead of growing the review")
+	}
+	want := []string{"fs " + rootA, "fs " + rootB, "fs " + rootC, "git " + rootB, "git " + rootC}
+	if got := questionsOf(d); !slices.Equal(got, want) {
+		t.Fatalf("review asks %q, want %q", got, want)
+	}
+	d.ticked[4] = true // git may see gamma
+	test.Tap(d.allow)
+	f.wantDecisions(
+		"git "+rootA+" allow always command-line",
+		"fs "+rootA+" deny always dialog",
+		"fs "+rootB+" deny always dialog",
+		"fs "+rootC+" deny always dialog",
+		"git "+rootB+" deny always dialog",
+		"git "+rootC+" allow always dialog",
+	)
+}

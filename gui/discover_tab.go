@@ -335,7 +335,7 @@ func groupCandidates(cands []app.Candidate, filter string) []candRow {
 			heads = append(heads, c)
 		}
 	}
-	byPath := func(a, b app.Candidate) int { return strings.Compare(a.Path, b.Path) }
+	byPath := func(a, b app.Candidate) int { return app.CompareNatural(a.Path, b.Path) }
 	slices.SortFunc(heads, byPath)
 	var rows []candRow
 	for _, h := range heads {

@@ -40,6 +40,9 @@ type reviewDialog struct {
 	OnLater func()
 
 	ticked  []bool
+	asked   map[string]bool // "SERVER\x00PATH" of every question shown
+	growing bool            // questions are being added (see add)
+	intro   *widget.Label
 	rows    []reviewRow
 	group   *widget.RadioGroup
 	filter  *widget.Entry
@@ -63,18 +66,13 @@ type reviewRow struct {
 
 func (d *reviewDialog) content() fyne.CanvasObject {
 	d.ticked = make([]bool, len(d.Questions))
-	servers := map[string]bool{}
+	d.asked = map[string]bool{}
 	for _, q := range d.Questions {
-		servers[q.Server] = true
+		d.asked[q.Server+"\x00"+q.Root.Path] = true
 	}
-	who := plural(len(servers), "server") + " ask"
-	if len(servers) == 1 {
-		who = app.SafeText(d.Questions[0].Server) + " asks"
-	}
-	intro := widget.NewLabel(fmt.Sprintf("%s to see folders: %s in all. Nothing is seen until you allow it. "+
-		"Tick what may be seen; the rest is denied. You can change any answer later in Access.",
-		who, plural(len(d.Questions), "question")))
-	intro.Wrapping = fyne.TextWrapWord
+	d.intro = widget.NewLabel("")
+	d.intro.Wrapping = fyne.TextWrapWord
+	d.sayWho()
 	d.group = widget.NewRadioGroup([]string{byServer, byFolder}, func(string) { d.regroup() })
 	d.group.Horizontal = true
 	d.group.Required = true
@@ -101,7 +99,41 @@ func (d *reviewDialog) content() fyne.CanvasObject {
 	})
 	tools := container.NewBorder(nil, nil, d.group, container.NewHBox(d.count, d.all, d.none), d.filter)
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
-	return container.NewBorder(container.NewVBox(intro, tools), remember, nil, nil, d.list)
+	return container.NewBorder(container.NewVBox(d.intro, tools), remember, nil, nil, d.list)
+}
+
+// sayWho words the introduction: who asks, how many questions.
+func (d *reviewDialog) sayWho() {
+	servers := map[string]bool{}
+	for _, q := range d.Questions {
+		servers[q.Server] = true
+	}
+	who := plural(len(servers), "server") + " ask"
+	if len(servers) == 1 {
+		who = app.SafeText(d.Questions[0].Server) + " asks"
+	}
+	d.intro.SetText(fmt.Sprintf("%s to see folders: %s in all. Nothing is seen until you allow it. "+
+		"Tick what may be seen; the rest is denied. You can change any answer later in Access.",
+		who, plural(len(d.Questions), "question")))
+}
+
+// add puts questions that came while the review is open (another server
+// connected) into it, unticked, with their folders' info.
+func (d *reviewDialog) add(qs []app.Question, info []rootInfo) {
+	for _, in := range info {
+		d.Info[in.Root.Path] = in
+	}
+	for _, q := range qs {
+		key := q.Server + "\x00" + q.Root.Path
+		if d.asked[key] {
+			continue
+		}
+		d.asked[key] = true
+		d.Questions = append(d.Questions, q)
+		d.ticked = append(d.ticked, false)
+	}
+	d.sayWho()
+	d.regroup()
 }
 
 // Show opens the review over parent.

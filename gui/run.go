@@ -44,6 +44,12 @@ type Options struct {
 	// window is up, and nil again when it closes (main passes the MCP
 	// manager's SetReviewer). Nil: sampling requests are not reviewed here.
 	SetReviewer func(app.SamplingReviewer)
+	// Started, when set, is called once the window has drawn its first
+	// snapshot and the reviewer is in place (main starts the MCP clients
+	// then: a server asking for sampling right after its handshake finds
+	// someone to review it, and twenty servers starting do not delay the
+	// first frame).
+	Started func()
 	// Context, when it ends, quits the app as Quit in the tray does (main
 	// passes the context its signal handler cancels). Nil means never.
 	Context context.Context
@@ -140,6 +146,9 @@ func Run(opts Options) error {
 		go u.loop(ctx, changed, kick)
 		if opts.SetReviewer != nil {
 			opts.SetReviewer(reviewer)
+		}
+		if opts.Started != nil {
+			opts.Started()
 		}
 	})
 	if !opts.Hidden || !tray || !isDesktop {
