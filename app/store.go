@@ -428,7 +428,19 @@ func (s *Store) Watch(ctx context.Context, onChange func()) error {
 		return s.poll(ctx, onChange)
 	}
 	defer w.Close()
-	var debounce <-chan time.Time
+	// The first change is reported at once (a grant reaches a bridged
+	// server in milliseconds, not after a delay); the changes that follow
+	// within 20 ms are folded into one more call at its end.
+	var quiet <-chan time.Time
+	pending := false
+	changed := func() {
+		if quiet != nil {
+			pending = true
+			return
+		}
+		onChange()
+		quiet = time.After(20 * time.Millisecond)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -438,14 +450,17 @@ func (s *Store) Watch(ctx context.Context, onChange func()) error {
 				return nil
 			}
 			if filepath.Base(ev.Name) == StateFileName {
-				debounce = time.After(20 * time.Millisecond)
+				changed()
 			}
 		case <-w.Errors:
 			// An overflow may have hidden a change: look anyway.
-			debounce = time.After(20 * time.Millisecond)
-		case <-debounce:
-			debounce = nil
-			onChange()
+			changed()
+		case <-quiet:
+			quiet = nil
+			if pending {
+				pending = false
+				changed()
+			}
 		}
 	}
 }
