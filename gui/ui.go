@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // ui is the controller of the window, its tabs and the consent dialogs. Its
@@ -37,6 +38,9 @@ type ui struct {
 	showWindow func()
 	// onRefresh is told about every rendered snapshot (the tray hooks in).
 	onRefresh func(*app.Snapshot)
+	// hostsOptions says where the Hosts tab finds the hosts' files and
+	// what their entries are to run (tests point it at a home of theirs).
+	hostsOptions func() hosts.Options
 
 	snap *app.Snapshot
 	grid *app.Grid // snap's index, built once per snapshot
@@ -50,6 +54,7 @@ type ui struct {
 	discover *discoverTab
 	servers  *serversTab
 	activity *activityTab
+	hosts    *hostsTab
 
 	// consent is the open consent dialog's key ("server:NAME" or
 	// "root:PATH"), "" when none is open; busy holds servers whose answer is
@@ -89,6 +94,7 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 	}
 	u.showWindow = func() { u.win.Show(); u.win.RequestFocus() }
 	u.onRefresh = func(*app.Snapshot) {}
+	u.hostsOptions = func() hosts.Options { return hostsOptions(u.core.Store()) }
 	return u
 }
 
@@ -99,16 +105,21 @@ func (u *ui) build() fyne.CanvasObject {
 	u.discover = newDiscoverTab(u)
 	u.servers = newServersTab(u)
 	u.activity = newActivityTab(u)
+	u.hosts = newHostsTab(u)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Roots", u.roots.content),
 		container.NewTabItem("Access", u.access.content),
 		container.NewTabItem("Discover", u.discover.content),
 		container.NewTabItem("Servers", u.servers.content),
 		container.NewTabItem("Activity", u.activity.content),
+		container.NewTabItem("Hosts", u.hosts.content),
 	)
 	u.tabs.OnSelected = func(t *container.TabItem) {
-		if t.Text == "Activity" {
+		switch t.Text {
+		case "Activity":
 			u.activity.reload()
+		case "Hosts":
+			u.hosts.reload()
 		}
 	}
 	u.banner = container.NewVBox()

@@ -1,0 +1,220 @@
+package gui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+	"rootkeeper/app/hosts"
+)
+
+// hostsTab lists the MCP hosts found on this computer (Claude Code,
+// Cursor…) with their servers, and puts each host's servers behind the
+// bridge (Protect) or gives its files back (Restore). The work is package
+// hosts'; the tab reads the disk off the UI goroutine and shows what it
+// found and what was done.
+type hostsTab struct {
+	u       *ui
+	content fyne.CanvasObject
+	list    *fyne.Container
+	status  *widget.Label
+	// found is the last listing shown; loading is true while one is read.
+	found   []hosts.Found
+	loading bool
+	// result is the open result dialog, for tests.
+	result dialog.Dialog
+}
+
+func newHostsTab(u *ui) *hostsTab {
+	t := &hostsTab{u: u, list: container.NewVBox()}
+	t.status = widget.NewLabel("")
+	t.status.TextStyle.Italic = true
+	refresh := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), t.reload)
+	top := container.NewBorder(nil, nil, nil, refresh,
+		widget.NewLabel("MCP hosts on this computer. Protect makes a host start its servers through Rootkeeper, so they see only the folders you allowed."))
+	t.content = container.NewBorder(top, t.status, nil, nil, container.NewVScroll(t.list))
+	return t
+}
+
+// hostsOptions is what the tab hands package hosts: this process's world,
+// this rootkeeper, and its state folder (named to the bridge when it is not
+// the default).
+func hostsOptions(store *app.Store) hosts.Options {
+	o := hosts.Options{World: hosts.ThisWorld(), Store: store}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			o.Executable = real
+		}
+	}
+	if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != store.Dir() {
+		o.StateDirArg = store.Dir()
+	}
+	return o
+}
+
+// reload reads the hosts' files again (off the UI goroutine).
+func (t *hostsTab) reload() {
+	if t.loading {
+		return
+	}
+	t.loading = true
+	t.status.SetText("Looking for hosts…")
+	o := t.u.hostsOptions()
+	t.u.async(func() {
+		found, err := hosts.List(o)
+		t.u.do(func() {
+			t.loading = false
+			if err != nil {
+				t.status.SetText("Could not read the hosts' files: " + app.SafeText(err.Error()))
+				return
+			}
+			t.status.SetText("")
+			t.found = found
+			t.render()
+		})
+	})
+}
+
+func (t *hostsTab) render() {
+	fillList(t.list, "No MCP host config found (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Gemini CLI, Zed, Codex, Goose, Cline).",
+		len(t.found), func(i int) fyne.CanvasObject { return t.card(t.found[i]) })
+}
+
+func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
+	title := widget.NewLabelWithStyle(h.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	summary := widget.NewLabel(fmt.Sprintf("%d server(s), %d protected", h.Servers, h.Protected))
+	protect := widget.NewButtonWithIcon("Protect", theme.ConfirmIcon(), func() { t.act(h.ID, true) })
+	restore := widget.NewButtonWithIcon("Restore", theme.ContentUndoIcon(), func() { t.act(h.ID, false) })
+	unprotected := 0
+	recorded := false
+	var lines []string
+	for _, f := range h.Files {
+		note := ""
+		switch {
+		case f.Err != "":
+			note = " — does not parse; left alone"
+		case f.ChangedSinceProtect:
+			note = " — changed since it was protected"
+		}
+		recorded = recorded || f.Recorded
+		lines = append(lines, app.SafeText(f.Path)+note)
+		for _, e := range f.Entries {
+			state := "can see folders without asking you"
+			switch {
+			case e.Protected:
+				state = "protected (" + e.Rootkeeper + ")"
+			case e.Skip != "":
+				state = "cannot protect: " + e.Skip
+			default:
+				unprotected++
+			}
+			lines = append(lines, "    "+app.SafeText(e.Name)+" · "+e.Scope+" · "+app.SafeText(state))
+		}
+	}
+	if unprotected == 0 {
+		protect.Disable()
+	} else {
+		protect.Importance = widget.HighImportance
+	}
+	if !recorded {
+		restore.Disable()
+	}
+	detail := widget.NewLabel(strings.Join(lines, "\n"))
+	detail.Wrapping = fyne.TextWrapWord
+	head := container.NewBorder(nil, nil, container.NewHBox(title, summary), container.NewHBox(protect, restore))
+	return widget.NewCard("", "", container.NewVBox(head, detail))
+}
+
+// act protects or restores host id off the UI goroutine, then says what was
+// done and reads the files again.
+func (t *hostsTab) act(id string, protect bool) {
+	h, ok := hosts.Lookup(id)
+	if !ok {
+		return
+	}
+	o := t.u.hostsOptions()
+	t.u.async(func() {
+		var res []hosts.FileResult
+		var err error
+		if protect {
+			res, err = hosts.Protect(h, o)
+		} else {
+			res, err = hosts.Restore(h, o)
+		}
+		// The servers were added through the store: the window shows
+		// them now rather than when the file watcher next looks.
+		if rerr := t.u.core.Reload(); err == nil {
+			err = rerr
+		}
+		t.u.do(func() {
+			if err != nil {
+				t.u.showError(fmt.Errorf("%s %s: %w", map[bool]string{true: "Protecting", false: "Restoring"}[protect], h.Name, err))
+			} else {
+				text := widget.NewLabel(resultText(h, res, protect))
+				text.Wrapping = fyne.TextWrapWord
+				scroll := container.NewVScroll(text)
+				scroll.SetMinSize(fyne.NewSize(560, 240))
+				t.result = dialog.NewCustom(h.Name, "OK", scroll, t.u.win)
+				t.result.Show()
+			}
+			t.reload()
+		})
+	})
+}
+
+// resultText says in plain words what protect or restore did.
+func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
+	var b strings.Builder
+	written := false
+	for _, r := range res {
+		fmt.Fprintf(&b, "%s\n", r.Path)
+		if protect {
+			for _, ch := range r.Changes {
+				fmt.Fprintf(&b, "  %s now runs through Rootkeeper as %s\n", ch.Entry.Name, ch.Entry.Rootkeeper)
+				for _, p := range ch.Requests {
+					fmt.Fprintf(&b, "    it was given %s on its command line: that is now a request for you to decide\n", p)
+				}
+				if len(ch.LostEnv) > 0 {
+					fmt.Fprintf(&b, "    warning: it will not get %s (withheld from servers, and expanded by the host)\n", strings.Join(ch.LostEnv, ", "))
+				}
+			}
+			for _, e := range r.Skipped {
+				fmt.Fprintf(&b, "  %s left as it is: %s\n", e.Name, e.Skip)
+			}
+			if r.Already > 0 {
+				fmt.Fprintf(&b, "  %d already protected\n", r.Already)
+			}
+			if r.Written {
+				fmt.Fprintf(&b, "  backup: %s\n", r.Backup)
+			}
+		} else {
+			switch r.How {
+			case "byte for byte":
+				b.WriteString("  given back exactly as it was\n")
+			case "entries":
+				b.WriteString("  edited since it was protected: only the servers Rootkeeper changed were put back\n")
+				for _, k := range r.Kept {
+					fmt.Fprintf(&b, "  %s was changed since, and is left as it is\n", k)
+				}
+			default:
+				fmt.Fprintf(&b, "  %s\n", r.How)
+			}
+		}
+		written = written || r.Written
+	}
+	if len(res) == 0 {
+		b.WriteString("Nothing to do.\n")
+	}
+	if written {
+		fmt.Fprintf(&b, "\nIf %s is running, restart it: it reads its configuration when it starts.", h.Name)
+	}
+	return app.SafeLines(b.String())
+}

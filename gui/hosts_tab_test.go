@@ -1,0 +1,110 @@
+package gui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app/hosts"
+)
+
+// labels gathers the text of every label under o.
+func labels(o fyne.CanvasObject) string {
+	var b strings.Builder
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Label:
+			b.WriteString(w.Text + "\n")
+		case *widget.Card:
+			walk(w.Content)
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return b.String()
+}
+
+func buttons(o fyne.CanvasObject) map[string]*widget.Button {
+	out := map[string]*widget.Button{}
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Button:
+			out[w.Text] = w
+		case *widget.Card:
+			walk(w.Content)
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return out
+}
+
+// The Hosts tab finds Cursor's config, protects its server (the file now
+// runs the bridge, Rootkeeper has the server) and restores the file byte
+// for byte.
+func TestHostsTab(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	home := t.TempDir()
+	f.u.hostsOptions = func() hosts.Options {
+		return hosts.Options{World: hosts.World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config")},
+			Store: f.core.Store(), Executable: "/usr/bin/rootkeeper"}
+	}
+	f.u.selectTab("Hosts")
+	if got := labels(f.u.hosts.list); !strings.Contains(got, "No MCP host config found") {
+		t.Fatalf("with no host: %q", got)
+	}
+
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(cursor), 0o755)
+	orig := "{\n  \"mcpServers\": {\n    \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}\n  }\n}\n"
+	os.WriteFile(cursor, []byte(orig), 0o600)
+	f.u.hosts.reload()
+	got := labels(f.u.hosts.list)
+	for _, want := range []string{"Cursor", "1 server(s), 0 protected", cursor, "time · user · can see folders without asking you"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("tab does not show %q:\n%s", want, got)
+		}
+	}
+	b := buttons(f.u.hosts.list)
+	if b["Restore"] == nil || !b["Restore"].Disabled() || b["Protect"].Disabled() {
+		t.Fatalf("buttons before protect: %+v", b)
+	}
+
+	test.Tap(b["Protect"])
+	data, _ := os.ReadFile(cursor)
+	if !strings.Contains(string(data), `"command": "/usr/bin/rootkeeper", "args": ["bridge", "cursor.time"]`) {
+		t.Fatalf("after Protect:\n%s", data)
+	}
+	if _, ok := f.core.Snapshot().State.Server("cursor.time"); !ok {
+		t.Error("Protect did not add the server")
+	}
+	if f.u.hosts.result == nil {
+		t.Error("no word on what Protect did")
+	}
+	got = labels(f.u.hosts.list)
+	if !strings.Contains(got, "1 server(s), 1 protected") || !strings.Contains(got, "protected (cursor.time)") {
+		t.Fatalf("after Protect the tab shows:\n%s", got)
+	}
+	b = buttons(f.u.hosts.list)
+	if !b["Protect"].Disabled() || b["Restore"].Disabled() {
+		t.Fatal("buttons after protect")
+	}
+
+	test.Tap(b["Restore"])
+	if data, _ := os.ReadFile(cursor); string(data) != orig {
+		t.Fatalf("after Restore:\n%s", data)
+	}
+}
