@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -586,6 +587,16 @@ func (b *bridge) followState(ctx context.Context) {
 	}
 }
 
+// sameRun reports whether a and b run the same program the same way and
+// give it its roots the same way (sampling and host-roots modes are read
+// live, and may differ).
+func sameRun(a, b app.Server) bool {
+	a.Sampling, b.Sampling = "", ""
+	a.HostRoots, b.HostRoots = "", ""
+	a.KeepArgs, b.KeepArgs = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
 // poke has followState look at the state again (from the host's reader,
 // which must not restart the server itself).
 func (b *bridge) poke() {
@@ -601,6 +612,16 @@ func (b *bridge) poke() {
 // differs from what it was last given.
 func (b *bridge) follow() {
 	snap := b.snapshot()
+	if now, ok := snap.State.Server(b.srv.Name); !ok || !sameRun(now, b.srv) {
+		// What runs, or how it learns its roots, is not what this session
+		// started: it ends, and the host starts the new one.
+		b.log.Warn("the server was changed or removed in Rootkeeper: ending this session; start it again to use the new configuration")
+		select {
+		case b.ended <- fmt.Errorf("server %q was changed or removed in Rootkeeper", b.srv.Name):
+		default:
+		}
+		return
+	}
 	if b.restartable() {
 		b.rmu.RLock()
 		started := b.cur.paths

@@ -681,3 +681,48 @@ func TestConfinedServerStartsAgainOnChange(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A server changed in Rootkeeper while a host uses it (another command,
+// other arguments, another roots mode) or removed: the session ends rather
+// than keep running what is no longer configured; the host starts it
+// again. A change of its sampling mode does not end it.
+func TestChangedServerEndsTheSession(t *testing.T) {
+	for name, change := range map[string]func(*app.State) error{
+		"args": func(s *app.State) error {
+			srv, _ := s.Server("fs")
+			srv.Args = []string{"--other"}
+			_, err := s.ReplaceServer(srv, true)
+			return err
+		},
+		"removed": func(s *app.State) error { return s.RemoveServer("fs") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := start(t, app.Server{}, nil)
+			f.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
+			f.core.Update(func(s *app.State) error {
+				srv, _ := s.Server("fs")
+				srv.Sampling = app.SamplingOff
+				_, err := s.ReplaceServer(srv, true)
+				return err
+			})
+			f.h.call("ping", map[string]any{})
+			select {
+			case err := <-f.done:
+				t.Fatalf("a sampling change ended the session: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if err := f.core.Update(change); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-f.done:
+				if err == nil || !strings.Contains(err.Error(), "changed or removed") {
+					t.Fatalf("Run ended with %v", err)
+				}
+				f.done <- err // for the cleanup
+			case <-time.After(wait):
+				t.Fatal("the session outlived its server's configuration")
+			}
+		})
+	}
+}
