@@ -72,6 +72,8 @@ const (
 	maxHostRoots = 100
 	// maxRounds bounds the input-request rounds of one request.
 	maxRounds = 10
+	// maxPending bounds the requests remembered for their input requests.
+	maxPending = 1024
 )
 
 // Options configure Run.
@@ -891,6 +893,12 @@ func (b *bridge) trackRequest(raw json.RawMessage, h header) json.RawMessage {
 	held, ok := b.stash[state]
 	if ok {
 		delete(b.stash, state)
+	}
+	if len(b.pending) >= maxPending {
+		// A server that never answers does not grow this without end;
+		// should it ask for roots in answer to one of those forgotten,
+		// the host gets an error instead of the roots request.
+		clear(b.pending)
 	}
 	b.pending[string(h.ID)] = &pendingRequest{method: h.Method, params: h.Params}
 	b.mu.Unlock()
