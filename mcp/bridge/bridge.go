@@ -16,12 +16,15 @@
 // confined under Landlock) is started again when its visible set changes;
 // the host keeps its session: its initialize is replayed to the new
 // process, and the requests the old one had not answered get an error
-// saying to send them again.
+// saying to send them again. A server reached over HTTP (streamable HTTP,
+// or HTTP+SSE) is relayed the same way (http.go): the host still speaks
+// stdio, and the server's replies and event streams become lines.
 //
 // It works from the state file alone (the app need not run): the caller
-// gives it an app.Core that watches the file, and it runs the health
-// monitor so that only checked folders are shared. Decisions scoped until
-// quit count only while an app is running.
+// gives it an app.Core that watches the file and the health monitor, so
+// that only checked folders are shared. Decisions scoped until quit count
+// only while an app is running. A change of the server's configuration
+// ends the session.
 package bridge
 
 import (
