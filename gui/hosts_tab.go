@@ -29,8 +29,10 @@ type hostsTab struct {
 	// found is the last listing shown; loading is true while one is read.
 	found   []hosts.Found
 	loading bool
-	// result is the open result dialog, for tests.
+	// result is the open result dialog, and guide the guided start's
+	// question, for tests.
 	result dialog.Dialog
+	guide  *dialog.ConfirmDialog
 }
 
 func newHostsTab(u *ui) *hostsTab {
@@ -217,4 +219,97 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
 		fmt.Fprintf(&b, "\nIf %s is running, restart it: it reads its configuration when it starts.", h.Name)
 	}
 	return app.SafeLines(b.String())
+}
+
+// guideMarker, in STATE_DIR/hosts, says the guided start was answered.
+const guideMarker = "guided"
+
+// guideHosts is the guided start: once, when hosts have servers that can
+// see folders without asking, it offers to protect them all. After Protect
+// the folders those servers were given and the hosts' working folders come
+// up as requests to decide, like any other. Run calls it when the window
+// is up; it reads the disk off the UI goroutine.
+func (u *ui) guideHosts() {
+	o := u.hostsOptions()
+	marker := filepath.Join(o.Store.Dir(), "hosts", guideMarker)
+	if _, err := os.Stat(marker); err == nil {
+		return
+	}
+	u.async(func() {
+		found, err := hosts.List(o)
+		if err != nil {
+			return
+		}
+		var names []string
+		var targets []*hosts.Host
+		n := 0
+		for _, f := range found {
+			open := 0
+			for _, file := range f.Files {
+				for _, e := range file.Entries {
+					if !e.Protected && e.Skip == "" {
+						open++
+					}
+				}
+			}
+			if open > 0 {
+				h, _ := hosts.Lookup(f.ID)
+				names, targets, n = append(names, f.Name), append(targets, h), n+open
+			}
+		}
+		if n == 0 {
+			return
+		}
+		u.do(func() {
+			answered := func() {
+				os.MkdirAll(filepath.Dir(marker), 0o700)
+				os.WriteFile(marker, nil, 0o600)
+			}
+			msg := fmt.Sprintf("%s %s %d server(s) that can see folders without asking you. Protect them?\n\n"+
+				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
+				"The folders they were given become requests for you to decide. Restore gives the files back.",
+				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], n)
+			u.hosts.guide = dialog.NewConfirm("Protect your MCP hosts?", msg, func(yes bool) {
+				answered()
+				if !yes {
+					return
+				}
+				u.async(func() {
+					var b strings.Builder
+					var failed error
+					for _, h := range targets {
+						res, err := hosts.Protect(h, o)
+						if err != nil {
+							failed = fmt.Errorf("protecting %s: %w", h.Name, err)
+							break
+						}
+						b.WriteString(resultText(h, res, true) + "\n")
+					}
+					u.core.Reload()
+					u.do(func() {
+						if failed != nil {
+							u.showError(failed)
+						}
+						text := widget.NewLabel(b.String())
+						text.Wrapping = fyne.TextWrapWord
+						scroll := container.NewVScroll(text)
+						scroll.SetMinSize(fyne.NewSize(560, 240))
+						u.hosts.result = dialog.NewCustom("Hosts protected", "OK", scroll, u.win)
+						u.hosts.result.Show()
+						u.selectTab("Hosts")
+						u.hosts.reload()
+					})
+				})
+			}, u.win)
+			u.hosts.guide.Show()
+		})
+	})
+}
+
+// joinNames writes "A", "A and B", "A, B and C".
+func joinNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

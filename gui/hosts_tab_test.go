@@ -108,3 +108,49 @@ func TestHostsTab(t *testing.T) {
 		t.Fatalf("after Restore:\n%s", data)
 	}
 }
+
+// The guided start: asked once when hosts have unprotected servers; yes
+// protects them all and the folders on their command lines become requests.
+func TestHostsGuidedStart(t *testing.T) {
+	f := newFixture(t, Options{}, nil)
+	home := t.TempDir()
+	f.u.hostsOptions = func() hosts.Options {
+		return hosts.Options{World: hosts.World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config")},
+			Store: f.core.Store(), Executable: "/usr/bin/rootkeeper"}
+	}
+	f.u.guideHosts()
+	if f.u.hosts.guide != nil {
+		t.Fatal("asked with no host")
+	}
+	proj := filepath.Join(home, "proj")
+	os.MkdirAll(proj, 0o755)
+	for _, p := range []struct{ path, text string }{
+		{filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"fs": {"command": "fs-mcp", "args": ["` + proj + `"]}}}`},
+		{filepath.Join(home, ".claude.json"), `{"mcpServers": {"a": {"command": "a-mcp"}, "b": {"command": "b-mcp"}}}`},
+	} {
+		os.MkdirAll(filepath.Dir(p.path), 0o755)
+		os.WriteFile(p.path, []byte(p.text), 0o600)
+	}
+	f.u.guideHosts()
+	if f.u.hosts.guide == nil {
+		t.Fatal("not asked")
+	}
+	f.u.hosts.guide.Confirm()
+	st := f.core.Snapshot().State
+	for _, name := range []string{"cursor.fs", "claude-code.a", "claude-code.b"} {
+		if _, ok := st.Server(name); !ok {
+			t.Errorf("%s not protected", name)
+		}
+	}
+	if len(st.Requests) != 1 || st.Requests[0].Server != "cursor.fs" {
+		t.Errorf("requests after the guided start: %+v", st.Requests)
+	}
+	f.u.hosts.guide = nil
+	f.u.guideHosts()
+	if f.u.hosts.guide != nil {
+		t.Error("asked again")
+	}
+	if got := joinNames([]string{"Claude Code", "Cursor", "Zed"}); got != "Claude Code, Cursor and Zed" {
+		t.Error(got)
+	}
+}

@@ -134,6 +134,9 @@ func Run(opts Options) error {
 	reviewer := &samplingReviewer{u: u, quit: quitReviews}
 	fa.Lifecycle().SetOnStarted(func() {
 		u.refresh()
+		if !opts.Hidden {
+			u.guideHosts() // once: offer to protect the hosts' servers
+		}
 		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
 			u.selectTab(tab)
 			if strings.EqualFold(tab, "discover") {
