@@ -215,8 +215,8 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
 	if len(res) == 0 {
 		b.WriteString("Nothing to do.\n")
 	}
-	if written {
-		fmt.Fprintf(&b, "\nIf %s is running, restart it: it reads its configuration when it starts.", h.Name)
+	if written && h.Running() {
+		fmt.Fprintf(&b, "\n%s is running: restart it to pick up the change. Until then it keeps its old servers, and it may write its own copy of the file back (this tab shows whether the change held).", h.Name)
 	}
 	return app.SafeLines(b.String())
 }

@@ -214,7 +214,7 @@ func (c *command) printProtect(r hosts.FileResult, would string) {
 	}
 	if r.Written {
 		c.printf("  backup: %s\n", r.Backup)
-		c.printf("  restart %s if it is running, so it starts its servers through Rootkeeper\n", r.Host)
+		c.printf("  %s\n", restartAdvice(r.Host))
 	}
 }
 
@@ -230,6 +230,19 @@ func (c *command) printRestore(r hosts.FileResult, would string) {
 	default:
 		c.printf("%s: %s: %s\n", r.Host, r.Path, r.How)
 	}
+	if r.Written {
+		c.printf("  %s (its servers stay in Rootkeeper: servers remove NAME forgets one)\n", restartAdvice(r.Host))
+	}
+}
+
+// restartAdvice tells a person what a running host needs: a restart, by
+// them (Rootkeeper never stops a host).
+func restartAdvice(id string) string {
+	h, ok := hosts.Lookup(id)
+	if ok && h.Running() {
+		return h.Name + " is running: restart it to pick up the change (until then it keeps its old servers, and may write its own copy of the file back; hosts list shows whether the change held)"
+	}
+	return "the next time it starts, " + id + " reads the change"
 }
 
 func quoteAll(words []string) []string {
