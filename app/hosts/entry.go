@@ -44,6 +44,10 @@ var (
 	jsonDialect = dialect{command: "command", args: "args", env: "env", cwd: "cwd", headers: "headers",
 		urls: []urlKey{{"url", ""}, {"serverUrl", app.TransportHTTP}, {"httpUrl", app.TransportHTTP}},
 		typ:  "type", stdio: "stdio", types: commonTypes}
+	// Gemini CLI: url is an SSE endpoint, httpUrl a streamable HTTP one.
+	geminiDialect = dialect{command: "command", args: "args", env: "env", cwd: "cwd", headers: "headers",
+		urls: []urlKey{{"httpUrl", app.TransportHTTP}, {"url", app.TransportSSE}},
+		typ:  "type", stdio: "stdio", types: commonTypes}
 	zedDialect = dialect{command: "command", args: "args", env: "env", headers: "headers",
 		urls: []urlKey{{"url", app.TransportHTTP}}, types: commonTypes, legacyCommand: true}
 	codexDialect = dialect{command: "command", args: "args", env: "env", cwd: "cwd", headers: "http_headers",
@@ -122,10 +126,8 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 			return e
 		}
 		typ = tt
-	} else if dl.typ == "" {
-		if t, ok := obj["type"].(string); ok {
-			typ = commonTypes[strings.ToLower(t)]
-		}
+	} else if t, ok := obj["type"].(string); ok {
+		typ = commonTypes[strings.ToLower(t)]
 	}
 	srv.Command = str(dl.command)
 	for _, u := range dl.urls {

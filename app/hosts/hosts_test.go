@@ -606,3 +606,24 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return data
 }
+
+func TestTransportsByHost(t *testing.T) {
+	for _, c := range []struct{ host, entry, want string }{
+		{"gemini", `{"url": "https://x.example/sse"}`, app.TransportSSE},
+		{"gemini", `{"httpUrl": "https://x.example/mcp"}`, app.TransportHTTP},
+		{"cursor", `{"url": "https://x.example/mcp"}`, app.TransportHTTP},
+		{"claude-code", `{"type": "sse", "url": "https://x.example/sse"}`, app.TransportSSE},
+		{"windsurf", `{"serverUrl": "https://x.example/mcp"}`, app.TransportHTTP},
+		{"zed", `{"url": "https://x.example/mcp"}`, app.TransportHTTP},
+	} {
+		h, _ := Lookup(c.host)
+		d, err := parseJSON("/x", false, []byte(`{"s": `+c.entry+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := readEntry(h, d, serverTable{}, "s")
+		if e.Server.Type != c.want || e.Skip != "" {
+			t.Errorf("%s %s: %q (skip %q), want %s", c.host, c.entry, e.Server.Type, e.Skip, c.want)
+		}
+	}
+}

@@ -184,7 +184,7 @@ var Hosts = []*Host{
 		ID: "gemini", Name: "Gemini CLI", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".gemini", "settings.json")) },
 		project: func(dir string) string { return filepath.Join(dir, ".gemini", "settings.json") },
-		dialect: jsonDialect,
+		dialect: geminiDialect,
 		servers: func(d doc) []serverTable {
 			if d.isProject() {
 				return []serverTable{{key: []string{"mcpServers"}, scope: "project", tag: projectTag(d.path())}}
