@@ -20,6 +20,10 @@ type jsonDoc struct {
 	root hujson.Value
 	data []byte
 	meta map[string]any
+	// dirtyData, dirtyMeta: root was edited since data (meta) were made
+	// from it. They are made again when asked for, not after each edit: a
+	// big ~/.claude.json takes a while to write out and decode.
+	dirtyData, dirtyMeta bool
 }
 
 func parseJSON(path string, project bool, data []byte) (*jsonDoc, error) {
@@ -39,8 +43,29 @@ func parseJSON(path string, project bool, data []byte) (*jsonDoc, error) {
 	return &jsonDoc{docBase: docBase{path, project}, root: root, data: data, meta: meta}, nil
 }
 
-func (d *jsonDoc) tree() map[string]any { return d.meta }
-func (d *jsonDoc) bytes() []byte        { return d.data }
+func (d *jsonDoc) tree() map[string]any {
+	if d.dirtyMeta {
+		d.dirtyMeta = false
+		std := d.root.Clone()
+		std.Standardize()
+		var meta map[string]any
+		// Only values hujson parsed are put into the tree, and their
+		// standard form decodes; were it not to, the meaning before the
+		// edit is the safer answer.
+		if json.Unmarshal(std.Pack(), &meta) == nil {
+			d.meta = meta
+		}
+	}
+	return d.meta
+}
+
+func (d *jsonDoc) bytes() []byte {
+	if d.dirtyData {
+		d.dirtyData = false
+		d.data = d.root.Pack()
+	}
+	return d.data
+}
 
 // find returns the object at key (the last member of each name, as
 // encoding/json reads duplicates).
@@ -202,13 +227,8 @@ func (d *jsonDoc) del(key []string) error {
 	return d.repack()
 }
 
-// repack writes the tree out and parses it again, so offsets and meaning
-// follow the edit.
+// repack notes an edit of the tree (see dirty).
 func (d *jsonDoc) repack() error {
-	nd, err := parseJSON(d.file, d.project, d.root.Pack())
-	if err != nil {
-		return err
-	}
-	*d = *nd
+	d.dirtyData, d.dirtyMeta = true, true
 	return nil
 }

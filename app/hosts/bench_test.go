@@ -1,0 +1,74 @@
+package hosts
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rootkeeper/app"
+)
+
+// bigClaudeJSON is a ~/.claude.json of a heavy user: many projects with
+// their histories, ten servers.
+func bigClaudeJSON(b *testing.B) []byte {
+	projects := map[string]any{}
+	for i := range 400 {
+		var history []any
+		for j := range 40 {
+			history = append(history, map[string]any{"display": strings.Repeat(fmt.Sprintf("prompt %d ", j), 20), "pastedContents": map[string]any{}})
+		}
+		projects[fmt.Sprintf("/home/ada/src/p%03d", i)] = map[string]any{"allowedTools": []string{}, "history": history, "mcpServers": map[string]any{}}
+	}
+	servers := map[string]any{}
+	for i := range 10 {
+		servers[fmt.Sprintf("s%d", i)] = map[string]any{"type": "stdio", "command": "npx", "args": []string{"-y", fmt.Sprintf("pkg-%d", i)}, "env": map[string]string{}}
+	}
+	data, err := json.MarshalIndent(map[string]any{"numStartups": 9, "mcpServers": servers, "projects": projects}, "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkProtectBigClaudeJSON protects (and restores) every server of a
+// big ~/.claude.json; the anchor, BenchmarkReadBigClaudeJSON, is reading
+// and decoding that file once with encoding/json.
+func BenchmarkProtectBigClaudeJSON(b *testing.B) {
+	data := bigClaudeJSON(b)
+	b.SetBytes(int64(len(data)))
+	home := b.TempDir()
+	store, err := app.OpenStore(filepath.Join(b.TempDir(), "state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _ := Lookup("claude-code")
+	o := Options{World: World{GOOS: "linux", Home: home}, Store: store, Executable: fakeExe}
+	path := filepath.Join(home, ".claude.json")
+	for b.Loop() {
+		os.WriteFile(path, data, 0o600)
+		res, err := Protect(h, o)
+		if err != nil || len(res[0].Changes) != 10 {
+			b.Fatalf("%+v %v", res, err)
+		}
+		if _, err := Restore(h, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadBigClaudeJSON(b *testing.B) {
+	data := bigClaudeJSON(b)
+	b.SetBytes(int64(len(data)))
+	path := filepath.Join(b.TempDir(), ".claude.json")
+	os.WriteFile(path, data, 0o600)
+	for b.Loop() {
+		raw, _ := os.ReadFile(path)
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
