@@ -175,11 +175,11 @@ func (h *host) call(method string, params any) json.RawMessage {
 	h.t.Helper()
 	h.mu.Lock()
 	h.nextID++
-	id := fmt.Sprint(h.nextID)
+	n := h.nextID
 	ch := make(chan json.RawMessage, 1)
-	h.waits[id] = ch
+	h.waits[fmt.Sprint(n)] = ch
 	h.mu.Unlock()
-	h.send(map[string]any{"jsonrpc": "2.0", "id": h.nextID, "method": method, "params": params})
+	h.send(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
 	select {
 	case m := <-ch:
 		return m

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -156,6 +157,23 @@ func (c *httpConn) write(line []byte) error {
 	if c.ctx.Err() != nil {
 		return c.ctx.Err()
 	}
+	// A request other than initialize is sent on its own: a server that
+	// answers in JSON holds the reply until the result is ready, and the
+	// host's next messages (a cancellation, a ping) must not wait for it.
+	// Initialize, notifications and responses go in order.
+	if !bytes.Contains(line, []byte(`"`+methodInitialize+`"`)) && slices.ContainsFunc(splitBatch(line), func(m json.RawMessage) bool {
+		_, ok := requestID(m)
+		return ok
+	}) {
+		line = bytes.Clone(line) // the caller reuses its buffer
+		go c.post(line)          // it fails only when the bridge ends
+		return nil
+	}
+	return c.post(line)
+}
+
+// post sends one line to the server and hands its reply to fromServer.
+func (c *httpConn) post(line []byte) error {
 	target := c.srv.URL
 	if c.srv.Type == app.TransportSSE {
 		select {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,7 +24,16 @@ import (
 // returns its text; "changes" counts the list_changed it got.
 func sdkServer(t *testing.T, transport string) string {
 	t.Helper()
+	return sdkServerWith(t, transport, nil)
+}
+
+// sdkServerWith is sdkServer with the streamable handler's options; its
+// tool "wait" answers once "release" has been called.
+func sdkServerWith(t *testing.T, transport string, opts *sdk.StreamableHTTPOptions) string {
+	t.Helper()
 	var changes atomic.Int64
+	released := make(chan struct{})
+	var releaseOnce sync.Once
 	newServer := func(*http.Request) *sdk.Server {
 		s := sdk.NewServer(&sdk.Implementation{Name: "sdkserver", Version: "1"}, &sdk.ServerOptions{
 			RootsListChangedHandler: func(context.Context, *sdk.RootsListChangedRequest) { changes.Add(1) },
@@ -51,6 +61,18 @@ func sdkServer(t *testing.T, transport string) string {
 		}) (*sdk.CallToolResult, any, error) {
 			return text(in.Text), nil, nil
 		})
+		sdk.AddTool(s, &sdk.Tool{Name: "wait"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
+			select {
+			case <-released:
+				return text("released"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+		sdk.AddTool(s, &sdk.Tool{Name: "release"}, func(context.Context, *sdk.CallToolRequest, any) (*sdk.CallToolResult, any, error) {
+			releaseOnce.Do(func() { close(released) })
+			return text("ok"), nil, nil
+		})
 		sdk.AddTool(s, &sdk.Tool{Name: "changes"}, func(context.Context, *sdk.CallToolRequest, any) (*sdk.CallToolResult, any, error) {
 			return text(strings.Repeat("x", int(changes.Load()))), nil, nil
 		})
@@ -60,7 +82,7 @@ func sdkServer(t *testing.T, transport string) string {
 	if transport == app.TransportSSE {
 		h = sdk.NewSSEHandler(newServer, nil)
 	} else {
-		h = sdk.NewStreamableHTTPHandler(newServer, nil)
+		h = sdk.NewStreamableHTTPHandler(newServer, opts)
 	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer t0ken" {
@@ -143,5 +165,37 @@ func TestHTTPServerUnreachable(t *testing.T) {
 				t.Fatalf("initialize: %s", res)
 			}
 		})
+	}
+}
+
+// A server that answers in JSON holds each reply until its result is
+// ready: a request that waits must not hold the host's next ones (here the
+// very request that releases it).
+func TestHTTPRequestsDoNotWaitForEachOther(t *testing.T) {
+	url := sdkServerWith(t, app.TransportHTTP, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	f := startWith(t, app.Server{Type: app.TransportHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer t0ken"}}, nil)
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	waited := make(chan string, 1)
+	go func() { waited <- h.tool("wait", nil, nil) }()
+	time.Sleep(50 * time.Millisecond) // "wait" is sent first
+	released := make(chan string, 1)
+	go func() { released <- h.tool("release", nil, nil) }()
+	select {
+	case got := <-released:
+		if got != "ok" {
+			t.Fatalf("release = %q", got)
+		}
+	case <-time.After(wait):
+		t.Fatal("the second request waited for the first one's answer")
+	}
+	select {
+	case got := <-waited:
+		if got != "released" {
+			t.Fatalf("wait = %q", got)
+		}
+	case <-time.After(wait):
+		t.Fatal("the waiting request never got its answer")
 	}
 }
