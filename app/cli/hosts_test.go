@@ -59,7 +59,8 @@ func TestHostsVerbs(t *testing.T) {
 	if err := json.Unmarshal([]byte(h.ok("hosts", "list", "--json")), &found); err != nil {
 		t.Fatal(err)
 	}
-	if len(found) != 1 || found[0].ID != "cursor" || found[0].Servers != 1 || found[0].Protected != 1 || found[0].Files[0].ChangedSinceProtect {
+	if len(found) != 1 || found[0].ID != "cursor" || found[0].Servers != 1 || found[0].Protected != 1 || found[0].Files[0].ChangedSinceProtect ||
+		found[0].Files[0].Entries[0].Program != "runs /usr/local/bin/rootkeeper --state-dir "+h.dir+" bridge cursor.time" {
 		t.Errorf("list --json: %+v", found)
 	}
 	if out := h.ok("hosts", "list"); !strings.Contains(out, "protected as cursor.time") {

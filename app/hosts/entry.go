@@ -74,6 +74,9 @@ type Entry struct {
 	Rootkeeper string `json:"rootkeeper"`
 	// Protected: the entry runs Rootkeeper's bridge.
 	Protected bool `json:"protected"`
+	// Program says what the entry runs (command line, or transport and
+	// URL), for people.
+	Program string `json:"program,omitempty"`
 	// Skip says why the entry cannot be bridged; empty when it can.
 	Skip string `json:"skip,omitempty"`
 	// Server is what the entry runs, as Rootkeeper stores it: no
@@ -163,6 +166,9 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 		srv.Headers = stringMap(obj[dl.headers])
 	}
 	e.Server = srv
+	if srv.Type != "" {
+		e.Program = app.Program(srv)
+	}
 	if isRootkeeper(srv.Command) && isBridge(srv.Args) {
 		e.Protected = true
 		e.Rootkeeper = srv.Args[len(srv.Args)-1]
