@@ -207,7 +207,7 @@ func waitStatus(t *testing.T, cli func(...string) []byte, ok func(liveStatus) bo
 	return liveStatus{}
 }
 
-func mustStore(t *testing.T, dir string) *app.Store {
+func mustStore(t testing.TB, dir string) *app.Store {
 	s, err := app.OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func mustStore(t *testing.T, dir string) *app.Store {
 	return s
 }
 
-func goBuild(t *testing.T, dir, out, pkg string) {
+func goBuild(t testing.TB, dir, out, pkg string) {
 	t.Helper()
 	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Dir = dir
@@ -225,14 +225,14 @@ func goBuild(t *testing.T, dir, out, pkg string) {
 }
 
 // need skips (or under CI fails) without the program name.
-func need(t *testing.T, name string) {
+func need(t testing.TB, name string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
 		missing(t, name+" is not installed")
 	}
 }
 
-func missing(t *testing.T, why string) {
+func missing(t testing.TB, why string) {
 	t.Helper()
 	if os.Getenv("CI") != "" {
 		t.Fatal(why)
