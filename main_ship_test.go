@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
@@ -122,4 +126,141 @@ func TestSecretsWithoutAKeyringStayInTheFileAndAreNotPrinted(t *testing.T) {
 	if len(servers) != 1 || servers[0].Headers["Authorization"] == "" {
 		t.Fatalf("servers %+v", servers)
 	}
+}
+
+// `rootkeeper --hidden` (what start at login runs) comes up in the tray
+// with its window unmapped; plain `rootkeeper` maps it. Both run under Xvfb
+// with the test tray host of gui/internal/traytest on a private bus, and
+// the window's map state is read with xwininfo.
+func TestHiddenStartsInTheTrayWithTheWindowClosed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("GUI test skipped with -short")
+	}
+	for _, tool := range []string{"xvfb-run", "dbus-run-session", "xwininfo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed (run .ci/setup)", tool)
+		}
+	}
+	tray := filepath.Join(t.TempDir(), "traytest")
+	if out, err := exec.Command("go", "build", "-o", tray, "./gui/internal/traytest").CombinedOutput(); err != nil {
+		t.Fatalf("building traytest: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		flag     string
+		viewable bool
+	}{{"", true}, {"--hidden", false}} {
+		t.Run("flag="+tc.flag, func(t *testing.T) {
+			// The killed app's last writes (logs of its server) may land
+			// after the kill: remove its state folder with retries.
+			state, err := os.MkdirTemp("", "rootkeeper-hidden-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for i := 0; i < 50 && os.RemoveAll(state) != nil; i++ {
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			folder := filepath.Join(t.TempDir(), "alpha")
+			os.Mkdir(folder, 0o755)
+			mustRun(t, state, "roots", "add", folder, "--enable")
+			mustRun(t, state, "servers", "add", "idle", "--", "sleep", "600")
+			mustRun(t, state, "grant", "idle", folder)
+			display := filepath.Join(t.TempDir(), "display")
+			cmd := exec.Command("dbus-run-session", "--", tray, "-click", "alpha", "-timeout", "60s", "--",
+				"xvfb-run", "-a", "-s", "-screen 0 1024x768x24",
+				"sh", "-c", `echo "$DISPLAY $XAUTHORITY" > "$0"; exec "$1" --state-dir "$2" $3`, display, binary, state, tc.flag)
+			cmd.Env = serverEnv()
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			// Xvfb or the bus may outlive the group kill holding stderr.
+			cmd.WaitDelay = 2 * time.Second
+			var logs strings.Builder
+			cmd.Stderr = &logs
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				stdin.Close()
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				cmd.Wait()
+				if t.Failed() {
+					t.Logf("app and tray host:\n%s", logs.String())
+				}
+			})
+			ready := make(chan bool, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					if strings.HasPrefix(sc.Text(), "ready ") {
+						ready <- true
+					}
+				}
+				ready <- false
+			}()
+			select {
+			case ok := <-ready:
+				if !ok {
+					t.Fatal("the tray host ended before the app's tray item was ready")
+				}
+			case <-time.After(90 * time.Second):
+				t.Fatal("the app's tray item was not ready within 90 s")
+			}
+			data, err := os.ReadFile(display)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// xvfb-run's display and the cookie that opens it.
+			dpy, xauth, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+			t.Setenv("XAUTHORITY", xauth)
+			// Give a window that would open the time to map, then look.
+			var states []string
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				states = windowStates(t, dpy, "Rootkeeper")
+				if slices.Contains(states, "IsViewable") || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if got := slices.Contains(states, "IsViewable"); got != tc.viewable {
+				t.Fatalf("windows named Rootkeeper: %q; want viewable %v", states, tc.viewable)
+			}
+		})
+	}
+}
+
+// windowStates is the map state (IsViewable, IsUnMapped, …) of every X
+// window called name on display dpy.
+func windowStates(t *testing.T, dpy, name string) []string {
+	t.Helper()
+	tree, err := exec.Command("xwininfo", "-display", dpy, "-root", "-tree").Output()
+	if err != nil {
+		t.Fatalf("xwininfo -tree: %v %s", err, stderrOf(err))
+	}
+	var states []string
+	for _, line := range strings.Split(string(tree), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || !strings.Contains(line, `"`+name+`"`) {
+			continue
+		}
+		info, err := exec.Command("xwininfo", "-display", dpy, "-id", fields[0]).Output()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		for _, l := range strings.Split(string(info), "\n") {
+			if s, ok := strings.CutPrefix(strings.TrimSpace(l), "Map State: "); ok {
+				states = append(states, s)
+			}
+		}
+	}
+	return states
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
 }

@@ -1,6 +1,5 @@
 // Command hello is the smallest Fyne window, the anchor the app's memory
-// and idle cost are measured against (gui's TestEndToEndAtScale and
-// TestMemoryAgainstHelloWorld).
+// and idle cost are measured against (gui's BenchmarkAtScale).
 package main
 
 import (
