@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -227,6 +228,13 @@ func runGUI(ctx context.Context, store *app.Store) error { return openGUI(ctx, s
 // runs: the app starts in the tray and the window stays closed.
 func runGUIHidden(ctx context.Context, store *app.Store) error { return openGUI(ctx, store, true) }
 
+// startupTrimDelay is how long after the servers are started the app
+// gives the memory its start used back to the system. Laying out the
+// window, loading fonts and every server's handshake leave the Go heap at
+// about twice what stays live, and a tray app then idles for hours: the
+// runtime would keep that peak as its heap goal until it grew again.
+const startupTrimDelay = 10 * time.Second
+
 func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	// A second launch brings the running window forward instead; a hidden
 	// one (at login) leaves a running app as it is.
@@ -261,8 +269,12 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 		// The Resources… dialog of each connected server.
 		Resources: rt.manager,
 		Hidden:    hidden,
-		// The servers start once the window is up and its reviewer is set.
-		Started: rt.startMCP,
+		// The servers start once the window is up and its reviewer is set;
+		// once they have connected, the start's garbage goes back.
+		Started: func() {
+			rt.startMCP()
+			time.AfterFunc(startupTrimDelay, debug.FreeOSMemory)
+		},
 	})
 	quit()
 	rt.stopAll(newLogger())

@@ -100,7 +100,7 @@ func newScaleRun(t testing.TB, n, m int) *scaleRun {
 	e := &scaleRun{t: t, bin: t.TempDir()}
 	e.rk = filepath.Join(e.bin, "rootkeeper")
 	e.tray = filepath.Join(e.bin, "traytest")
-	goBuild(t, root, e.rk, ".")
+	goBuild(t, root, e.rk, ".", "-tags", "no_emoji") // as .ci/install builds it
 	goBuild(t, root, e.tray, "./gui/internal/traytest")
 
 	src, err := filepath.EvalSymlinks(t.TempDir())

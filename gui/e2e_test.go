@@ -215,9 +215,9 @@ func mustStore(t testing.TB, dir string) *app.Store {
 	return s
 }
 
-func goBuild(t testing.TB, dir, out, pkg string) {
+func goBuild(t testing.TB, dir, out, pkg string, flags ...string) {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
