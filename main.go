@@ -25,6 +25,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/budget"
 	"rootkeeper/app/cli"
 	"rootkeeper/app/control"
 	"rootkeeper/app/health"
@@ -154,10 +155,23 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 			supervised(ctx, core, logger, name, run)
 		}()
 	}
+	// A confined server's temp folder lives in the state folder and holds
+	// whatever it writes: the folder's size is kept within a budget.
+	keepBudget := func(ctx context.Context) error {
+		return budget.Run(ctx, store.Dir(), budget.Options{OnTrim: func(r budget.Report) {
+			if r.Trimmed() {
+				logger.Warn(r.String())
+				core.SetNotice(noticeBudget, r.String())
+			} else {
+				core.SetNotice(noticeBudget, "")
+			}
+		}})
+	}
 	for name, run := range map[string]func(context.Context) error{
-		"state watcher":   core.Run,
-		"health monitor":  monitor.Run,
-		"control channel": ctl.Serve,
+		"state watcher":       core.Run,
+		"health monitor":      monitor.Run,
+		"control channel":     ctl.Serve,
+		"state folder budget": keepBudget,
 	} {
 		loop(name, run)
 	}
@@ -227,6 +241,10 @@ func runGUI(ctx context.Context, store *app.Store) error { return openGUI(ctx, s
 // runGUIHidden is `rootkeeper --hidden`, what the start-at-login entry
 // runs: the app starts in the tray and the window stays closed.
 func runGUIHidden(ctx context.Context, store *app.Store) error { return openGUI(ctx, store, true) }
+
+// noticeBudget is the topic of the notice that says the state folder went
+// over its budget and what was freed.
+const noticeBudget = "state folder budget"
 
 // startupTrimDelay is how long after the servers are started the app
 // gives the memory its start used back to the system. Laying out the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/budget"
 )
 
 // Hostile servers run against the real binary, headless, each beside an
@@ -301,5 +303,48 @@ func BenchmarkHostileSet(b *testing.B) {
 			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "grant-ms")
 			b.ReportMetric(rssMB(b, cmd.Process.Pid), "rss-MiB")
 		})
+	}
+}
+
+// A confined server's temp folder that took the state folder past its
+// budget is emptied when the app starts (and every minute after), status
+// says so, and the person's decisions stay.
+func TestStateFolderBudget(t *testing.T) {
+	state := t.TempDir()
+	folder := t.TempDir()
+	mustRun(t, state, "roots", "add", folder, "--enable")
+	temp := filepath.Join(state, "tmp", "server-runaway")
+	if err := os.MkdirAll(filepath.Join(temp, "deep"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	junk, err := os.Create(filepath.Join(temp, "deep", "junk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte("runaway "), 1<<17) // 1 MiB, real blocks
+	for range budget.DefaultLimit/len(chunk) + 8 {
+		if _, err := junk.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	junk.Close()
+	startHeadless(t, state)
+	waitFor(t, "the runaway temp folder emptied", func() bool {
+		entries, err := os.ReadDir(temp)
+		return err == nil && len(entries) == 0
+	})
+	if size := dirSize(state); size > budget.DefaultLimit {
+		t.Fatalf("state folder %d bytes after the trim", size)
+	}
+	var notice string
+	waitFor(t, "the notice in status", func() bool {
+		notice = liveStatus(t, state).Notices["state folder budget"]
+		return notice != ""
+	})
+	if !strings.Contains(notice, "server-runaway") {
+		t.Errorf("notice %q does not name the server's folder", notice)
+	}
+	if out := mustRun(t, state, "roots", "list"); !strings.Contains(out, folder) {
+		t.Errorf("the roots went with the temp folder:\n%s", out)
 	}
 }
