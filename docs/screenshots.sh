@@ -73,6 +73,7 @@ shot roots "$main" ROOTKEEPER_SHOW_TAB=roots
 shot discover "$main" ROOTKEEPER_SHOW_TAB=discover
 shot servers "$main" ROOTKEEPER_SHOW_TAB=servers
 shot activity "$main" ROOTKEEPER_SHOW_TAB=activity
+shot access "$main" ROOTKEEPER_SHOW_TAB=access
 shot dialog-share "$main" ROOTKEEPER_SHOW_SHARE="$HOME"
 
 # A folder enabled that no server has been asked about: both servers ask
@@ -81,3 +82,35 @@ pending=$DEMO/pending
 state "$pending"
 "$BIN" --state-dir "$pending" roots add "$HOME/datasets" --enable >/dev/null
 shot dialog-pending "$pending"
+
+# A folder given on a server's command line is a request, asked about in
+# the small dialog.
+request=$DEMO/request
+state "$request"
+"$BIN" --state-dir "$request" servers add datasets -- "$NPM/mcp-server-filesystem" "$HOME/datasets" >/dev/null
+shot dialog-request "$request"
+
+# Hosts: another home where Claude Code and Cursor run servers that see
+# folders without asking. The first launch offers to protect them.
+bob=$DEMO/home/bob
+mkdir -p "$bob/src/api" "$bob/.cursor"
+cat >"$bob/.claude.json" <<JSON
+{
+  "numStartups": 12,
+  "mcpServers": {
+    "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "$bob/src"]},
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}
+  },
+  "projects": {"$bob/src/api": {"mcpServers": {"postgres": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "postgresql://localhost/api"]}}}}
+}
+JSON
+cat >"$bob/.cursor/mcp.json" <<JSON
+{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}
+JSON
+hostsdir=$DEMO/hosts
+mkdir -p "$hostsdir"
+shot guide "$hostsdir" HOME="$bob" ROOTKEEPER_SHOW_TAB=hosts
+# Answered: Cursor protected, Claude Code not yet.
+mkdir -p "$hostsdir/hosts" && : >"$hostsdir/hosts/guided"
+HOME="$bob" "$BIN" --state-dir "$hostsdir" hosts protect cursor >/dev/null
+shot hosts "$hostsdir" HOME="$bob" ROOTKEEPER_SHOW_TAB=hosts
