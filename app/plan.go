@@ -347,6 +347,27 @@ func (g *Grid) Questions() []Question {
 	return out
 }
 
+// QuestionSettle is how long the questions of connected servers wait for
+// the servers still starting: servers that start together (at launch, or
+// after a change) are then asked in one review instead of a queue of
+// dialogs, one per server.
+const QuestionSettle = 2 * time.Second
+
+// Settling is how long to wait, from now, before asking the Questions:
+// until every server that takes roots and is still starting has connected,
+// or has been starting for QuestionSettle. Zero when none is starting.
+func (g *Grid) Settling(now time.Time) time.Duration {
+	var wait time.Duration
+	for _, s := range g.taking {
+		st := g.snap.Servers[s]
+		if st.State != ServerStarting || st.Since.IsZero() {
+			continue
+		}
+		wait = max(wait, st.Since.Add(QuestionSettle).Sub(now))
+	}
+	return wait
+}
+
 // Answers turns the person's answer to questions into decisions: the
 // questions in allowed (by index) allowed, every other one denied, all
 // with scope.

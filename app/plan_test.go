@@ -278,6 +278,35 @@ func TestGridAgreesWithTheOneRule(t *testing.T) {
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
 
+// Questions wait for servers still starting, at most QuestionSettle from
+// when each began; failed or stopped servers hold nothing.
+func TestSettlingWaitsForStartingServers(t *testing.T) {
+	st := planState(t, 3, 3)
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	grid := func(statuses map[string]ServerStatus) *Grid {
+		return NewGrid(&Snapshot{State: *st, Servers: statuses})
+	}
+	if w := grid(map[string]ServerStatus{"s1": {State: ServerConnected}}).Settling(now); w != 0 {
+		t.Errorf("nothing starting: wait %v", w)
+	}
+	g := grid(map[string]ServerStatus{
+		"s1": {State: ServerConnected},
+		"s2": {State: ServerStarting, Since: now.Add(-500 * time.Millisecond)},
+		"s3": {State: ServerStarting, Since: now.Add(-1500 * time.Millisecond)},
+	})
+	if w := g.Settling(now); w != QuestionSettle-500*time.Millisecond {
+		t.Errorf("wait %v, want until the later starter's settle time", w)
+	}
+	g = grid(map[string]ServerStatus{
+		"s1": {State: ServerConnected},
+		"s2": {State: ServerStarting, Since: now.Add(-QuestionSettle - time.Second)},
+		"s3": {State: ServerFailed, Since: now},
+	})
+	if w := g.Settling(now); w != 0 {
+		t.Errorf("a long-starting or failed server holds the questions: wait %v", w)
+	}
+}
+
 func TestQuestionsAreNaturallySortedAndAnswered(t *testing.T) {
 	st := planState(t, 12, 2)
 	snap := &Snapshot{State: *st, Servers: map[string]ServerStatus{"s1": {State: ServerConnected}}}

@@ -2,6 +2,7 @@ package gui
 
 import (
 	"fmt"
+	"time"
 
 	"rootkeeper/app"
 )
@@ -50,6 +51,18 @@ func (u *ui) askNext() {
 		// Then the folders asked for (by a host through the bridge, or
 		// found on a server's command line), one at a time.
 		u.askRequest()
+		return
+	}
+	// Servers still starting will have questions a moment from now: wait
+	// for them, so that one review asks everything.
+	if wait := u.grid.Settling(time.Now()); wait > 0 {
+		if !u.settling {
+			u.settling = true
+			u.after(wait, func() {
+				u.settling = false
+				u.askNext()
+			})
+		}
 		return
 	}
 	if len(qs) == 1 {

@@ -3,6 +3,7 @@ package gui
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2/test"
 
@@ -313,6 +314,76 @@ func TestTrayTickOfApprovedRootEnablesIt(t *testing.T) {
 		t.Errorf("fs still sees %q after untick", got)
 	}
 	f.wantDecisions("fs " + rootA + " allow always command-line")
+}
+
+// A server that connects while another is still starting waits for it:
+// one folder for two servers is one review, not two small dialogs in a
+// row; a server that never connects holds the questions no longer than
+// app.QuestionSettle.
+func TestQuestionsWaitForServersStillStarting(t *testing.T) {
+	var timers []func()
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		if err := s.AddRoot(fakeRoot(rootA, true)); err != nil {
+			return err
+		}
+		for _, n := range []string{"fs", "git"} {
+			if err := s.AddServer(stdio(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.u.after = func(d time.Duration, fn func()) {
+		if d <= 0 || d > app.QuestionSettle {
+			t.Errorf("waits %v", d)
+		}
+		timers = append(timers, fn)
+	}
+	f.healthy()
+	f.core.SetServerStatus("git", app.ServerStatus{State: app.ServerStarting, Since: time.Now()})
+	f.connect("fs")
+	if f.u.openDialog != nil {
+		t.Fatalf("a dialog opened while git was still starting: %T", f.u.openDialog)
+	}
+	f.u.refresh()
+	if len(timers) != 1 {
+		t.Fatalf("%d timers, want one", len(timers))
+	}
+	f.connect("git")
+	d := openReview(t, f)
+	if got, want := questionsOf(d), []string{"fs " + rootA, "git " + rootA}; !slices.Equal(got, want) {
+		t.Fatalf("review asks %q, want %q", got, want)
+	}
+	timers[0]() // late: the review is open already
+	if openReview(t, f) != d {
+		t.Fatal("the settle timer opened another dialog")
+	}
+
+	// git never connects: once the timer fires, fs is asked alone.
+	f2 := newFixture(t, Options{}, func(s *app.State) error {
+		if err := s.AddRoot(fakeRoot(rootA, true)); err != nil {
+			return err
+		}
+		for _, n := range []string{"fs", "git"} {
+			if err := s.AddServer(stdio(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	timers = nil
+	f2.u.after = func(_ time.Duration, fn func()) { timers = append(timers, fn) }
+	f2.healthy()
+	f2.core.SetServerStatus("git", app.ServerStatus{State: app.ServerStarting, Since: time.Now().Add(-app.QuestionSettle + 50*time.Millisecond)})
+	f2.connect("fs")
+	if f2.u.openDialog != nil || len(timers) != 1 {
+		t.Fatalf("open %T, %d timers", f2.u.openDialog, len(timers))
+	}
+	time.Sleep(60 * time.Millisecond)
+	timers[0]()
+	if got := openPending(t, f2).Server; got != "fs" {
+		t.Fatalf("asked %q", got)
+	}
 }
 
 // Servers that connect while the review is open join it: one screen, not

@@ -343,11 +343,6 @@ func wait[T any](ctx context.Context, r *samplingReviewer, p samplingPrompt, ch 
 	}
 }
 
-// after runs f on the UI goroutine once d has passed.
-func (u *ui) after(d time.Duration, f func()) {
-	time.AfterFunc(d, func() { u.do(f) })
-}
-
 // queueSampling adds p to the sampling queue and shows it if nothing else
 // is shown. UI goroutine only.
 func (u *ui) queueSampling(p samplingPrompt) {

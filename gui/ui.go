@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -34,6 +35,8 @@ type ui struct {
 	inspect func(roots []app.Root, home string) []rootInfo
 	// notify sends a desktop notification.
 	notify func(title, body string)
+	// after runs f on the UI goroutine once d has passed.
+	after func(d time.Duration, f func())
 	// showWindow brings the window up (and notes that it is visible).
 	showWindow func()
 	// onRefresh is told about every rendered snapshot (the tray hooks in).
@@ -71,6 +74,9 @@ type ui struct {
 	// reviewLater holds the questions put off with Later in the review
 	// ("SERVER\x00PATH"): not asked again until a new one comes.
 	reviewLater map[string]bool
+	// settling: askNext is waiting for servers still starting (see
+	// app.Grid.Settling) and will ask again.
+	settling bool
 	// folderView is the open per-folder view of consent, nil when none.
 	folderView *folderAccess
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
@@ -92,6 +98,7 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 		inspect: inspect,
 		busy:    map[string]bool{},
 	}
+	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	u.showWindow = func() { u.win.Show(); u.win.RequestFocus() }
 	u.onRefresh = func(*app.Snapshot) {}
 	u.hostsOptions = func() hosts.Options { return hostsOptions(u.core.Store()) }
