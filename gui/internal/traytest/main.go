@@ -90,15 +90,20 @@ func main() {
 
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so that fail can end all of it
+	// The command stays in traytest's process group (xvfb-run, Xvfb and
+	// the app under it): whoever runs traytest in a group of its own ends
+	// all of it with one kill of that group, as the tests do, even after
+	// traytest itself was killed. In a group of its own, the app outlived
+	// every test that killed traytest.
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	fail := func(format string, args ...any) {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		log.Fatalf(format, args...)
+		log.Printf(format, args...)
+		syscall.Kill(0, syscall.SIGKILL) // the group: the command and traytest
+		os.Exit(1)
 	}
 
 	var reg [2]string
