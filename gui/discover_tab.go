@@ -31,11 +31,16 @@ type discoverTab struct {
 	newFolder *widget.Entry
 	scanBtn   *widget.Button
 	cancelBtn *widget.Button
-	progress  *widget.ProgressBarInfinite
-	status    *widget.Label
-	filter    *widget.Entry
-	list      *widget.List
-	empty     *widget.Label
+	// progressBox holds the scan's progress bar while a scan runs, and
+	// nothing otherwise: a Fyne infinite progress bar starts animating
+	// when its renderer is made, hidden and stopped or not, and would
+	// redraw the window 60 times a second for as long as the app runs.
+	progressBox *fyne.Container
+	progress    *widget.ProgressBarInfinite // nil when no scan runs
+	status      *widget.Label
+	filter      *widget.Entry
+	list        *widget.List
+	empty       *widget.Label
 
 	cands    []app.Candidate // everything found by the last scan
 	rows     []candRow       // what the list shows: grouped and filtered
@@ -65,9 +70,8 @@ func newDiscoverTab(u *ui) *discoverTab {
 	t.scanBtn.Importance = widget.HighImportance
 	t.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), t.stop)
 	t.cancelBtn.Disable()
-	t.progress = widget.NewProgressBarInfinite()
-	t.progress.Stop()
-	t.progress.Hide()
+	t.progressBox = container.NewStack()
+	t.progressBox.Hide()
 	t.status = widget.NewLabel("")
 	t.status.Truncation = fyne.TextTruncateEllipsis
 	if u.opts.Scan == nil {
@@ -77,7 +81,7 @@ func newDiscoverTab(u *ui) *discoverTab {
 		t.status.SetText("Press Scan to look for git repositories and projects in the search folders.")
 	}
 	scanRow := container.NewBorder(nil, nil, container.NewHBox(t.scanBtn, t.cancelBtn), nil,
-		container.NewVBox(t.progress, t.status))
+		container.NewVBox(t.progressBox, t.status))
 
 	t.filter = widget.NewEntry()
 	t.filter.SetPlaceHolder("Filter by name, path, branch or remote")
@@ -216,8 +220,10 @@ func (t *discoverTab) scan() {
 	t.regroup()
 	t.scanBtn.Disable()
 	t.cancelBtn.Enable()
-	t.progress.Show()
-	t.progress.Start()
+	t.progress = widget.NewProgressBarInfinite()
+	t.progressBox.Objects = []fyne.CanvasObject{t.progress}
+	t.progressBox.Show()
+	t.progressBox.Refresh()
 	t.status.SetText("Starting…")
 	var dirs []string
 	if t.snap != nil {
@@ -268,7 +274,9 @@ func (t *discoverTab) finish(gen int, sum app.ScanSummary, err error) {
 	t.scanBtn.Enable()
 	t.cancelBtn.Disable()
 	t.progress.Stop()
-	t.progress.Hide()
+	t.progress = nil
+	t.progressBox.Objects = nil
+	t.progressBox.Hide()
 	msg := fmt.Sprintf("Done: %d folders visited, %d found.", sum.Visited, len(t.cands))
 	switch {
 	case errors.Is(err, context.Canceled):

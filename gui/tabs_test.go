@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
@@ -119,6 +121,54 @@ func TestDiscoverTab(t *testing.T) {
 	test.Type(f.u.discover.filter, "package.json")
 	if n := len(f.u.discover.rows); n != 2 {
 		t.Errorf("filter kept %d rows, want alpha and its web project", n)
+	}
+}
+
+// An idle window animates nothing: no running infinite progress bar
+// anywhere, before a scan on any tab, and after one. (A Fyne infinite
+// progress bar starts when its renderer is made, stopped and hidden or
+// not, and redrew the window 60 times a second.)
+func TestIdleWindowAnimatesNothing(t *testing.T) {
+	scan := func(context.Context, app.ScanRequest, func(app.Candidate), func(app.ScanProgress)) (app.ScanSummary, error) {
+		return app.ScanSummary{}, nil
+	}
+	f := demoFixture(t, Options{Scan: scan})
+	running := func() int {
+		n := 0
+		var walk func(o fyne.CanvasObject)
+		walk = func(o fyne.CanvasObject) {
+			switch o := o.(type) {
+			case *widget.ProgressBarInfinite:
+				if o.Running() {
+					n++
+				}
+			case *fyne.Container:
+				for _, c := range o.Objects {
+					walk(c)
+				}
+				return
+			}
+			if w, ok := o.(fyne.Widget); ok {
+				for _, c := range test.WidgetRenderer(w).Objects() {
+					walk(c)
+				}
+			}
+		}
+		walk(f.win.Content())
+		return n
+	}
+	for _, tab := range []string{"roots", "access", "discover", "servers", "activity", "hosts"} {
+		f.u.selectTab(tab)
+		f.win.Content().Refresh()
+		if n := running(); n != 0 {
+			t.Fatalf("%d infinite progress bars running on the %s tab with no scan", n, tab)
+		}
+	}
+	f.u.selectTab("discover")
+	test.Tap(f.u.discover.scanBtn)
+	f.win.Content().Refresh()
+	if n := running(); n != 0 {
+		t.Fatalf("%d infinite progress bars running after the scan ended", n)
 	}
 }
 
