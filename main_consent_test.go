@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"rootkeeper/app"
@@ -198,7 +197,7 @@ func TestFIFORootsDoNotStallWithdrawal(t *testing.T) {
 	for i := range 10 {
 		repo := filepath.Join(tree, "fifo-repo-"+string(rune('a'+i)))
 		os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
-		if err := syscall.Mkfifo(filepath.Join(repo, ".git", "HEAD"), 0o644); err != nil {
+		if err := mkfifo(filepath.Join(repo, ".git", "HEAD")); err != nil {
 			t.Fatal(err)
 		}
 		mustRun(t, state, "roots", "add", repo, "--enable")

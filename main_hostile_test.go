@@ -73,7 +73,7 @@ func alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	if !pidExists(pid) {
 		return false
 	}
 	// A zombie waiting to be reaped is not running.
@@ -149,7 +149,7 @@ func TestHostileServersDoNotHurtTheHonestOne(t *testing.T) {
 		t.Fatalf("the escaping server never started its child: %v", err)
 	}
 	escaped, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+	t.Cleanup(func() { killPID(escaped) })
 	if !alive(escaped) {
 		t.Fatal("the escaped child is not running; the test proves nothing")
 	}
@@ -203,7 +203,7 @@ func TestServersDieWithAKilledApp(t *testing.T) {
 		}
 		if alive(pid) {
 			t.Errorf("server %d outlived the killed app by 5 s", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
+			killPID(pid)
 		}
 	}
 }
@@ -255,7 +255,7 @@ func BenchmarkHostileSet(b *testing.B) {
 				cmd.Wait()
 				if data, err := os.ReadFile(filepath.Join(tree, "escaped.pid")); err == nil {
 					pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-					syscall.Kill(pid, syscall.SIGKILL)
+					killPID(pid)
 				}
 			}()
 			sent := func() []string {

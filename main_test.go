@@ -293,7 +293,7 @@ func TestHeadlessFollowsTheCommandLine(t *testing.T) {
 		t.Fatalf("headless did not exit cleanly on SIGTERM: %v", err)
 	}
 	if live != nil && live.PID > 0 {
-		if err := syscall.Kill(live.PID, 0); err == nil {
+		if pidExists(live.PID) {
 			t.Fatalf("server process %d outlived the app", live.PID)
 		}
 	}

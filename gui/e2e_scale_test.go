@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -157,8 +156,8 @@ wait $pid`
 		e.tray, "-click", last, "-timeout", "60s", "--",
 		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script, e.rk, e.state, shot)
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 	// Xvfb or the bus may outlive the group kill holding stderr open.
 	cmd.WaitDelay = 2 * time.Second
 	var hostLog strings.Builder
@@ -176,7 +175,7 @@ wait $pid`
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		cmd.Wait()
 		if t.Failed() {
 			log, _ := os.ReadFile(filepath.Join(e.state, "app.log"))
@@ -237,12 +236,12 @@ func startHello(t testing.TB, bin string) int {
 	hello := filepath.Join(bin, "hello")
 	goBuild(t, apptest.ModuleRoot(t), hello, "./gui/internal/hello")
 	cmd := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1280x800x24", hello)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		cmd.Wait()
 	})
 	return findProcess(t, hello)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,8 +74,8 @@ func TestEndToEndTrayToggle(t *testing.T) {
 		tray, "-click", "alpha", "-timeout", "60s", "--",
 		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", rk, "--state-dir", state)
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 	var appLog strings.Builder
 	cmd.Stderr = &appLog
 	stdin, err := cmd.StdinPipe()
@@ -91,7 +90,7 @@ func TestEndToEndTrayToggle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		if t.Failed() {
 			t.Logf("app and tray host stderr:\n%s", appLog.String())
 		}
