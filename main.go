@@ -287,6 +287,9 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 		// The Resources… dialog of each connected server.
 		Resources: rt.manager,
 		Hidden:    hidden,
+		// The Confine switch of each card, and why it is off where
+		// Landlock is missing.
+		Landlock: confine.ABI,
 		// The servers start once the window is up and its reviewer is set;
 		// once they have connected, the start's garbage goes back.
 		Started: func() {

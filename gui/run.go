@@ -53,6 +53,11 @@ type Options struct {
 	// Context, when it ends, quits the app as Quit in the tray does (main
 	// passes the context its signal handler cancels). Nil means never.
 	Context context.Context
+	// Landlock reports the Landlock ABI a confined server runs under here,
+	// or why servers cannot be confined (main passes confine.ABI, which gui
+	// may not import). Nil: this build cannot confine, and the Confine
+	// switch of each card can only be turned off.
+	Landlock func() (int, error)
 	// Hidden starts the app in the tray with the window closed (start at
 	// login). Without a tray host the window opens anyway, so that no
 	// invisible app is left running.
@@ -79,6 +84,8 @@ func Run(opts Options) error {
 	u := newUI(fa, win, opts)
 	win.SetContent(u.build())
 	win.Resize(fyne.NewSize(980, 680))
+	u.settings = newSettings(u)
+	win.SetMainMenu(u.settings.menu)
 
 	parent := opts.Context
 	if parent == nil {
@@ -134,6 +141,7 @@ func Run(opts Options) error {
 	reviewer := &samplingReviewer{u: u, quit: quitReviews}
 	fa.Lifecycle().SetOnStarted(func() {
 		u.refresh()
+		u.settings.load()
 		if !opts.Hidden {
 			u.guideHosts() // once: offer to protect the hosts' servers
 		}

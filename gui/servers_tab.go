@@ -168,7 +168,11 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	}
 	seesLabel := widget.NewLabel(seesText)
 	seesLabel.Wrapping = fyne.TextWrapWord
-	box := container.NewVBox(head, factsLabel, seesLabel)
+	box := container.NewVBox(head, factsLabel, seesLabel, t.confineRow(srv, st))
+	for _, k := range srv.KeepArgs {
+		box.Add(iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
+			widget.WarningImportance))
+	}
 	for _, line := range bridgeLines(snap, name) {
 		box.Add(newPathLabel(line))
 	}
@@ -178,46 +182,127 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	return box
 }
 
+// confineRow says whether the server is confined, in the words of
+// `status` (app.ConfinementText), and for a stdio server offers the Confine
+// switch. Turning it on is refused where Landlock is missing (the switch is
+// disabled and the line says why); turning it off always works, so that a
+// server left unstartable by it can be started again. The change goes
+// through the core off the UI goroutine; the MCP side restarts a server
+// whose configuration changed.
+func (t *serversTab) confineRow(srv app.Server, st app.ServerStatus) fyne.CanvasObject {
+	text := app.ConfinementText(srv, &st, t.u.landlock)
+	if srv.Type != app.TransportStdio {
+		return newPathLabel(text)
+	}
+	_, unavailable := t.u.landlock()
+	check := widget.NewCheck("Confine", nil)
+	check.SetChecked(srv.Confine)
+	if !srv.Confine && unavailable != nil {
+		text += " (" + unavailable.Error() + ")"
+		check.Disable()
+	}
+	check.OnChanged = func(on bool) { t.setConfine(check, srv.Name, on) }
+	return container.NewBorder(nil, nil, check, nil, newPathLabel(text))
+}
+
+// setConfine writes the server's Confine through the core; a failed write
+// puts the switch back.
+func (t *serversTab) setConfine(check *widget.Check, name string, on bool) {
+	what := "confine " + name
+	if !on {
+		what = "stop confining " + name
+	}
+	t.u.update(what, func(s *app.State) error {
+		srv, ok := s.Server(name)
+		if !ok {
+			return fmt.Errorf("no server %q", name)
+		}
+		srv.Confine = on
+		// The same program: its decisions stay.
+		_, err := s.ReplaceServer(srv, false)
+		return err
+	}, func(err error) {
+		if err != nil {
+			changed := check.OnChanged
+			check.OnChanged = nil
+			check.SetChecked(!on)
+			check.OnChanged = changed
+		}
+	})
+}
+
 // transportText says how the server is reached.
 func transportText(srv app.Server) string { return app.Program(srv) }
 
-// save returns the form's OnSave: add or replace the server. An edit that
-// changes what the server runs makes it a new program for consent: the
-// person sees the old and the new program and chooses whether its
-// decisions are dropped (the default) or kept.
+// save returns the form's OnSave: add or replace the server. Folders on
+// its command line are taken off and become requests for it (asked about
+// like any other, see app.TakeFolders), as `servers add` does. An edit
+// keeps what the form does not show (confinement, host roots, kept
+// arguments), and an edit that changes what the server runs makes it a new
+// program for consent: the person sees the old and the new program and
+// chooses whether its decisions are dropped (the default) or kept.
 func (t *serversTab) save(replace bool) func(app.Server) {
 	return func(srv app.Server) {
 		if !replace {
-			t.u.update("save server "+srv.Name, func(s *app.State) error { return s.AddServer(srv) }, nil)
+			t.importServers([]app.Server{srv})
 			return
-		}
-		commit := func(keep bool) {
-			t.u.update("save server "+srv.Name, func(s *app.State) error {
-				_, err := s.ReplaceServer(srv, keep)
-				return err
-			}, nil)
 		}
 		old, ok := t.u.core.Snapshot().State.Server(srv.Name)
-		if !ok || app.SameProgram(old, srv) {
-			commit(false)
-			return
+		if ok {
+			srv.Confine, srv.HostRoots, srv.KeepArgs = old.Confine, old.HostRoots, old.KeepArgs
 		}
-		msg := widget.NewLabel(fmt.Sprintf("%s now runs something else.\n\nWas: %s\nNow: %s\n\n"+
-			"A different program does not inherit the folders the old one was allowed: "+
-			"unless you keep your choices, it sees nothing until you decide again.",
-			app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
-		msg.Wrapping = fyne.TextWrapWord
-		d := dialog.NewCustomConfirm("A different program", "Keep my choices", "Start fresh", msg, commit, t.u.win)
-		d.Resize(fyne.NewSize(620, 300))
-		t.programChanged = d
-		d.Show()
+		home := t.u.home()
+		// TakeFolders reads the disk: off the UI goroutine.
+		t.u.async(func() {
+			srv, moved := app.TakeFolders(srv, home)
+			t.u.do(func() { t.replace(old, ok, srv, moved) })
+		})
 	}
 }
 
+// replace writes an edited server whose command-line folders were taken
+// off (moved), asking first if it now runs another program than old.
+func (t *serversTab) replace(old app.Server, existed bool, srv app.Server, moved []app.MovedFolder) {
+	commit := func(keep bool) {
+		t.u.update("save server "+srv.Name, func(s *app.State) error {
+			if _, err := s.ReplaceServer(srv, keep); err != nil {
+				return err
+			}
+			return s.RequestFolders(srv.Name, moved)
+		}, nil)
+	}
+	if !existed || app.SameProgram(old, srv) {
+		commit(false)
+		return
+	}
+	msg := widget.NewLabel(fmt.Sprintf("%s now runs something else.\n\nWas: %s\nNow: %s\n\n"+
+		"A different program does not inherit the folders the old one was allowed: "+
+		"unless you keep your choices, it sees nothing until you decide again.",
+		app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
+	msg.Wrapping = fyne.TextWrapWord
+	d := dialog.NewCustomConfirm("A different program", "Keep my choices", "Start fresh", msg, commit, t.u.win)
+	d.Resize(fyne.NewSize(620, 300))
+	t.programChanged = d
+	d.Show()
+}
+
+// importServers adds servers (from the form or pasted JSON). The folders on
+// their command lines become requests, which the window then asks about
+// ("fs was given ~/Desktop on its command line") and each card lists until
+// they are answered.
 func (t *serversTab) importServers(servers []app.Server) {
-	t.u.update("add the pasted servers", func(s *app.State) error {
+	what := "add the pasted servers"
+	if len(servers) == 1 {
+		what = "save server " + servers[0].Name
+	}
+	home := t.u.home()
+	t.u.update(what, func(s *app.State) error {
 		for _, srv := range servers {
+			srv, moved := app.TakeFolders(srv, home)
 			if err := s.AddServer(srv); err != nil {
+				return err
+			}
+			if err := s.RequestFolders(srv.Name, moved); err != nil {
 				return err
 			}
 		}

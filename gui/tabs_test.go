@@ -184,7 +184,9 @@ func TestDiscoverWithoutScanner(t *testing.T) {
 }
 
 func TestServersTab(t *testing.T) {
-	f := demoFixture(t, Options{})
+	// A kernel with Landlock: each stdio card's Confine switch can be
+	// turned on.
+	f := demoFixture(t, Options{Landlock: abi(6)})
 	f.u.selectTab("servers")
 	f.assertMarkup("servers.xml")
 	f.capture("servers.png")

@@ -2,9 +2,11 @@ package gui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -44,6 +46,9 @@ type ui struct {
 	// hostsOptions says where the Hosts tab finds the hosts' files and
 	// what their entries are to run (tests point it at a home of theirs).
 	hostsOptions func() hosts.Options
+	// landlock is opts.Landlock asked once (the kernel's answer does not
+	// change while the app runs), never nil.
+	landlock func() (int, error)
 
 	snap *app.Snapshot
 	grid *app.Grid // snap's index, built once per snapshot
@@ -58,6 +63,8 @@ type ui struct {
 	servers  *serversTab
 	activity *activityTab
 	hosts    *hostsTab
+	// settings is the menu bar with Start at login (set by Run).
+	settings *settings
 
 	// consent is the open consent dialog's key ("server:NAME" or
 	// "root:PATH"), "" when none is open; busy holds servers whose answer is
@@ -102,6 +109,12 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 	u.showWindow = func() { u.win.Show(); u.win.RequestFocus() }
 	u.onRefresh = func(*app.Snapshot) {}
 	u.hostsOptions = func() hosts.Options { return hostsOptions(u.core.Store()) }
+	u.landlock = sync.OnceValues(func() (int, error) {
+		if opts.Landlock == nil {
+			return 0, errors.New("cannot confine: this build of Rootkeeper has no Landlock support")
+		}
+		return opts.Landlock()
+	})
 	return u
 }
 

@@ -1,0 +1,226 @@
+package gui
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"rootkeeper/app"
+)
+
+// cardOf is what the card of server shows: its text, line by line, and its
+// Confine switch (nil when it has none).
+func cardOf(t *testing.T, f *fixture, server string) (string, *widget.Check) {
+	t.Helper()
+	i := slices.IndexFunc(f.core.Snapshot().State.Servers, func(s app.Server) bool { return s.Name == server })
+	if i < 0 {
+		t.Fatalf("no server %q", server)
+	}
+	var b strings.Builder
+	var check *widget.Check
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Label:
+			b.WriteString(w.Text + "\n")
+		case *pathLabel:
+			b.WriteString(w.Text + "\n")
+		case *widget.Check:
+			if w.Text == "Confine" {
+				check = w
+			}
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(f.u.servers.list.Objects[2*i])
+	return b.String(), check
+}
+
+func abi(n int) func() (int, error) { return func() (int, error) { return n, nil } }
+
+func TestCardSaysWhetherTheServerIsConfined(t *testing.T) {
+	noLandlock := errors.New("cannot confine: this Linux kernel has no Landlock")
+	for _, tc := range []struct {
+		name     string
+		landlock func() (int, error)
+		srv      app.Server
+		live     int // the ABI the running server was started under
+		want     string
+		switchOn bool
+		disabled bool
+		noSwitch bool
+	}{
+		{name: "confined, not yet started", landlock: abi(4), srv: app.Server{Confine: true},
+			want: "confined (Landlock ABI 4)", switchOn: true},
+		{name: "confined, running", landlock: abi(6), srv: app.Server{Confine: true}, live: 5,
+			want: "confined (Landlock ABI 5)", switchOn: true},
+		{name: "not confined", landlock: abi(4), srv: app.Server{},
+			want: "not confined: roots are advice to this server"},
+		{name: "no Landlock: cannot be turned on", landlock: func() (int, error) { return 0, noLandlock }, srv: app.Server{},
+			want: "not confined: roots are advice to this server (cannot confine: this Linux kernel has no Landlock)", disabled: true},
+		{name: "no Landlock support built in", srv: app.Server{},
+			want: "not confined: roots are advice to this server (cannot confine: this build of Rootkeeper has no Landlock support)", disabled: true},
+		{name: "no Landlock, confined: can still be turned off", landlock: func() (int, error) { return 0, noLandlock }, srv: app.Server{Confine: true},
+			want: "cannot confine: this Linux kernel has no Landlock; the server is not started", switchOn: true},
+		{name: "remote", landlock: abi(4), srv: app.Server{Type: app.TransportHTTP, URL: "https://example.com/mcp"},
+			want: "not confined: roots are advice to this server", noSwitch: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := tc.srv
+			srv.Name = "fs"
+			if srv.Type == "" {
+				srv.Type, srv.Command = app.TransportStdio, "mcp-server-filesystem"
+			}
+			f := newFixture(t, Options{Landlock: tc.landlock}, func(s *app.State) error { return s.AddServer(srv) })
+			if tc.live > 0 {
+				f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected, LandlockABI: tc.live})
+				f.u.refresh()
+			}
+			text, check := cardOf(t, f, "fs")
+			if !strings.Contains(text, tc.want+"\n") {
+				t.Errorf("card says\n%s\nwant a line %q", text, tc.want)
+			}
+			if tc.noSwitch {
+				if check != nil {
+					t.Error("a remote server's card has a Confine switch")
+				}
+				return
+			}
+			if check == nil {
+				t.Fatal("no Confine switch")
+			}
+			if check.Checked != tc.switchOn || check.Disabled() != tc.disabled {
+				t.Errorf("switch on %t disabled %t, want on %t disabled %t", check.Checked, check.Disabled(), tc.switchOn, tc.disabled)
+			}
+		})
+	}
+}
+
+// The switch changes the server in the state file, keeping its decisions
+// (the same program); the card then says so.
+func TestConfineSwitch(t *testing.T) {
+	f := newFixture(t, Options{Landlock: abi(4)}, func(s *app.State) error {
+		if err := s.AddRoot(fakeRoot("/home/ada/src/alpha", true)); err != nil {
+			return err
+		}
+		if err := s.AddServer(stdio("fs")); err != nil {
+			return err
+		}
+		return s.Decide(allow("fs", "/home/ada/src/alpha"))
+	})
+	_, check := cardOf(t, f, "fs")
+	test.Tap(check)
+	st, err := f.core.Store().Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv, _ := st.Server("fs"); !srv.Confine {
+		t.Errorf("after turning Confine on, the stored server is %+v", srv)
+	}
+	f.wantDecisions("fs /home/ada/src/alpha allow always command-line")
+	text, check := cardOf(t, f, "fs")
+	if !strings.Contains(text, "confined (Landlock ABI 4)\n") || !check.Checked {
+		t.Errorf("after turning Confine on, the card says\n%s(switch on: %t)", text, check.Checked)
+	}
+
+	test.Tap(check)
+	if srv, _ := f.core.Snapshot().State.Server("fs"); srv.Confine {
+		t.Errorf("after turning Confine off, the server is %+v", srv)
+	}
+	if text, _ := cardOf(t, f, "fs"); !strings.Contains(text, app.NotConfined+"\n") {
+		t.Errorf("after turning Confine off, the card says\n%s", text)
+	}
+}
+
+// A failed write puts the switch back and says why.
+func TestConfineSwitchFailure(t *testing.T) {
+	f := newFixture(t, Options{Landlock: abi(4)}, func(s *app.State) error { return s.AddServer(stdio("fs")) })
+	_, check := cardOf(t, f, "fs")
+	// The server goes behind the card's back (as `servers remove` would).
+	if err := f.core.Update(func(s *app.State) error { return s.RemoveServer("fs") }); err != nil {
+		t.Fatal(err)
+	}
+	test.Tap(check)
+	if check.Checked {
+		t.Error("the switch stayed on after a failed write")
+	}
+	if top := f.win.Canvas().Overlays().Top(); top == nil {
+		t.Error("no error dialog")
+	}
+}
+
+func TestCardWarnsOfKeptArguments(t *testing.T) {
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		srv := stdio("fs")
+		srv.Args, srv.KeepArgs = []string{"/srv/templates"}, []string{"/srv/templates"}
+		return s.AddServer(srv)
+	})
+	text, _ := cardOf(t, f, "fs")
+	want := "Kept on its command line: /srv/templates — if it is a folder, the server sees it without asking.\n"
+	if !strings.Contains(text, want) {
+		t.Errorf("card says\n%s\nwant %q", text, want)
+	}
+}
+
+// A server added in the window has the folders on its command line taken
+// off: they are requests, which the card lists in the words of status.
+func TestAddServerMovesFoldersToRequests(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, Options{}, nil)
+	form := &serverForm{OnSave: f.u.servers.save(false)}
+	form.Show(f.win)
+	test.Type(form.name, "fs")
+	test.Type(form.command, "mcp-server-filesystem")
+	test.Type(form.args, "--verbose\n"+dir)
+	form.dlg.(interface{ Confirm() }).Confirm()
+	st := f.core.Snapshot().State
+	srv, ok := st.Server("fs")
+	if !ok || !slices.Equal(srv.Args, []string{"--verbose"}) {
+		t.Fatalf("server after the form: %+v (found %t)", srv, ok)
+	}
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := st.Request("fs", canon); !ok || r.From != app.FromCommandLine {
+		t.Errorf("requests after the form: %+v", st.Requests)
+	}
+	text, _ := cardOf(t, f, "fs")
+	if want := "Waiting for your answer: fs was given " + canon + " on its command line\n"; !strings.Contains(text, want) {
+		t.Errorf("card says\n%s\nwant %q", text, want)
+	}
+}
+
+// Editing a server in the form keeps what the form does not show: its
+// confinement, host-roots mode and kept arguments.
+func TestEditKeepsConfinement(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, Options{Landlock: abi(4)}, func(s *app.State) error {
+		srv := stdio("fs")
+		srv.Confine, srv.HostRoots = true, app.HostRootsFollow
+		srv.Args, srv.KeepArgs = []string{dir}, []string{dir}
+		return s.AddServer(srv)
+	})
+	old, _ := f.core.Snapshot().State.Server("fs")
+	form := &serverForm{Server: old, Editing: true, OnSave: f.u.servers.save(true)}
+	form.Show(f.win)
+	form.sampling.SetSelected(string(app.SamplingOff))
+	form.dlg.(interface{ Confirm() }).Confirm()
+	srv, _ := f.core.Snapshot().State.Server("fs")
+	if !srv.Confine || srv.HostRoots != app.HostRootsFollow || !slices.Equal(srv.KeepArgs, []string{dir}) ||
+		!slices.Equal(srv.Args, []string{dir}) || srv.Sampling != app.SamplingOff {
+		t.Errorf("after the edit: %+v", srv)
+	}
+	if len(f.core.Snapshot().State.Requests) != 0 {
+		t.Errorf("a kept argument became a request: %+v", f.core.Snapshot().State.Requests)
+	}
+}
