@@ -23,3 +23,7 @@ func ownerOf(fi os.FileInfo) (int, bool) {
 	}
 	return int(st.Uid), true
 }
+
+// writableByOthers reports whether the group or others may write to the
+// file, by its mode bits.
+func writableByOthers(fi os.FileInfo) bool { return fi.Mode().Perm()&0o022 != 0 }

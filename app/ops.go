@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -343,12 +344,14 @@ func validHeaderName(k string) bool {
 }
 
 func baseName(p string) string {
-	p = strings.TrimRight(p, "/")
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+	// Both separators: on Windows a path is C:\a\b (and may hold /).
+	seps := "/" + string(filepath.Separator)
+	p = strings.TrimRight(p, seps)
+	if i := strings.LastIndexAny(p, seps); i >= 0 {
 		p = p[i+1:]
 	}
 	if p == "" {
-		return "/"
+		return string(filepath.Separator)
 	}
 	return p
 }

@@ -111,7 +111,7 @@ func checkStateDir(dir string) error {
 		return inputErrorf("state folder %q is a symlink; refusing it (give the folder it points to)", dir)
 	case !fi.IsDir():
 		return inputErrorf("state folder %q is not a folder", dir)
-	case fi.Mode().Perm()&0o022 != 0:
+	case writableByOthers(fi):
 		return inputErrorf("state folder %q is writable by others (mode %04o); refusing it (chmod go-w)", dir, fi.Mode().Perm())
 	}
 	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
@@ -286,15 +286,6 @@ func (s *Store) removeStaleTemps() {
 			os.Remove(filepath.Join(s.dir, e.Name()))
 		}
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // EncodeState renders st as the state file's JSON, indented, ending in a
