@@ -374,12 +374,16 @@ func TestQuestionsWaitForServersStillStarting(t *testing.T) {
 	timers = nil
 	f2.u.after = func(_ time.Duration, fn func()) { timers = append(timers, fn) }
 	f2.healthy()
-	f2.core.SetServerStatus("git", app.ServerStatus{State: app.ServerStarting, Since: time.Now().Add(-app.QuestionSettle + 50*time.Millisecond)})
+	// git has been starting for all but a second of QuestionSettle: a
+	// second is slack enough for a loaded machine to reach connect("fs")
+	// before the settle time runs out (50 ms was not, in CI).
+	since := time.Now().Add(-app.QuestionSettle + time.Second)
+	f2.core.SetServerStatus("git", app.ServerStatus{State: app.ServerStarting, Since: since})
 	f2.connect("fs")
 	if f2.u.openDialog != nil || len(timers) != 1 {
 		t.Fatalf("open %T, %d timers", f2.u.openDialog, len(timers))
 	}
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(time.Until(since.Add(app.QuestionSettle)) + 10*time.Millisecond)
 	timers[0]()
 	if got := openPending(t, f2).Server; got != "fs" {
 		t.Fatalf("asked %q", got)
