@@ -269,3 +269,60 @@ func TestTempFolderStaysInItsPlace(t *testing.T) {
 		return os.IsNotExist(err), fmt.Sprint(err)
 	})
 }
+
+// TestConfineSwitchRestartsTheServer turns Confine on for a server that is
+// running (the window's switch, `servers set --confine`): the running copy,
+// which reached everything, is replaced by a confined one that keeps its
+// grants and cannot read outside them; turning it off again restarts it
+// free. A switch that only changed the saved flag would leave the
+// unconfined process serving until its next restart.
+func TestConfineSwitchRestartsTheServer(t *testing.T) {
+	abi := needLandlock(t)
+	bin := nosyServer(t)
+	e := newEnv(t)
+	granted, outside := mkRoot(t, "granted"), mkRoot(t, "outside")
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(granted, "a.txt"), []byte("A"), 0o600)
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin})
+	})
+	e.addRoots(granted)
+	e.grant("nosy", granted)
+	e.start(e.fastOptions())
+	st := e.waitConnected("nosy")
+	if r := nosyTry(t, e, "nosy", "read", secret); !r.OK {
+		t.Fatalf("unconfined read outside failed (%s): the test cannot tell", r.Err)
+	}
+
+	setConfine := func(on bool) {
+		e.update(func(s *app.State) error {
+			srv, _ := s.Server("nosy")
+			srv.Confine = on
+			_, err := s.ReplaceServer(srv, false)
+			return err
+		})
+	}
+	setConfine(true)
+	st = e.waitRestarted("nosy", st.PID)
+	if st.LandlockABI != abi {
+		t.Errorf("after Confine on, LandlockABI = %d, want %d", st.LandlockABI, abi)
+	}
+	if r := nosyTry(t, e, "nosy", "read", secret); r.OK || !strings.Contains(r.Err, "permission denied") {
+		t.Errorf("confined read outside: %+v; want permission denied", r)
+	}
+	if r := nosyTry(t, e, "nosy", "read", filepath.Join(granted, "a.txt")); !r.OK || r.Got != "A" {
+		t.Errorf("confined read in its granted root (the grant must survive the switch): %+v", r)
+	}
+
+	setConfine(false)
+	st = e.waitRestarted("nosy", st.PID)
+	if st.LandlockABI != 0 {
+		t.Errorf("after Confine off, LandlockABI = %d", st.LandlockABI)
+	}
+	if r := nosyTry(t, e, "nosy", "read", secret); !r.OK {
+		t.Errorf("after Confine off, read outside: %+v", r)
+	}
+}
