@@ -92,7 +92,7 @@ func (t *hostsTab) render() {
 
 func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 	title := widget.NewLabelWithStyle(h.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	summary := widget.NewLabel(fmt.Sprintf("%d server(s), %d protected", h.Servers, h.Protected))
+	summary := widget.NewLabel(fmt.Sprintf("%s, %d protected", plural(h.Servers, "server"), h.Protected))
 	protect := widget.NewButtonWithIcon("Protect", theme.ConfirmIcon(), func() { t.act(h.ID, true) })
 	restore := widget.NewButtonWithIcon("Restore", theme.ContentUndoIcon(), func() { t.act(h.ID, false) })
 	unprotected := 0
@@ -265,10 +265,10 @@ func (u *ui) guideHosts() {
 				os.MkdirAll(filepath.Dir(marker), 0o700)
 				os.WriteFile(marker, nil, 0o600)
 			}
-			msg := fmt.Sprintf("%s %s %d server(s) that can see folders without asking you. Protect them?\n\n"+
+			msg := fmt.Sprintf("%s %s %s that can see folders without asking you. Protect them?\n\n"+
 				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
 				"The folders they were given become requests for you to decide. Restore gives the files back.",
-				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], n)
+				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], plural(n, "server"))
 			u.hosts.guide = dialog.NewConfirm("Protect your MCP hosts?", msg, func(yes bool) {
 				answered()
 				if !yes {

@@ -73,7 +73,7 @@ func TestHostsTab(t *testing.T) {
 	os.WriteFile(cursor, []byte(orig), 0o600)
 	f.u.hosts.reload()
 	got := labels(f.u.hosts.list)
-	for _, want := range []string{"Cursor", "1 server(s), 0 protected", cursor, "time · user · can see folders without asking you"} {
+	for _, want := range []string{"Cursor", "1 server, 0 protected", cursor, "time · user · can see folders without asking you"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("tab does not show %q:\n%s", want, got)
 		}
@@ -95,7 +95,7 @@ func TestHostsTab(t *testing.T) {
 		t.Error("no word on what Protect did")
 	}
 	got = labels(f.u.hosts.list)
-	if !strings.Contains(got, "1 server(s), 1 protected") || !strings.Contains(got, "protected (cursor.time)") {
+	if !strings.Contains(got, "1 server, 1 protected") || !strings.Contains(got, "protected (cursor.time)") {
 		t.Fatalf("after Protect the tab shows:\n%s", got)
 	}
 	b = buttons(f.u.hosts.list)
