@@ -33,6 +33,9 @@ type hostsTab struct {
 	// question, for tests.
 	result dialog.Dialog
 	guide  *dialog.ConfirmDialog
+	// home (the world's, from the last listing) shortens the config
+	// files' paths to ~/… on the cards.
+	home string
 }
 
 func newHostsTab(u *ui) *hostsTab {
@@ -79,7 +82,7 @@ func (t *hostsTab) reload() {
 				return
 			}
 			t.status.SetText("")
-			t.found = found
+			t.found, t.home = found, o.World.Home
 			t.render()
 		})
 	})
@@ -107,7 +110,7 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 			note = " — changed since it was protected"
 		}
 		recorded = recorded || f.Recorded
-		lines = append(lines, app.SafeText(f.Path)+note)
+		lines = append(lines, app.SafeText(app.HomeShort(f.Path, t.home))+note)
 		for _, e := range f.Entries {
 			state := "can see folders without asking you"
 			switch {
@@ -118,7 +121,11 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 			default:
 				unprotected++
 			}
-			lines = append(lines, "    "+app.SafeText(e.Name)+" · "+e.Scope+" · "+app.SafeText(state))
+			scope := e.Scope
+			if dir, ok := strings.CutPrefix(scope, "local "); ok {
+				scope = "local " + app.HomeShort(dir, t.home)
+			}
+			lines = append(lines, "    "+app.SafeText(e.Name)+" · "+app.SafeText(scope)+" · "+app.SafeText(state))
 		}
 	}
 	if unprotected == 0 {

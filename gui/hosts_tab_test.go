@@ -73,7 +73,8 @@ func TestHostsTab(t *testing.T) {
 	os.WriteFile(cursor, []byte(orig), 0o600)
 	f.u.hosts.reload()
 	got := labels(f.u.hosts.list)
-	for _, want := range []string{"Cursor", "1 server, 0 protected", cursor, "time · user · can see folders without asking you"} {
+	// The config file is named from home, as people write it.
+	for _, want := range []string{"Cursor", "1 server, 0 protected", "~/.cursor/mcp.json", "time · user · can see folders without asking you"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("tab does not show %q:\n%s", want, got)
 		}
