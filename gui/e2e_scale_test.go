@@ -66,8 +66,12 @@ func BenchmarkAtScale(b *testing.B) {
 				b.ReportMetric(ready.Seconds(), "ready-s")
 				b.ReportMetric(float64(cpuTicks(b, e.pid)-app0), "app-ticks/20s")
 				b.ReportMetric(float64(cpuTicks(b, hello)-hello0), "hello-ticks/20s")
-				b.ReportMetric(float64(rssMB(b, e.pid)), "app-MB")
-				b.ReportMetric(float64(rssMB(b, hello)), "hello-MB")
+				b.ReportMetric(float64(rssMB(b, e.pid, "VmRSS")), "app-MB")
+				b.ReportMetric(float64(rssMB(b, hello, "VmRSS")), "hello-MB")
+				// Of which anonymous (heap, stacks, GPU buffers) and file
+				// pages (the binary's code and data, fonts, libraries).
+				b.ReportMetric(float64(rssMB(b, e.pid, "RssAnon")), "app-anon-MB")
+				b.ReportMetric(float64(rssMB(b, hello, "RssAnon")), "hello-anon-MB")
 				b.ReportMetric(0, "ns/op")
 			}
 		})
@@ -295,20 +299,20 @@ func cpuTicks(t testing.TB, pid int) int {
 	return utime + stime
 }
 
-// rssMB is the resident memory of pid, in MB.
-func rssMB(t testing.TB, pid int) int {
+// rssMB is a memory line of pid's /proc status (VmRSS, RssAnon…), in MB.
+func rssMB(t testing.TB, pid int, field string) int {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			return kb / 1024
 		}
 	}
-	t.Fatal("no VmRSS")
+	t.Fatal("no " + field)
 	return 0
 }
 
