@@ -170,7 +170,7 @@ func TestHiddenStartsInTheTrayWithTheWindowClosed(t *testing.T) {
 				"xvfb-run", "-a", "-s", "-screen 0 1024x768x24",
 				"sh", "-c", `echo "$DISPLAY $XAUTHORITY" > "$0"; exec "$1" --state-dir "$2" $3`, display, binary, state, tc.flag)
 			cmd.Env = serverEnv()
-			ownGroup(cmd)
+			apptest.OwnGroup(cmd)
 			// Xvfb or the bus may outlive the group kill holding stderr.
 			cmd.WaitDelay = 2 * time.Second
 			var logs strings.Builder
@@ -182,7 +182,7 @@ func TestHiddenStartsInTheTrayWithTheWindowClosed(t *testing.T) {
 			}
 			t.Cleanup(func() {
 				stdin.Close()
-				killGroup(cmd)
+				apptest.KillGroup(cmd)
 				cmd.Wait()
 				if t.Failed() {
 					t.Logf("app and tray host:\n%s", logs.String())

@@ -5,7 +5,6 @@ package main
 import (
 	"errors"
 	"os"
-	"os/exec"
 )
 
 // The Windows side of proc_unix_test.go. The tests that need FIFOs and
@@ -30,9 +29,3 @@ func killPID(pid int) {
 		p.Kill()
 	}
 }
-
-// ownGroup does nothing: there are no process groups to join here.
-func ownGroup(cmd *exec.Cmd) {}
-
-// killGroup ends cmd's process (its children are not tracked here).
-func killGroup(cmd *exec.Cmd) error { return cmd.Process.Kill() }

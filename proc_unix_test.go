@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os/exec"
 	"syscall"
 )
 
@@ -19,10 +18,3 @@ func pidExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // killPID ends the process pid at once, errors ignored: it is cleanup.
 func killPID(pid int) { syscall.Kill(pid, syscall.SIGKILL) }
-
-// ownGroup starts cmd in a process group of its own, so that killGroup
-// also ends what it started (Xvfb, a bus, the app).
-func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
-
-// killGroup ends cmd's process group, started with ownGroup.
-func killGroup(cmd *exec.Cmd) error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -32,6 +32,19 @@ func threeRoots(s *app.State) error {
 	return s.Decide(allow("git", rootA))
 }
 
+// oneRootTwoServers is rootA and servers fs and git, nothing decided.
+func oneRootTwoServers(s *app.State) error {
+	if err := s.AddRoot(fakeRoot(rootA, true)); err != nil {
+		return err
+	}
+	for _, n := range []string{"fs", "git"} {
+		if err := s.AddServer(stdio(n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func openPending(t *testing.T, f *fixture) *pendingDialog {
 	t.Helper()
 	d, ok := f.u.openDialog.(*pendingDialog)
@@ -322,17 +335,7 @@ func TestTrayTickOfApprovedRootEnablesIt(t *testing.T) {
 // app.QuestionSettle.
 func TestQuestionsWaitForServersStillStarting(t *testing.T) {
 	var timers []func()
-	f := newFixture(t, Options{}, func(s *app.State) error {
-		if err := s.AddRoot(fakeRoot(rootA, true)); err != nil {
-			return err
-		}
-		for _, n := range []string{"fs", "git"} {
-			if err := s.AddServer(stdio(n)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	f := newFixture(t, Options{}, oneRootTwoServers)
 	f.u.after = func(d time.Duration, fn func()) {
 		if d <= 0 || d > app.QuestionSettle {
 			t.Errorf("waits %v", d)
@@ -360,17 +363,7 @@ func TestQuestionsWaitForServersStillStarting(t *testing.T) {
 	}
 
 	// git never connects: once the timer fires, fs is asked alone.
-	f2 := newFixture(t, Options{}, func(s *app.State) error {
-		if err := s.AddRoot(fakeRoot(rootA, true)); err != nil {
-			return err
-		}
-		for _, n := range []string{"fs", "git"} {
-			if err := s.AddServer(stdio(n)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	f2 := newFixture(t, Options{}, oneRootTwoServers)
 	timers = nil
 	f2.u.after = func(_ time.Duration, fn func()) { timers = append(timers, fn) }
 	f2.healthy()

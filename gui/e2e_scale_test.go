@@ -160,8 +160,8 @@ wait $pid`
 		e.tray, "-click", last, "-timeout", "60s", "--",
 		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script, e.rk, e.state, shot)
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
-	ownGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	apptest.OwnGroup(cmd)
+	cmd.Cancel = func() error { return apptest.KillGroup(cmd) }
 	// Xvfb or the bus may outlive the group kill holding stderr open.
 	cmd.WaitDelay = 2 * time.Second
 	var hostLog strings.Builder
@@ -179,7 +179,7 @@ wait $pid`
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		killGroup(cmd)
+		apptest.KillGroup(cmd)
 		cmd.Wait()
 		if t.Failed() {
 			log, _ := os.ReadFile(filepath.Join(e.state, "app.log"))
@@ -240,12 +240,12 @@ func startHello(t testing.TB, bin string) int {
 	hello := filepath.Join(bin, "hello")
 	goBuild(t, apptest.ModuleRoot(t), hello, "./gui/internal/hello")
 	cmd := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1280x800x24", hello)
-	ownGroup(cmd)
+	apptest.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		killGroup(cmd)
+		apptest.KillGroup(cmd)
 		cmd.Wait()
 	})
 	return findProcess(t, hello)

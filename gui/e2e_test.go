@@ -74,8 +74,8 @@ func TestEndToEndTrayToggle(t *testing.T) {
 		tray, "-click", "alpha", "-timeout", "60s", "--",
 		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", rk, "--state-dir", state)
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
-	ownGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	apptest.OwnGroup(cmd)
+	cmd.Cancel = func() error { return apptest.KillGroup(cmd) }
 	var appLog strings.Builder
 	cmd.Stderr = &appLog
 	stdin, err := cmd.StdinPipe()
@@ -90,7 +90,7 @@ func TestEndToEndTrayToggle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		killGroup(cmd)
+		apptest.KillGroup(cmd)
 		if t.Failed() {
 			t.Logf("app and tray host stderr:\n%s", appLog.String())
 		}
