@@ -16,8 +16,9 @@ import (
 )
 
 // Claude Code for real: after `hosts protect claude-code`, `claude mcp
-// list` connects to every server through the bridge (user and local scope),
-// the folder on fs's command line is a request, not a root, and `hosts
+// list` connects to every server through the bridge (user and local scope)
+// but fs, whose command line names a folder nobody decided yet: it is held
+// until that folder is granted, then runs with it; and `hosts
 // restore` gives back the entries although Claude Code rewrote its file
 // meanwhile.
 func TestHostsProtectWithClaudeCode(t *testing.T) {
@@ -95,11 +96,13 @@ func TestHostsProtectWithClaudeCode(t *testing.T) {
 	if !strings.Contains(tag, binary+" --state-dir "+state+" bridge claude-code.proj-") {
 		t.Errorf("local-scope server not bridged:\n%s", list)
 	}
-	if n := strings.Count(list, "Connected"); n != 3 {
-		t.Fatalf("claude mcp list: %d connected, want 3:\n%s", n, list)
+	// fs is configured with a folder nobody has decided: it is held, and
+	// Claude Code says why, in its own list.
+	if n := strings.Count(list, "Connected"); n != 2 || !strings.Contains(list, "waiting for your decision on "+work) {
+		t.Fatalf("claude mcp list: %d connected, want 2 and fs held:\n%s", n, list)
 	}
 
-	// The folder that was on fs's command line is asked about, not shared.
+	// The folder on fs's command line is asked about, not shared.
 	var st struct {
 		Servers []struct {
 			Name     string
@@ -123,6 +126,12 @@ func TestHostsProtectWithClaudeCode(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("fs's command-line folder is not a request: %+v", st.Servers)
+	}
+
+	// Allowed: fs runs as it was configured, with its folder.
+	rk("grant", "claude-code.fs", work)
+	if list := claudeRun("mcp", "list"); strings.Count(list, "Connected") != 3 {
+		t.Fatalf("after the grant, claude mcp list:\n%s", list)
 	}
 
 	hosts := rk("hosts", "list", "--json")

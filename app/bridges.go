@@ -22,6 +22,9 @@ type BridgeSession struct {
 	HostRoots       []string  `json:"hostRoots,omitempty"`
 	LastSent        []string  `json:"lastSent"`
 	LastSentAt      time.Time `json:"lastSentAt,omitzero"`
+	// Held says why the server is not started yet (a slot of its
+	// configuration waits for the person's decision); empty once it runs.
+	Held string `json:"held,omitempty"`
 	// Seen is when the app last heard from the bridge.
 	Seen time.Time `json:"seen"`
 }

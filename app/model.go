@@ -8,7 +8,7 @@ import (
 // StateVersion is the version of the state file this build writes. Files with
 // a lower version are migrated (see migrations); files with a higher version
 // are refused rather than overwritten.
-const StateVersion = 1
+const StateVersion = 2
 
 // Source says where a root or a decision came from.
 type Source string
@@ -109,10 +109,23 @@ type Server struct {
 	// HostRoots says what a bridged session makes of its host's folders;
 	// HostRootsRequest when empty.
 	HostRoots HostRootsMode `json:"hostRoots,omitempty"`
-	// KeepArgs are arguments (or environment values) that name folders but
-	// stay on the command line: the escape hatch of TakeFolders for
-	// arguments that only look like folders. Shown as a warning.
+	// KeepArgs are arguments (or environment values) that look like
+	// folders or files but are not slots: the escape hatch of FindSlots for
+	// values that only look like paths (a name that happens to be a folder
+	// here). Shown as a warning.
 	KeepArgs []string `json:"keepArgs,omitempty"`
+	// Slots are the folders and files its command line and environment
+	// name (FindSlots), found when it was put (PutServer). Each is decided
+	// like a root; the server starts only when all are allowed (HoldOf).
+	Slots []Slot `json:"slots,omitempty"`
+	// Lost are folders an earlier version of Rootkeeper took off its
+	// configuration whose place is unknown: the server is held until it is
+	// defined again.
+	Lost []string `json:"lost,omitempty"`
+	// FoldersTakenOff marks a server stored by a version that took folders
+	// off configurations (state version 1), until RepairTakenOff has put
+	// them back from a host's backup or found that it cannot.
+	FoldersTakenOff bool `json:"foldersTakenOff,omitempty"`
 }
 
 // Mode returns the server's roots mode, RootsProtocol when unset.
@@ -234,6 +247,9 @@ const (
 	ServerConnected ServerState = "connected"
 	ServerFailed    ServerState = "failed"
 	ServerStopped   ServerState = "stopped"
+	// ServerHeld: not started, because a slot of its configuration is not
+	// allowed (HoldOf); Error says which and the way out.
+	ServerHeld ServerState = "held"
 )
 
 // ServerStatus is the live status of one server's connection, reported by

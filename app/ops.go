@@ -37,6 +37,8 @@ func (s State) Clone() State {
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
 		srv.KeepArgs = slices.Clone(srv.KeepArgs)
+		srv.Slots = slices.Clone(srv.Slots)
+		srv.Lost = slices.Clone(srv.Lost)
 		srv.Env = cloneMap(srv.Env)
 		srv.Headers = cloneMap(srv.Headers)
 		c.Servers[i] = srv
@@ -180,7 +182,11 @@ func (s *State) Decide(d Decision) error {
 		return inputErrorf("no server %q", d.Server)
 	}
 	if _, ok := s.Root(d.Root); !ok {
-		return inputErrorf("no root %q", d.Root)
+		// A file named in the server's configuration is decided as a
+		// file: it is no root, nobody else sees it.
+		if _, file := s.SlotPath(d.Server, d.Root); !file {
+			return inputErrorf("no root %q", d.Root)
+		}
 	}
 	if d.Verdict != Allow && d.Verdict != Deny {
 		return inputErrorf("invalid verdict %q (want allow or deny)", d.Verdict)

@@ -112,6 +112,18 @@ func (s *State) trimRequests(server string) {
 	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool { return r.Server == server && !keep[r.Path] })
 }
 
+// TouchRequest marks the open request of server for path as asked again at
+// at, so that a window that put it off asks it now. It reports whether
+// there was one.
+func (s *State) TouchRequest(server, path string, at time.Time) bool {
+	i := slices.IndexFunc(s.Requests, func(r Request) bool { return r.Server == server && r.Path == path })
+	if i < 0 {
+		return false
+	}
+	s.Requests[i].Last = at
+	return true
+}
+
 // RequestsFor lists the open requests of server, by path.
 func (s *State) RequestsFor(server string) []Request {
 	var out []Request
@@ -133,16 +145,18 @@ func (s *State) Request(server, path string) (Request, bool) {
 	return Request{}, false
 }
 
-// DecideRequest decides the request of d.Server for d.Root: the folder
-// becomes a root (enabled, source SourceRequested) if it is not one yet,
-// the decision is recorded and the request dropped.
+// DecideRequest decides the request of d.Server for d.Root, or a slot of
+// its configuration (asked about or not): a folder becomes a root (enabled,
+// source SourceRequested) if it is not one yet, a file slot is decided as
+// it is; the decision is recorded and the request dropped.
 func (s *State) DecideRequest(d Decision) error {
-	req, ok := s.Request(d.Server, d.Root)
-	if !ok {
+	_, asked := s.Request(d.Server, d.Root)
+	slot, file := s.SlotPath(d.Server, d.Root)
+	if !asked && !slot {
 		return inputErrorf("%s has no request for %q", d.Server, d.Root)
 	}
-	if _, exists := s.Root(req.Path); !exists {
-		if err := s.AddRoot(Root{Path: req.Path, Source: SourceRequested, Enabled: true, Added: time.Now().UTC()}); err != nil {
+	if _, exists := s.Root(d.Root); !exists && !file {
+		if err := s.AddRoot(Root{Path: d.Root, Source: SourceRequested, Enabled: true, Added: time.Now().UTC()}); err != nil {
 			return err
 		}
 	}
@@ -158,11 +172,11 @@ func (s *State) dropRequest(server, path string) {
 }
 
 // RequestText is how a request reads to a person: "claude-code asks that
-// fs see /home/me/src/x", or, from a command line, "fs was given
-// /home/me/Desktop on its command line".
+// fs see /home/me/src/x", or, for a slot of its configuration, "fs is
+// configured with /home/me/Desktop".
 func RequestText(r Request) string {
 	if r.From == FromCommandLine {
-		return SafeText(fmt.Sprintf("%s was given %s on its command line", r.Server, r.Path))
+		return SafeText(fmt.Sprintf("%s is configured with %s", r.Server, r.Path))
 	}
 	return SafeText(fmt.Sprintf("%s asks that %s see %s", r.From, r.Server, r.Path))
 }

@@ -381,6 +381,36 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	// Version 1 took the folders off a server's command line and
+	// environment and made them requests: the configuration lost them.
+	// Version 2 keeps configurations whole (slots). A stdio server is
+	// marked so that RepairTakenOff can put its folders back where a
+	// host's backup tells their place; the folders still asked about are
+	// lost until then (the server is held: nothing it was configured with
+	// is silently given or taken away).
+	{From: 1, Apply: func(doc map[string]any) error {
+		asked := map[string][]any{}
+		reqs, _ := doc["requests"].([]any)
+		for _, r := range reqs {
+			if m, ok := r.(map[string]any); ok && m["from"] == FromCommandLine {
+				name, _ := m["server"].(string)
+				asked[name] = append(asked[name], m["path"])
+			}
+		}
+		servers, _ := doc["servers"].([]any)
+		for _, sv := range servers {
+			m, ok := sv.(map[string]any)
+			if !ok || m["type"] != TransportStdio {
+				continue
+			}
+			m["foldersTakenOff"] = true
+			name, _ := m["name"].(string)
+			if lost := asked[name]; len(lost) > 0 {
+				m["lost"] = lost
+			}
+		}
+		return nil
+	}},
 }
 
 func migrate(data []byte, version int) ([]byte, error) {

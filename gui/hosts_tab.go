@@ -188,8 +188,8 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
 		if protect {
 			for _, ch := range r.Changes {
 				fmt.Fprintf(&b, "  %s now runs through Rootkeeper as %s\n", ch.Entry.Name, ch.Entry.Rootkeeper)
-				for _, p := range ch.Requests {
-					fmt.Fprintf(&b, "    it was given %s on its command line: that is now a request for you to decide\n", p)
+				for _, sl := range ch.Slots {
+					fmt.Fprintf(&b, "    it is configured with %s (%s): it starts once you allow it\n", sl.Path, sl.Where())
 				}
 				if len(ch.LostEnv) > 0 {
 					fmt.Fprintf(&b, "    warning: it will not get %s (withheld from servers, and expanded by the host)\n", strings.Join(ch.LostEnv, ", "))

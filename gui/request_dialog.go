@@ -2,6 +2,7 @@ package gui
 
 import (
 	"path/filepath"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -81,7 +82,9 @@ func (d *requestDialog) submit(allow bool) {
 func (u *ui) askRequest() bool {
 	for _, r := range u.snap.State.Requests {
 		key := "request:" + r.Server + "\x00" + r.Path
-		if u.later[key] || u.busy[key] {
+		// Put off with Later, unless asked again since (a host started
+		// the server, which waits for the answer).
+		if put, ok := u.later[key]; (ok && !r.Last.After(put)) || u.busy[key] {
 			continue
 		}
 		u.consent = key
@@ -96,9 +99,9 @@ func (u *ui) askRequest() bool {
 				d := &requestDialog{Request: r, Info: info}
 				d.OnLater = func() {
 					if u.later == nil {
-						u.later = map[string]bool{}
+						u.later = map[string]time.Time{}
 					}
-					u.later[key] = true
+					u.later[key] = r.Last
 					u.consent = ""
 					u.refresh()
 				}

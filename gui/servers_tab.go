@@ -71,6 +71,14 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 	for _, r := range snap.State.Requests {
 		extra[r.Server] = append(extra[r.Server], r.From+"\x00"+r.Path)
 	}
+	for _, srv := range snap.State.Servers {
+		for _, sl := range srv.Slots {
+			extra[srv.Name] = append(extra[srv.Name], string(app.SlotStateOf(snap, srv.Name, sl)))
+		}
+		if h := app.HoldOf(snap, srv.Name); h != nil {
+			extra[srv.Name] = append(extra[srv.Name], h.Text(""))
+		}
+	}
 	keys := make([]string, len(snap.State.Servers))
 	for i, srv := range snap.State.Servers {
 		keys[i] = fmt.Sprintf("%#v\x00%#v\x00%q\x00%d\x00%t\x00%q", srv, snap.Servers[srv.Name], sees[srv.Name],
@@ -169,6 +177,13 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	seesLabel := widget.NewLabel(seesText)
 	seesLabel.Wrapping = fyne.TextWrapWord
 	box := container.NewVBox(head, factsLabel, seesLabel, t.confineRow(srv, st))
+	home := t.u.home()
+	for _, sl := range srv.Slots {
+		box.Add(newPathLabel(app.SafeText(fmt.Sprintf("Configured with %s (%s): %s", app.HomeShort(sl.Path, home), sl.Where(), slotStateText[app.SlotStateOf(snap, name, sl)]))))
+	}
+	if h := app.HoldOf(snap, name); h != nil {
+		box.Add(iconLine(theme.WarningIcon(), "Not started: "+h.Text(home), widget.WarningImportance))
+	}
 	for _, k := range srv.KeepArgs {
 		box.Add(iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
 			widget.WarningImportance))
@@ -176,10 +191,18 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	for _, line := range bridgeLines(snap, name) {
 		box.Add(newPathLabel(line))
 	}
-	if st.Error != "" {
+	if st.Error != "" && st.State != app.ServerHeld {
 		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
 	return box
+}
+
+// slotStateText says where a slot stands, on a server's card.
+var slotStateText = map[app.SlotState]string{
+	app.SlotAllowed:   "allowed",
+	app.SlotUndecided: "waiting for your decision",
+	app.SlotDenied:    "denied: the server is not started",
+	app.SlotOff:       "switched off: the server is not started",
 }
 
 // confineRow says whether the server is confined, in the words of
@@ -234,13 +257,13 @@ func (t *serversTab) setConfine(check *widget.Check, name string, on bool) {
 // transportText says how the server is reached.
 func transportText(srv app.Server) string { return app.Program(srv) }
 
-// save returns the form's OnSave: add or replace the server. Folders on
-// its command line are taken off and become requests for it (asked about
-// like any other, see app.TakeFolders), as `servers add` does. An edit
-// keeps what the form does not show (confinement, host roots, kept
-// arguments), and an edit that changes what the server runs makes it a new
-// program for consent: the person sees the old and the new program and
-// chooses whether its decisions are dropped (the default) or kept.
+// save returns the form's OnSave: add or replace the server, through
+// app's PutServer as `servers add` does: its configuration is kept whole and
+// the folders it names become slots the window asks about. An edit keeps
+// what the form does not show (confinement, host roots, kept arguments),
+// and an edit that changes what the server runs makes it a new program for
+// consent: the person sees the old and the new program and chooses whether
+// its decisions are dropped (the default) or kept.
 func (t *serversTab) save(replace bool) func(app.Server) {
 	return func(srv app.Server) {
 		if !replace {
@@ -248,48 +271,33 @@ func (t *serversTab) save(replace bool) func(app.Server) {
 			return
 		}
 		old, ok := t.u.core.Snapshot().State.Server(srv.Name)
-		if ok {
-			srv.Confine, srv.HostRoots, srv.KeepArgs = old.Confine, old.HostRoots, old.KeepArgs
-		}
 		home := t.u.home()
-		// TakeFolders reads the disk: off the UI goroutine.
-		t.u.async(func() {
-			srv, moved := app.TakeFolders(srv, home)
-			t.u.do(func() { t.replace(old, ok, srv, moved) })
-		})
-	}
-}
-
-// replace writes an edited server whose command-line folders were taken
-// off (moved), asking first if it now runs another program than old.
-func (t *serversTab) replace(old app.Server, existed bool, srv app.Server, moved []app.MovedFolder) {
-	commit := func(keep bool) {
-		t.u.update("save server "+srv.Name, func(s *app.State) error {
-			if _, err := s.ReplaceServer(srv, keep); err != nil {
+		commit := func(keep bool) {
+			t.u.update("save server "+srv.Name, func(s *app.State) error {
+				_, err := s.PutServer(srv, app.PutOptions{Replace: true, Given: app.SetRootsMode | app.SetSampling, KeepDecisions: keep, Home: home})
 				return err
-			}
-			return s.RequestFolders(srv.Name, moved)
-		}, nil)
+			}, nil)
+		}
+		if !ok || app.SameProgram(old, srv) {
+			commit(false)
+			return
+		}
+		msg := widget.NewLabel(fmt.Sprintf("%s now runs something else.\n\nWas: %s\nNow: %s\n\n"+
+			"A different program does not inherit the folders the old one was allowed: "+
+			"unless you keep your choices, it sees nothing until you decide again.",
+			app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
+		msg.Wrapping = fyne.TextWrapWord
+		d := dialog.NewCustomConfirm("A different program", "Keep my choices", "Start fresh", msg, commit, t.u.win)
+		d.Resize(fyne.NewSize(620, 300))
+		t.programChanged = d
+		d.Show()
 	}
-	if !existed || app.SameProgram(old, srv) {
-		commit(false)
-		return
-	}
-	msg := widget.NewLabel(fmt.Sprintf("%s now runs something else.\n\nWas: %s\nNow: %s\n\n"+
-		"A different program does not inherit the folders the old one was allowed: "+
-		"unless you keep your choices, it sees nothing until you decide again.",
-		app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
-	msg.Wrapping = fyne.TextWrapWord
-	d := dialog.NewCustomConfirm("A different program", "Keep my choices", "Start fresh", msg, commit, t.u.win)
-	d.Resize(fyne.NewSize(620, 300))
-	t.programChanged = d
-	d.Show()
 }
 
-// importServers adds servers (from the form or pasted JSON). The folders on
-// their command lines become requests, which the window then asks about
-// ("fs was given ~/Desktop on its command line") and each card lists until
-// they are answered.
+// importServers adds servers (from the form or pasted JSON) through app's
+// PutServer. The folders their configurations name become requests, which
+// the window then asks about ("fs is configured with ~/Desktop") and each
+// card lists until they are answered.
 func (t *serversTab) importServers(servers []app.Server) {
 	what := "add the pasted servers"
 	if len(servers) == 1 {
@@ -298,11 +306,7 @@ func (t *serversTab) importServers(servers []app.Server) {
 	home := t.u.home()
 	t.u.update(what, func(s *app.State) error {
 		for _, srv := range servers {
-			srv, moved := app.TakeFolders(srv, home)
-			if err := s.AddServer(srv); err != nil {
-				return err
-			}
-			if err := s.RequestFolders(srv.Name, moved); err != nil {
+			if _, err := s.PutServer(srv, app.PutOptions{Home: home}); err != nil {
 				return err
 			}
 		}

@@ -71,9 +71,10 @@ type ui struct {
 	// being written, so that they are not asked twice.
 	consent string
 	busy    map[string]bool
-	// later holds the requests put off ("request:SERVER\x00PATH"): not
-	// asked again while the app runs.
-	later map[string]bool
+	// later holds the requests put off ("request:SERVER\x00PATH") with
+	// when each was last asked: not asked again while the app runs, unless
+	// asked anew (a host starting a held server).
+	later map[string]time.Time
 	// samplingOpen is the sampling dialog on screen (nil when none) and
 	// samplingQueue those waiting behind it, oldest first.
 	samplingOpen  samplingPrompt

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -33,6 +34,7 @@ const (
 	cmdStop
 	cmdEmptied  // the visible set became empty: restart so the server forgets
 	cmdNarrowed // a confined server lost a folder: kill it at once, then restart
+	cmdHold     // a slot of its configuration is no longer allowed: kill it at once, hold it
 )
 
 // adapter owns one server: its SDK client, its session, its subprocess and
@@ -46,6 +48,7 @@ type adapter struct {
 	logf   *logfile.File // StateDir/logs/NAME.log (rotated while written), nil if none
 
 	wake     chan struct{}   // roots may have changed (buffered 1)
+	inputs   chan struct{}   // what it may see or start with may have changed (buffered 1)
 	cmds     chan adapterCmd // restart, stop (buffered)
 	cancel   context.CancelFunc
 	ctxReady chan struct{} // closed once cancel is set
@@ -76,6 +79,7 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		mode:     srv.Mode(),
 		stderr:   newRing(m.opts.StderrBytes),
 		wake:     make(chan struct{}, 1),
+		inputs:   make(chan struct{}, 1),
 		cmds:     make(chan adapterCmd, 4),
 		ctxReady: make(chan struct{}),
 		done:     make(chan struct{}),
@@ -145,6 +149,15 @@ var Version = "0.1.0"
 func (a *adapter) poke() {
 	select {
 	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// inputsChanged tells the adapter that the snapshot's inputs changed: a
+// held server may start, a running one may have to be held.
+func (a *adapter) inputsChanged() {
+	select {
+	case a.inputs <- struct{}{}:
 	default:
 	}
 }
@@ -252,6 +265,9 @@ func (a *adapter) run(parent context.Context) {
 			a.update(func(s *app.ServerStatus) { s.Restarts++ })
 		}
 		first = false
+		if !a.waitToStart(ctx) {
+			break
+		}
 		a.setState(app.ServerStarting, nil)
 		cs, proc, err := a.connect(ctx)
 		if err != nil {
@@ -275,19 +291,29 @@ func (a *adapter) run(parent context.Context) {
 		go a.keepAlive(pingCtx, cs, unresponsive)
 		var why error
 		cmd := adapterCmd(0)
-		select {
-		case <-ctx.Done():
-		case err := <-exited:
-			why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
-		case why = <-unresponsive:
-			a.m.log.Warn("server stopped answering; restarting it", "server", a.cfg.Name, "error", why)
-		case cmd = <-a.cmds:
+		for waiting := true; waiting; {
+			waiting = false
+			select {
+			case <-ctx.Done():
+			case err := <-exited:
+				why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
+			case why = <-unresponsive:
+				a.m.log.Warn("server stopped answering; restarting it", "server", a.cfg.Name, "error", why)
+			case cmd = <-a.cmds:
+			case <-a.inputs:
+				if h := app.HoldOf(a.m.core.Snapshot(), a.cfg.Name); h != nil {
+					a.m.log.Info("a folder of its configuration is no longer allowed; stopping the server", "server", a.cfg.Name, "hold", h.Text(""))
+					cmd = cmdHold
+				} else {
+					waiting = true
+				}
+			}
 		}
 		stopPing()
 		a.mu.Lock()
 		a.sess, a.proc, a.version = nil, nil, ""
 		a.mu.Unlock()
-		if cmd == cmdNarrowed && proc != nil {
+		if (cmd == cmdNarrowed || cmd == cmdHold) && proc != nil {
 			// It can reach the lost folder until it exits: no grace.
 			proc.kill()
 		}
@@ -299,7 +325,7 @@ func (a *adapter) run(parent context.Context) {
 		case cmdStop:
 			stopped = true
 			continue
-		case cmdRestart, cmdEmptied, cmdNarrowed:
+		case cmdRestart, cmdEmptied, cmdNarrowed, cmdHold:
 			failures = 0
 			continue
 		}
@@ -316,6 +342,53 @@ func (a *adapter) run(parent context.Context) {
 		}
 	}
 	a.setState(app.ServerStopped, nil)
+}
+
+// waitToStart waits until the server may start: while a slot of its
+// configuration is not allowed it is held (its status says why), never
+// started without the folder; and a server that holds its roots from its
+// start waits, up to Options.SettleTimeout, for its roots' access checks,
+// so that it is started once with what it may see rather than at once and
+// again a moment later. It reports false when ctx ended.
+func (a *adapter) waitToStart(ctx context.Context) bool {
+	settle := time.NewTimer(a.m.opts.SettleTimeout)
+	defer settle.Stop()
+	settled := !a.holdsRootsFromStart()
+	for {
+		snap := a.m.core.Snapshot()
+		h := app.HoldOf(snap, a.cfg.Name)
+		if h == nil && (settled || app.RootsChecked(snap, a.cfg.Name)) {
+			return true
+		}
+		if h != nil {
+			text := h.Text("")
+			if cur := a.currentStatus(); cur.State != app.ServerHeld || cur.Error != text {
+				a.m.log.Info("server held: a folder of its configuration is not allowed", "server", a.cfg.Name, "hold", text)
+				a.setState(app.ServerHeld, errors.New(text))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-a.inputs:
+		case <-settle.C:
+			settled = true
+		case c := <-a.cmds:
+			if c == cmdStop {
+				a.setState(app.ServerStopped, nil)
+				if !a.waitCommand(ctx, 0) {
+					return false
+				}
+			}
+		}
+	}
+}
+
+// holdsRootsFromStart reports whether the server is given its roots when
+// it starts (confined, or roots mode args or env), so that a change means
+// a restart.
+func (a *adapter) holdsRootsFromStart() bool {
+	return a.cfg.Type == app.TransportStdio && (a.cfg.Confine || a.mode == app.RootsArgs || a.mode == app.RootsEnv)
 }
 
 // backOff reports the server failed for why and waits the backoff for the

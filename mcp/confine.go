@@ -61,7 +61,7 @@ func (m *Manager) removeTemp(name string) {
 // snap, and remembers that set: syncRoots restarts the server when it
 // changes.
 func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) error {
-	paths := app.VisiblePaths(snap, a.cfg.Name)
+	paths := app.ReachPaths(snap, a.cfg.Name, app.VisiblePaths(snap, a.cfg.Name))
 	abi, err := ConfineCommand(cmd, a.cfg, paths, a.m.opts.StateDir)
 	if err != nil {
 		a.update(func(s *app.ServerStatus) { s.LandlockABI = 0 })
@@ -83,7 +83,7 @@ func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
 	if !a.cfg.Confine || a.mode != app.RootsProtocol {
 		return 0
 	}
-	paths := app.VisiblePaths(snap, a.cfg.Name)
+	paths := app.ReachPaths(snap, a.cfg.Name, app.VisiblePaths(snap, a.cfg.Name))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.sess == nil || slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {

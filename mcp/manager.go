@@ -40,6 +40,10 @@ type Options struct {
 	// ConnectTimeout bounds one connection attempt, handshake included
 	// (default 30 s).
 	ConnectTimeout time.Duration
+	// SettleTimeout bounds how long a server that holds its roots from its
+	// start (confined, roots mode args or env) waits for its roots' access
+	// checks before it is started anyway (default 3 s).
+	SettleTimeout time.Duration
 	// DiscoverTimeout bounds the server/discover probe; a server silent for
 	// that long is taken for a legacy one and sent initialize (default 5 s).
 	DiscoverTimeout time.Duration
@@ -101,6 +105,7 @@ func (o *Options) setDefaults() {
 	def(&o.StableAfter, 30*time.Second)
 	def(&o.ConnectTimeout, 30*time.Second)
 	def(&o.DiscoverTimeout, 5*time.Second)
+	def(&o.SettleTimeout, 3*time.Second)
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillAfter, 5*time.Second)
 	if o.KeepAlive == 0 {
@@ -210,6 +215,13 @@ func (m *Manager) Run(ctx context.Context) error {
 				a.poke()
 			}
 		}
+		// A held server may start now, a running one may have to be
+		// held, one waiting for its roots' checks may have them.
+		m.mu.Lock()
+		for _, a := range m.adapters {
+			a.inputsChanged()
+		}
+		m.mu.Unlock()
 		prev = cur
 	}
 }

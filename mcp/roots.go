@@ -265,6 +265,9 @@ func (a *adapter) syncRoots(ctx context.Context) {
 			have = want
 		case app.RootsArgs, app.RootsEnv:
 			paths := app.VisiblePaths(snap, a.cfg.Name)
+			if a.cfg.Confine {
+				paths = app.ReachPaths(snap, a.cfg.Name, paths)
+			}
 			a.mu.Lock()
 			same := slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0)
 			running := a.sess != nil

@@ -86,7 +86,13 @@ func StdioCommand(srv app.Server, snap *app.Snapshot) (*exec.Cmd, []string) {
 	case app.RootsArgs, app.RootsEnv:
 		paths = app.VisiblePaths(snap, srv.Name)
 		if srv.Mode() == app.RootsArgs {
-			args = append(args, paths...)
+			// A folder already on its command line (a slot) is not
+			// given twice.
+			for _, p := range paths {
+				if !slices.ContainsFunc(srv.Slots, func(sl app.Slot) bool { return sl.Path == p && sl.Env == "" }) {
+					args = append(args, p)
+				}
+			}
 		} else {
 			env = maps.Clone(srv.Env)
 			if env == nil {

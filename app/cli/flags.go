@@ -27,11 +27,15 @@ type flags struct {
 	strs  map[string]*string
 	lists map[string]*[]string
 	ints  map[string]*int
+	seen  map[string]bool // the options typed
 }
 
 func newFlags(verb string) *flags {
-	return &flags{verb: verb, bools: map[string]*bool{}, strs: map[string]*string{}, lists: map[string]*[]string{}, ints: map[string]*int{}}
+	return &flags{verb: verb, bools: map[string]*bool{}, strs: map[string]*string{}, lists: map[string]*[]string{}, ints: map[string]*int{}, seen: map[string]bool{}}
 }
+
+// Given reports whether option name was typed.
+func (f *flags) Given(name string) bool { return f.seen[name] }
 
 func (f *flags) Bool(name string) *bool        { v := new(bool); f.bools[name] = v; return v }
 func (f *flags) String(name string) *string    { v := new(string); f.strs[name] = v; return v }
@@ -51,6 +55,7 @@ func (f *flags) parse(args []string) (pos, rest []string, err error) {
 			continue
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f.seen[name] = true
 		if b, ok := f.bools[name]; ok {
 			if hasValue {
 				v, err := strconv.ParseBool(value)

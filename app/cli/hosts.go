@@ -190,8 +190,8 @@ func (c *command) printProtect(r hosts.FileResult, would string) {
 		if would != "" {
 			c.printf("    the entry would run: %s\n", strings.Join(quoteAll(ch.Bridge), " "))
 		}
-		for _, p := range ch.Requests {
-			c.printf("    folder %s taken off its command line: a request to decide (grant %s %s)\n", p, ch.Entry.Rootkeeper, app.ShellQuote(p))
+		for _, sl := range ch.Slots {
+			c.printf("    configured with %s (%s): it starts once you allow it (grant %s %s)\n", sl.Path, sl.Where(), ch.Entry.Rootkeeper, app.ShellQuote(sl.Path))
 		}
 		if len(ch.HostEnv) > 0 {
 			c.printf("    env %s stays in the host's file (the host expands it; the server gets it through the bridge)\n", strings.Join(ch.HostEnv, ", "))

@@ -57,6 +57,7 @@ func (c *command) serversAdd(args []string) error {
 	hostRoots := f.String("host-roots")
 	keepArgs := f.List("keep-arg")
 	confined := f.Bool("confine")
+	replace := f.Bool("replace")
 	pos, command, err := f.parse(args)
 	if err != nil {
 		return err
@@ -109,17 +110,32 @@ func (c *command) serversAdd(args []string) error {
 	default:
 		return usagef("server %q needs --url URL or -- COMMAND [ARG...]", srv.Name)
 	}
-	srv, moved := app.TakeFolders(srv, c.env.Home)
-	if _, err := c.update(func(s *app.State) error {
-		if err := s.AddServer(srv); err != nil {
-			return err
+	// The settings typed are given; an edit keeps the others.
+	var given app.Setting
+	for flag, set := range map[string]app.Setting{"roots-mode": app.SetRootsMode, "sampling": app.SetSampling,
+		"host-roots": app.SetHostRoots, "confine": app.SetConfine, "keep-arg": app.SetKeepArgs} {
+		if f.Given(flag) {
+			given |= set
 		}
-		return s.RequestFolders(srv.Name, moved)
+	}
+	var res app.PutResult
+	if _, err := c.update(func(s *app.State) error {
+		var err error
+		res, err = s.PutServer(srv, app.PutOptions{Replace: *replace, Given: given, Home: c.env.Home})
+		return err
 	}); err != nil {
 		return err
 	}
-	c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
-	c.printMoved(srv, moved)
+	srv = res.Server
+	switch {
+	case res.NewProgram:
+		c.printf("replaced server %q: it now runs something else, so it is a new program for consent (was: %s); %d decision(s) dropped\n", srv.Name, res.Before, res.Dropped)
+	case res.Replaced:
+		c.printf("replaced server %q (%s); it runs the same program and keeps its decisions\n", srv.Name, srv.Type)
+	default:
+		c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
+	}
+	c.printSlots(srv)
 	if srv.Confine {
 		if abi, err := landlockABI(); err != nil {
 			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
@@ -195,41 +211,43 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
 	}
-	moved := map[string][]app.MovedFolder{}
 	for i := range servers {
 		servers[i].KeepArgs = *keepArgs
-		servers[i], moved[servers[i].Name] = app.TakeFolders(servers[i], c.env.Home)
+	}
+	// An mcpServers file states a roots mode only where it has one; the
+	// rest of Rootkeeper's settings (confinement…) stay as they were.
+	var given app.Setting
+	if f.Given("keep-arg") {
+		given |= app.SetKeepArgs
 	}
 	var added, replaced []string
 	var changed []programChange
+	stored := make([]app.Server, len(servers))
 	_, err = c.update(func(s *app.State) error {
 		added, replaced, changed = nil, nil, nil
-		for _, srv := range servers {
-			if old, exists := s.Server(srv.Name); exists {
-				if !*replace {
-					return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
-				}
-				// A server that now runs something else is a new program:
-				// its decisions go, and the person is told what changed.
-				dropped, err := s.ReplaceServer(srv, false)
-				if err != nil {
-					return err
-				}
-				if !app.SameProgram(old, srv) {
-					changed = append(changed, programChange{name: srv.Name, before: app.Program(old), after: app.Program(srv), dropped: dropped})
-				}
+		for i, srv := range servers {
+			if _, exists := s.Server(srv.Name); exists && !*replace {
+				return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
+			}
+			g := given
+			if srv.RootsMode != "" {
+				g |= app.SetRootsMode
+			}
+			res, err := s.PutServer(srv, app.PutOptions{Replace: *replace, Given: g, Home: c.env.Home})
+			if err != nil {
+				return err
+			}
+			stored[i] = res.Server
+			switch {
+			case res.NewProgram:
+				// A server that now runs something else is a new
+				// program: its decisions went, and the person is told.
+				changed = append(changed, programChange{name: srv.Name, before: res.Before, after: app.Program(srv), dropped: res.Dropped})
 				replaced = append(replaced, srv.Name)
-				if err := s.RequestFolders(srv.Name, moved[srv.Name]); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := s.AddServer(srv); err != nil {
-				return err
-			}
-			added = append(added, srv.Name)
-			if err := s.RequestFolders(srv.Name, moved[srv.Name]); err != nil {
-				return err
+			case res.Replaced:
+				replaced = append(replaced, srv.Name)
+			default:
+				added = append(added, srv.Name)
 			}
 		}
 		return nil
@@ -237,13 +255,14 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return err
 	}
+	servers = stored
 	slices.Sort(added)
 	c.printf("imported %d server(s):\n", len(added)+len(replaced))
 	for _, srv := range servers {
 		c.printf("  %s: %s\n", app.SafeText(srv.Name), app.Program(srv))
 	}
 	for _, srv := range servers {
-		c.printMoved(srv, moved[srv.Name])
+		c.printSlots(srv)
 	}
 	if len(replaced) > 0 {
 		c.printf("replaced: %s\n", app.SafeText(strings.Join(replaced, ", ")))
@@ -261,16 +280,17 @@ func (c *command) importServers(args []string) error {
 	return nil
 }
 
-// printMoved says which folders were taken off a server's command line, and
-// which arguments that name folders stay there by --keep-arg.
-func (c *command) printMoved(srv app.Server, moved []app.MovedFolder) {
-	for _, m := range moved {
-		where := "on its command line"
-		if m.Env != "" {
-			where = "in $" + m.Env
+// printSlots says which folders and files a server's configuration names
+// (each waits for the person's decision before the server starts), and
+// which values that look like paths stay unasked by --keep-arg.
+func (c *command) printSlots(srv app.Server) {
+	for _, sl := range srv.Slots {
+		kind := "folder"
+		if sl.File {
+			kind = "file"
 		}
-		c.printf("%s was given %s %s: taken off, it is a request now; it sees the folder only once you allow it (`rootkeeper grant %s %s`)\n",
-			srv.Name, m.Path, where, app.ShellQuote(srv.Name), app.ShellQuote(m.Path))
+		c.printf("%s is configured with the %s %s (%s): it starts once you allow it (`rootkeeper grant %s %s`)\n",
+			srv.Name, kind, sl.Path, sl.Where(), app.ShellQuote(srv.Name), app.ShellQuote(sl.Path))
 	}
 	for _, k := range srv.KeepArgs {
 		c.printf("warning: %s keeps %s on its command line (--keep-arg): if it is a folder, the server reaches it whatever you decide\n", srv.Name, k)

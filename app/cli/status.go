@@ -44,6 +44,18 @@ type ServerView struct {
 	// Confinement says whether the server runs confined: "confined
 	// (Landlock ABI N)", NotConfined, or why it cannot be confined.
 	Confinement string `json:"confinement"`
+	// Slots are the folders and files its configuration names, each with
+	// where it stands (allowed, undecided, denied, off).
+	Slots []SlotView `json:"slots"`
+	// Held says why it is not started (app.HoldOf), with whole paths; empty
+	// when it may start.
+	Held string `json:"held,omitempty"`
+}
+
+// SlotView is one slot of a server in a Status.
+type SlotView struct {
+	app.Slot
+	State app.SlotState `json:"state"`
 }
 
 // RootRef names a root in a Status.
@@ -77,6 +89,13 @@ func BuildStatus(snap *app.Snapshot, running bool) Status {
 			v.Live = &live
 		}
 		v.Confinement = confinement(srv, v.Live)
+		v.Slots = []SlotView{}
+		for _, sl := range srv.Slots {
+			v.Slots = append(v.Slots, SlotView{Slot: sl, State: app.SlotStateOf(snap, srv.Name, sl)})
+		}
+		if h := app.HoldOf(snap, srv.Name); h != nil {
+			v.Held = h.Text("")
+		}
 		st.Servers = append(st.Servers, v)
 	}
 	return st
@@ -174,6 +193,12 @@ func (c *command) printStatus(st Status) {
 			}
 		}
 		c.printf("%s\n", app.SafeText(line))
+		if s.Held != "" {
+			c.printf("  held, not started: %s\n", s.Held)
+		}
+		for _, sl := range s.Slots {
+			c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
+		}
 		c.printf("  %s\n", app.SafeText(s.Confinement))
 		if len(s.Visible) == 0 {
 			c.printf("  sees nothing\n")

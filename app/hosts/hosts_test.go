@@ -139,7 +139,7 @@ func TestProtectRestoreFixtures(t *testing.T) {
 					t.Errorf("%s is not in Rootkeeper's state", ch.Entry.Rootkeeper)
 				}
 				for _, tr := range []map[string]any{origTree, newTree} {
-					forget(tr, ch.Entry, ch.Requests)
+					forget(tr, ch.Entry, movedEnv(ch))
 				}
 			}
 			if d := cmp.Diff(origTree, newTree); d != "" {
@@ -190,6 +190,18 @@ func TestProtectRestoreFixtures(t *testing.T) {
 }
 
 // forget removes from tree the fields protect may change in entry e.
+// movedEnv are the env values protect moved off the host's entry into the
+// server's stored env: its env slots.
+func movedEnv(ch Change) []string {
+	var out []string
+	for _, sl := range ch.Slots {
+		if sl.Env != "" {
+			out = append(out, ch.Server.Env[sl.Env])
+		}
+	}
+	return out
+}
+
 func forget(tree map[string]any, e Entry, requests []string) {
 	v, ok := dig(tree, e.base)
 	if !ok {
@@ -214,7 +226,7 @@ func forget(tree map[string]any, e Entry, requests []string) {
 	}
 }
 
-func TestProtectTakesFoldersAndKeepsVariables(t *testing.T) {
+func TestProtectKeepsFoldersAsSlotsAndKeepsVariables(t *testing.T) {
 	h, _ := Lookup("codex")
 	w, project, store := testWorld(t)
 	path, _ := install(t, h, w, "codex.toml", project)
@@ -227,18 +239,26 @@ func TestProtectTakesFoldersAndKeepsVariables(t *testing.T) {
 	if !ok {
 		t.Fatalf("no codex.fs in %+v", st.Servers)
 	}
-	if d := cmp.Diff([]string{"-y", "@modelcontextprotocol/server-filesystem"}, srv.Args); d != "" {
+	// The configuration is kept whole: the folder stays on the command
+	// line, and the env folder (which the bridge could not hold in the
+	// host's file) moves as written into the stored env. Both are slots,
+	// one question.
+	if d := cmp.Diff([]string{"-y", "@modelcontextprotocol/server-filesystem", project}, srv.Args); d != "" {
 		t.Errorf("stored args (-want +got):\n%s", d)
 	}
-	if len(srv.Env) != 0 {
-		t.Errorf("env was stored in Rootkeeper: %v", srv.Env)
+	if d := cmp.Diff(map[string]string{"DATA_DIR": project}, srv.Env); d != "" {
+		t.Errorf("stored env (-want +got):\n%s", d)
+	}
+	wantSlots := []app.Slot{{Path: project, Given: project, Arg: 2}, {Path: project, Given: project, Arg: -1, Env: "DATA_DIR"}}
+	if d := cmp.Diff(wantSlots, srv.Slots); d != "" {
+		t.Errorf("slots (-want +got):\n%s", d)
 	}
 	if len(st.Requests) != 1 || st.Requests[0].Path != project || st.Requests[0].Server != "codex.fs" {
 		t.Errorf("requests: %+v", st.Requests)
 	}
 	data, _ := os.ReadFile(path)
 	if bytes.Contains(data, []byte("DATA_DIR")) || !bytes.Contains(data, []byte(`LOG_LEVEL = "debug"`)) {
-		t.Errorf("env folder not taken off, or other env lost:\n%s", data)
+		t.Errorf("env folder not moved off the host's entry, or other env lost:\n%s", data)
 	}
 	docs, _ := st.Server("codex.docs")
 	if docs.Type != app.TransportHTTP || docs.URL != "https://docs.example.com/mcp" || docs.Headers["X-Client"] != "codex" {

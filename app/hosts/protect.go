@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,9 +173,9 @@ type Change struct {
 	Server app.Server `json:"-"`
 	// Program says what it runs, for people.
 	Program string `json:"program"`
-	// Requests are folders taken off its command line (or env): asked
-	// for, not shared.
-	Requests []string `json:"requests,omitempty"`
+	// Slots are the folders and files its configuration names: kept in
+	// it, each decided by the person before the server starts.
+	Slots []app.Slot `json:"slots,omitempty"`
 	// HostEnv names the variables left in the host's file.
 	HostEnv []string `json:"hostEnv,omitempty"`
 	// Bridge is the command line the entry runs after protect.
@@ -323,18 +324,24 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 // Rootkeeper stores for it.
 func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	srv := e.Server
-	srv, moved := app.TakeFolders(srv, o.World.Home)
 	ch := Change{Entry: e}
-	for _, m := range moved {
-		ch.Requests = append(ch.Requests, m.Path)
+	// A folder or file in the entry's env would reach the server through
+	// the bridge's environment, where Rootkeeper could not hold it: it
+	// moves, as written, into the server's stored env (a slot like any
+	// other) and off the host's entry; restore puts it back.
+	var movedEnv []string
+	for _, k := range slices.Sorted(maps.Keys(e.HostEnv)) {
+		probe := app.Server{Type: app.TransportStdio, Env: map[string]string{k: e.HostEnv[k]}, Cwd: srv.Cwd, KeepArgs: srv.KeepArgs}
+		if len(app.FindSlots(probe, o.World.Home)) == 0 {
+			continue
+		}
+		if srv.Env == nil {
+			srv.Env = map[string]string{}
+		}
+		srv.Env[k] = e.HostEnv[k]
+		movedEnv = append(movedEnv, k)
 	}
-	// A folder in the entry's env would reach the server through the
-	// bridge's environment: it is taken off too, and asked about.
-	probe := app.Server{Name: srv.Name, Type: app.TransportStdio, Command: "x", Env: e.HostEnv, Cwd: srv.Cwd}
-	_, movedEnv := app.TakeFolders(probe, o.World.Home)
-	for _, m := range movedEnv {
-		ch.Requests = append(ch.Requests, m.Path)
-	}
+	ch.Slots = app.FindSlots(srv, o.World.Home)
 	ch.Server = srv
 	ch.Program = app.Program(srv)
 	er := entryRecord{Key: e.Key, Name: e.Rootkeeper, Command: o.Executable}
@@ -383,8 +390,8 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	if dl.headers != "" && srv.Type != app.TransportStdio {
 		steps = append(steps, func() error { return edit([]string{dl.headers}, "", nil, true) })
 	}
-	for _, m := range movedEnv {
-		steps = append(steps, func() error { return edit([]string{dl.env, m.Env}, "", nil, true) })
+	for _, k := range movedEnv {
+		steps = append(steps, func() error { return edit([]string{dl.env, k}, "", nil, true) })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -392,7 +399,7 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 		}
 	}
 	for k := range e.HostEnv {
-		if !slices.ContainsFunc(movedEnv, func(m app.MovedFolder) bool { return m.Env == k }) {
+		if !slices.Contains(movedEnv, k) {
 			ch.HostEnv = append(ch.HostEnv, k)
 		}
 	}
@@ -428,23 +435,14 @@ func addServers(o Options, h *Host, changes []Change) error {
 				ch.StoredEnv = append(ch.StoredEnv, k)
 			}
 			ch.Server, ch.Program = srv, app.Program(srv)
-			if old, ok := s.Server(srv.Name); ok {
-				srv.RootsMode, srv.Sampling, srv.HostRoots, srv.Confine, srv.KeepArgs = old.RootsMode, old.Sampling, old.HostRoots, old.Confine, old.KeepArgs
-				if !app.SameProgram(old, srv) {
-					n, err := s.ReplaceServer(srv, false)
-					if err != nil {
-						return err
-					}
-					ch.NewProgram, ch.Dropped = true, n
-				}
-			} else if err := s.AddServer(srv); err != nil {
+			// A host's entry states none of Rootkeeper's own settings:
+			// a server protected again keeps its roots mode, confinement…
+			res, err := s.PutServer(srv, app.PutOptions{Replace: true, Home: o.World.Home, Now: now})
+			if err != nil {
 				return err
 			}
-			for _, p := range ch.Requests {
-				if _, err := s.AddRequest(srv.Name, p, app.FromCommandLine, now); err != nil {
-					return err
-				}
-			}
+			ch.Server, ch.Slots = res.Server, res.Server.Slots
+			ch.NewProgram, ch.Dropped = res.NewProgram, res.Dropped
 			// A local-scope server of Claude Code works in its project:
 			// that folder is what it will ask for.
 			if dir, ok := localDir(ch.Entry); ok {

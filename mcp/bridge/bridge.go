@@ -108,8 +108,19 @@ type Options struct {
 	// folder is there.
 	StateDir string
 	// OnSession, when set, is told about the session whenever what it shows
-	// changes (host, protocol version, pid, last roots sent).
+	// changes (host, protocol version, pid, last roots sent, held).
 	OnSession func(Session)
+	// HoldWait bounds how long a held server (a slot of its configuration
+	// undecided, see app.HoldOf) waits for the person's answer while the
+	// app runs and asks; the host's initialize waits with it. Then, or at
+	// once when no app is running to ask, the host's requests get an error
+	// naming the folder and the command that allows it (default 25 s:
+	// within the start-up time hosts give a server).
+	HoldWait time.Duration
+	// SettleTimeout bounds how long a server that holds its roots from its
+	// start (confined, roots mode args or env) waits for its roots' access
+	// checks before it is started anyway (default 3 s).
+	SettleTimeout time.Duration
 }
 
 // Session is what a bridge shows of itself.
@@ -175,6 +186,12 @@ func Run(ctx context.Context, o Options) error {
 	if o.AppRunning == nil {
 		o.AppRunning = func() bool { return false }
 	}
+	if o.HoldWait <= 0 {
+		o.HoldWait = 25 * time.Second
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = 3 * time.Second
+	}
 	snap := o.Core.Snapshot()
 	srv, ok := snap.State.Server(o.Server)
 	if !ok {
@@ -201,6 +218,9 @@ func Run(ctx context.Context, o Options) error {
 	var p *serverProc
 	var err error
 	if srv.Type == app.TransportStdio {
+		if err := b.waitToStart(ctx); err != nil {
+			return b.refuseAll(err)
+		}
 		p, err = b.startProc(b.snapshot())
 	} else {
 		p, err = b.startHTTP(ctx)
@@ -274,9 +294,89 @@ func (b *bridge) startPaths(snap *app.Snapshot) []string {
 	case b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv:
 		return app.VisiblePaths(snap, b.srv.Name)
 	case b.srv.Confine:
-		return rootPaths(b.visible(snap, b.srv.Name))
+		return app.ReachPaths(snap, b.srv.Name, rootPaths(b.visible(snap, b.srv.Name)))
 	}
 	return nil
+}
+
+// waitToStart waits until the server may start. A server whose
+// configuration names a folder not allowed is never started without it:
+// while the app runs, the session shows as held (the app asks the person
+// at once) and the host's initialize waits, up to HoldWait, for the
+// answer; with no app to ask, or a folder denied, it returns at once the
+// error the host's requests get. A server that holds its roots from its
+// start then waits, up to SettleTimeout, for its roots' access checks, so
+// that it starts once.
+func (b *bridge) waitToStart(ctx context.Context) error {
+	sig, unsub := b.o.Core.Subscribe()
+	defer unsub()
+	holdUntil := time.NewTimer(b.o.HoldWait)
+	defer holdUntil.Stop()
+	settle := time.NewTimer(b.o.SettleTimeout)
+	defer settle.Stop()
+	settled := !b.restartable()
+	tick := time.NewTicker(time.Second) // the app may quit meanwhile
+	defer tick.Stop()
+	asked := false
+	for {
+		snap := b.snapshot()
+		h := app.HoldOf(snap, b.srv.Name)
+		if h == nil {
+			if asked {
+				b.mu.Lock()
+				b.session.Held = ""
+				b.mu.Unlock()
+				b.publish()
+			}
+			if settled || app.RootsChecked(snap, b.srv.Name) {
+				return nil
+			}
+		} else {
+			if !h.Waiting() || !b.o.AppRunning() {
+				return b.holdError(h)
+			}
+			if !asked {
+				asked = true
+				b.log.Info("server held: waiting for the person's decision", "hold", h.Text(""))
+				b.mu.Lock()
+				b.session.Held = h.Text("")
+				b.mu.Unlock()
+				b.publish()
+				b.askAgain(h)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-sig:
+		case <-tick.C:
+		case <-settle.C:
+			settled = true
+		case <-holdUntil.C:
+			if h := app.HoldOf(b.snapshot(), b.srv.Name); h != nil {
+				return b.holdError(h)
+			}
+		}
+	}
+}
+
+// holdError is what the host's requests get when the server is held.
+func (b *bridge) holdError(h *app.Hold) error {
+	return fmt.Errorf("rootkeeper bridge: server %q is not started: %s", b.srv.Name, h.Text(""))
+}
+
+// askAgain refreshes the requests for the undecided slots, so that a
+// running app asks about them now even if the person put them off before.
+func (b *bridge) askAgain(h *app.Hold) {
+	err := b.o.Core.Update(func(s *app.State) error {
+		for _, p := range h.Undecided {
+			s.TouchRequest(b.srv.Name, p, time.Now().UTC())
+		}
+		return nil
+	})
+	if err != nil {
+		b.log.Warn("cannot record the request", "error", err)
+	}
 }
 
 func rootPaths(roots []app.Root) []string {
@@ -623,6 +723,26 @@ func (b *bridge) follow() {
 		b.log.Warn("the server was changed or removed in Rootkeeper: ending this session; start it again to use the new configuration")
 		select {
 		case b.ended <- fmt.Errorf("server %q was changed or removed in Rootkeeper", b.srv.Name):
+		default:
+		}
+		return
+	}
+	if h := app.HoldOf(snap, b.srv.Name); h != nil {
+		// A folder its configuration names is no longer allowed: it must
+		// not keep reaching it. The session ends; the host's next start
+		// is held.
+		b.rmu.RLock()
+		p := b.cur
+		b.rmu.RUnlock()
+		p.replaced.Store(true)
+		if p.cmd != nil {
+			killGroup(p.pid, true)
+		} else if p.halt != nil {
+			p.halt()
+		}
+		b.log.Warn("a folder of the server's configuration is no longer allowed: stopping it", "hold", h.Text(""))
+		select {
+		case b.ended <- b.holdError(h):
 		default:
 		}
 		return

@@ -1,0 +1,126 @@
+package app
+
+import (
+	"slices"
+	"time"
+)
+
+// Setting names one of Rootkeeper's own settings of a server: what the
+// person chose here, not what a host's config says.
+type Setting uint8
+
+// The settings PutServer carries over from the server it replaces, unless
+// the new definition gives them.
+const (
+	SetRootsMode Setting = 1 << iota
+	SetSampling
+	SetHostRoots
+	SetConfine
+	SetKeepArgs
+)
+
+// PutOptions says how PutServer stores a server.
+type PutOptions struct {
+	// Replace lets it replace a server of the same name; without it, the
+	// name must be new.
+	Replace bool
+	// Given are the settings the new definition states (a flag typed, a
+	// field in the window's form); the others are kept from the server it
+	// replaces, so that an import, a paste or a protect never turns
+	// confinement off or changes a roots mode it knows nothing of.
+	Given Setting
+	// KeepDecisions: the person saw the old and the new program and chose
+	// to keep the decisions even though it runs something else now.
+	KeepDecisions bool
+	// Home resolves ~ in the configuration.
+	Home string
+	// Now is when the requests are recorded; zero means now.
+	Now time.Time
+}
+
+// PutResult says what PutServer did.
+type PutResult struct {
+	// Server is the server as stored.
+	Server Server
+	// Replaced: a server of that name existed.
+	Replaced bool
+	// NewProgram: the replaced server ran something else (SameProgram),
+	// so it is a new program for consent; Before says what the old one ran
+	// and Dropped how many of its decisions went.
+	NewProgram bool
+	Before     string
+	Dropped    int
+	// Asked are the slots recorded as requests: undecided, and not inside
+	// a folder the server is allowed.
+	Asked []Slot
+}
+
+// PutServer is the one way a server definition from any source (the
+// command line, the window's form, a pasted or imported mcpServers file, a
+// host's config being protected) is stored: its configuration is kept
+// exactly as written, its slots are found (FindSlots; this reads the disk),
+// the settings it does not give are carried over from the server it
+// replaces, a server that now runs something else loses its decisions, and
+// every undecided slot becomes a request (FromCommandLine). Open
+// command-line requests for folders no longer in its configuration go.
+func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
+	var res PutResult
+	if o.Now.IsZero() {
+		o.Now = time.Now().UTC()
+	}
+	old, exists := s.Server(srv.Name)
+	if exists && !o.Replace {
+		return res, inputErrorf("server %q already exists (use --replace to overwrite it)", srv.Name)
+	}
+	if exists {
+		carry := func(set Setting, apply func()) {
+			if o.Given&set == 0 {
+				apply()
+			}
+		}
+		carry(SetRootsMode, func() { srv.RootsMode = old.RootsMode })
+		carry(SetSampling, func() { srv.Sampling = old.Sampling })
+		carry(SetHostRoots, func() { srv.HostRoots = old.HostRoots })
+		carry(SetConfine, func() { srv.Confine = old.Confine })
+		carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+	}
+	// A definition given anew is whole: nothing is lost from it.
+	srv.Lost, srv.FoldersTakenOff = nil, false
+	srv.Slots = FindSlots(srv, o.Home)
+	if exists {
+		dropped, err := s.ReplaceServer(srv, o.KeepDecisions)
+		if err != nil {
+			return res, err
+		}
+		res.Replaced, res.Dropped = true, dropped
+		if !SameProgram(old, srv) {
+			res.NewProgram, res.Before = true, Program(old)
+		}
+	} else if err := s.AddServer(srv); err != nil {
+		return res, err
+	}
+	res.Server = srv
+	asked, err := s.requestSlots(srv, o.Now)
+	res.Asked = asked
+	return res, err
+}
+
+// requestSlots records srv's undecided slots as requests and drops its open
+// command-line requests for paths that are no slot of it any more.
+func (s *State) requestSlots(srv Server, now time.Time) ([]Slot, error) {
+	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool {
+		return r.Server == srv.Name && r.From == FromCommandLine &&
+			!slices.ContainsFunc(srv.Slots, func(sl Slot) bool { return sl.Path == r.Path }) &&
+			!slices.Contains(srv.Lost, r.Path)
+	})
+	var asked []Slot
+	for _, sl := range srv.Slots {
+		if _, err := s.AddRequest(srv.Name, sl.Path, FromCommandLine, now); err != nil {
+			return asked, err
+		}
+		if _, open := s.Request(srv.Name, sl.Path); open {
+			asked = append(asked, sl)
+		}
+	}
+	return asked, nil
+}

@@ -1,0 +1,373 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A Slot is a folder or file named in a server's configuration: an
+// argument (`server ~/Desktop`, `--repository DIR`, `--db=FILE`), an
+// environment value (`GIT_BASE_DIR=DIR`) or one element of a path list
+// (`PATHS=/x:/y`). The configuration keeps its bytes; the slot's Path is
+// what the person decides, like a root. A server starts only when every
+// slot is allowed (see HoldOf), and then runs exactly as configured: taking
+// a folder off a command line could remove the server's own limit or
+// corrupt a flag, so through Rootkeeper a server never reaches more than it
+// was configured to.
+type Slot struct {
+	// Path is what the value resolves to: absolute, canonical (~ expanded,
+	// relative to the server's working folder, symlinks resolved).
+	Path string `json:"path"`
+	// Given is the value as it was written (the list element, for a list).
+	Given string `json:"given"`
+	// Arg is the index of the argument holding it in Server.Args; -1 when
+	// it is in the environment.
+	Arg int `json:"arg"`
+	// Env names the environment variable holding it; empty for an argument.
+	Env string `json:"env,omitempty"`
+	// Flag is the flag it is the value of: "--repository" when the value is
+	// the next argument, "--db=" when it is in the same one.
+	Flag string `json:"flag,omitempty"`
+	// Elem is its 1-based place in a path list (A=/x:/y); 0 for a whole
+	// value.
+	Elem int `json:"elem,omitempty"`
+	// File: the path is a file, not a folder.
+	File bool `json:"file,omitempty"`
+}
+
+// Where says, for a person, where in the configuration the slot is:
+// "argument 2", "--repository", "$GIT_BASE_DIR", "element 2 of $PATHS".
+func (s Slot) Where() string {
+	var w string
+	switch {
+	case s.Env != "":
+		w = "$" + s.Env
+	case s.Flag != "":
+		w = strings.TrimSuffix(s.Flag, "=")
+	default:
+		w = fmt.Sprintf("argument %d", s.Arg+1)
+	}
+	if s.Elem > 0 {
+		w = fmt.Sprintf("element %d of %s", s.Elem, w)
+	}
+	return w
+}
+
+// FindSlots finds the slots of a stdio server's configuration: every
+// argument and environment value that names an existing folder or file
+// (absolute, ~/…, or relative to the server's working folder when it says
+// so, ./x or x/y), unless it is one of srv.KeepArgs. Files that are
+// programs (executable, or scripts by their extension) are the server's
+// code, not its data, and are no slots. home resolves ~. It reads the disk.
+func FindSlots(srv Server, home string) []Slot {
+	if srv.Type != TransportStdio {
+		return nil
+	}
+	var out []Slot
+	add := func(value string, at Slot) {
+		if value == "" || slices.Contains(srv.KeepArgs, value) {
+			return
+		}
+		if p, file, ok := slotPath(value, srv.Cwd, home); ok {
+			at.Path, at.Given, at.File = p, value, file
+			out = append(out, at)
+			return
+		}
+		if !strings.ContainsRune(value, filepath.ListSeparator) {
+			return
+		}
+		for i, elem := range filepath.SplitList(value) {
+			if elem == "" || slices.Contains(srv.KeepArgs, elem) {
+				continue
+			}
+			if p, file, ok := slotPath(elem, srv.Cwd, home); ok {
+				s := at
+				s.Path, s.Given, s.File, s.Elem = p, elem, file, i+1
+				out = append(out, s)
+			}
+		}
+	}
+	for i, a := range srv.Args {
+		if slices.Contains(srv.KeepArgs, a) {
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			// --flag=VALUE; a bare flag is no path.
+			if k, v, ok := strings.Cut(a, "="); ok {
+				add(v, Slot{Arg: i, Flag: k + "="})
+			}
+			continue
+		}
+		at := Slot{Arg: i}
+		if i > 0 && strings.HasPrefix(srv.Args[i-1], "-") && !strings.Contains(srv.Args[i-1], "=") {
+			at.Flag = srv.Args[i-1]
+		}
+		add(a, at)
+	}
+	for _, k := range sortedKeys(srv.Env) {
+		add(srv.Env[k], Slot{Arg: -1, Env: k})
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// programExts are the extensions of files a server runs rather than reads.
+var programExts = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py", ".pyz", ".rb", ".jar",
+	".php", ".pl", ".sh", ".exe", ".bat", ".cmd", ".ps1", ".lua", ".wasm"}
+
+// slotPath reports whether v names an existing folder or data file, which,
+// and whether it is a file.
+func slotPath(v, cwd, home string) (path string, file, ok bool) {
+	if v == "" || strings.ContainsAny(v, "\x00\n") {
+		return "", false, false
+	}
+	p := v
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if home == "" {
+			return "", false, false
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	case filepath.IsAbs(p):
+	case cwd != "" && (strings.HasPrefix(p, ".") || strings.ContainsRune(p, filepath.Separator)):
+		// Relative to the server's working folder, when it says so (./x,
+		// x/y): a bare word such as "stdio" is an argument, whatever
+		// folder happens to carry that name.
+		p = filepath.Join(cwd, p)
+	default:
+		return "", false, false
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", false, false
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() || fi.Mode()&0o111 != 0 || slices.Contains(programExts, strings.ToLower(filepath.Ext(p))) {
+			return "", false, false
+		}
+		file = true
+	}
+	canon, _, err := CanonicalPath(p, "/")
+	if err != nil {
+		return "", false, false
+	}
+	return canon, file, true
+}
+
+// SlotState is where one slot of a server stands.
+type SlotState string
+
+// The slot states.
+const (
+	// SlotAllowed: allowed (itself, or inside a folder allowed to the
+	// server), and switched on.
+	SlotAllowed SlotState = "allowed"
+	// SlotUndecided: nobody has decided it yet.
+	SlotUndecided SlotState = "undecided"
+	// SlotDenied: refused to this server.
+	SlotDenied SlotState = "denied"
+	// SlotOff: allowed, but its folder is switched off for everyone.
+	SlotOff SlotState = "off"
+)
+
+// SlotStateOf says where slot of server stands in snap. A decision about
+// the slot's path itself counts first; without one, an allowed folder that
+// holds it (an allowed ~/src holds ~/src/x) allows it.
+func SlotStateOf(snap *Snapshot, server string, slot Slot) SlotState {
+	allowed := allowedRoots(snap.State.Decisions, server)
+	return slotState(snap, server, slot, allowed)
+}
+
+func slotState(snap *Snapshot, server string, slot Slot, allowed map[string]bool) SlotState {
+	on := func(path string) bool {
+		r, ok := snap.State.Root(path)
+		return !ok || r.Enabled
+	}
+	if _, decided := snap.State.Decision(server, slot.Path); decided {
+		if !allowed[slot.Path] {
+			return SlotDenied
+		}
+		if !on(slot.Path) {
+			return SlotOff
+		}
+		return SlotAllowed
+	}
+	for p := range allowed {
+		if IsWithin(slot.Path, p) && on(p) {
+			return SlotAllowed
+		}
+	}
+	return SlotUndecided
+}
+
+// AllowedSlotPaths are the paths of server's allowed slots, sorted: with
+// its visible roots, what a confined server may reach.
+func AllowedSlotPaths(snap *Snapshot, server string) []string {
+	srv, ok := snap.State.Server(server)
+	if !ok {
+		return nil
+	}
+	allowed := allowedRoots(snap.State.Decisions, server)
+	var out []string
+	for _, s := range srv.Slots {
+		if slotState(snap, server, s, allowed) == SlotAllowed {
+			out = append(out, s.Path)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// A Hold is why a server may not start: a slot of its configuration that
+// is not allowed, a folder an earlier version took off its configuration,
+// or sharing paused while it has slots. A held server is never started
+// without the folder: it waits.
+type Hold struct {
+	Server string
+	// Paused: sharing is paused, and the server names folders.
+	Paused bool
+	// Undecided, Denied and Off are the paths of its slots in those
+	// states, sorted.
+	Undecided, Denied, Off []string
+	// Lost are folders an earlier version took off its configuration
+	// whose place in it is unknown (Server.Lost).
+	Lost []string
+}
+
+// HoldOf says why server may not start in snap, or nil when it may: every
+// slot allowed and switched on, nothing lost, and sharing not paused (for a
+// server with slots).
+func HoldOf(snap *Snapshot, server string) *Hold {
+	if snap == nil {
+		return nil
+	}
+	srv, ok := snap.State.Server(server)
+	if !ok || (len(srv.Slots) == 0 && len(srv.Lost) == 0) {
+		return nil
+	}
+	h := &Hold{Server: server, Lost: slices.Clone(srv.Lost), Paused: snap.State.Paused}
+	allowed := allowedRoots(snap.State.Decisions, server)
+	for _, s := range srv.Slots {
+		switch slotState(snap, server, s, allowed) {
+		case SlotUndecided:
+			h.Undecided = append(h.Undecided, s.Path)
+		case SlotDenied:
+			h.Denied = append(h.Denied, s.Path)
+		case SlotOff:
+			h.Off = append(h.Off, s.Path)
+		}
+	}
+	for _, l := range []*[]string{&h.Undecided, &h.Denied, &h.Off} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	if !h.Paused && len(h.Lost)+len(h.Undecided)+len(h.Denied)+len(h.Off) == 0 {
+		return nil
+	}
+	return h
+}
+
+// Waiting reports whether the hold ends with the person's answer to a
+// question already asked (only undecided slots hold it), rather than with
+// an act of theirs elsewhere (a denied slot allowed, a server defined
+// again, sharing resumed).
+func (h *Hold) Waiting() bool {
+	return !h.Paused && len(h.Lost)+len(h.Denied)+len(h.Off) == 0 && len(h.Undecided) > 0
+}
+
+// Text says in one line why the server is held and the way out, with
+// paths under home written ~/…: "waiting for your decision on ~/work
+// (rootkeeper grant git ~/work)".
+func (h *Hold) Text(home string) string {
+	show := func(paths []string) string {
+		out := make([]string, len(paths))
+		for i, p := range paths {
+			out[i] = HomeShort(p, home)
+		}
+		return strings.Join(out, ", ")
+	}
+	name := ShellQuote(h.Server)
+	var parts []string
+	if len(h.Lost) > 0 {
+		parts = append(parts, fmt.Sprintf("its configuration lost %s (an earlier Rootkeeper took it off the command line); define the server again with the folder: rootkeeper servers add %s --replace -- COMMAND ARGS…",
+			show(h.Lost), name))
+	}
+	if len(h.Denied) > 0 {
+		parts = append(parts, fmt.Sprintf("its configuration needs %s, which you denied: allow it (rootkeeper grant %s %s) or edit the server",
+			show(h.Denied), name, ShellQuote(h.Denied[0])))
+	}
+	if len(h.Off) > 0 {
+		parts = append(parts, fmt.Sprintf("its configuration needs %s, which is switched off (rootkeeper roots enable %s)",
+			show(h.Off), ShellQuote(h.Off[0])))
+	}
+	if len(h.Undecided) > 0 {
+		parts = append(parts, fmt.Sprintf("waiting for your decision on %s (rootkeeper grant %s %s)",
+			show(h.Undecided), name, ShellQuote(h.Undecided[0])))
+	}
+	if h.Paused {
+		parts = append(parts, "sharing is paused and its configuration names folders (rootkeeper resume)")
+	}
+	return SafeText(strings.Join(parts, "; "))
+}
+
+// Error is the hold as an error text, with whole paths.
+func (h *Hold) Error() string { return "server " + h.Server + " is held: " + h.Text("") }
+
+// SlotPath reports whether path is a slot of server, and whether it is a
+// file.
+func (s *State) SlotPath(server, path string) (isSlot, file bool) {
+	srv, ok := s.Server(server)
+	if !ok {
+		return false, false
+	}
+	for _, sl := range srv.Slots {
+		if sl.Path == path {
+			return true, sl.File
+		}
+	}
+	return false, false
+}
+
+// RootsChecked reports whether every root server may see by decision
+// (enabled and allowed to it) has had its access check in snap. Until then
+// what it may see is not known, and a server that holds its roots from its
+// start (confined, or roots mode args or env) started now would be started
+// again a moment later.
+func RootsChecked(snap *Snapshot, server string) bool {
+	if snap == nil {
+		return false
+	}
+	allowed := allowedRoots(snap.State.Decisions, server)
+	for _, r := range snap.State.Roots {
+		if r.Enabled && allowed[r.Path] {
+			if _, checked := snap.Health[r.Path]; !checked {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ReachPaths are the paths a confined server may reach, sorted: its
+// visible roots (or, for a bridged session, the given ones) and its allowed
+// slots, files as files.
+func ReachPaths(snap *Snapshot, server string, visible []string) []string {
+	out := append(slices.Clone(visible), AllowedSlotPaths(snap, server)...)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

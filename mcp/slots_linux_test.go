@@ -1,0 +1,40 @@
+package mcp
+
+import (
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+)
+
+// A confined server is started once at launch: it waits for its roots'
+// access checks instead of starting with nothing and again a moment later.
+func TestConfinedServerStartsOnce(t *testing.T) {
+	needLandlock(t)
+	fs := apptest.NPMServer(t, "mcp-server-filesystem")
+	e := newEnv(t)
+	a := mkRoot(t, "a")
+	e.put(app.Server{Name: "fs", Type: app.TransportStdio, Command: fs, Confine: true})
+	e.update(func(s *app.State) error {
+		if err := s.AddRoot(app.Root{Path: a, Enabled: true}); err != nil {
+			return err
+		}
+		return s.Decide(app.Decision{Server: "fs", Root: a, Verdict: app.Allow, By: app.ByCommandLine})
+	})
+	opts := e.fastOptions()
+	opts.SettleTimeout = time.Minute // only the access check may let it start
+	e.start(opts)
+	// The access check comes in after the manager started, as the health
+	// monitor's first pass does.
+	time.Sleep(200 * time.Millisecond)
+	if st := e.status("fs"); st.PID != 0 {
+		t.Fatalf("started before its roots were checked: %+v", st)
+	}
+	e.core.SetHealth(a, app.CheckAccess(a, 0))
+	e.waitConnected("fs")
+	waitAllowed(t, e, "fs", a)
+	if st := e.status("fs"); st.Restarts != 0 {
+		t.Errorf("started %d more time(s)", st.Restarts)
+	}
+}
