@@ -29,6 +29,7 @@ import (
 	"rootkeeper/app/cli"
 	"rootkeeper/app/control"
 	"rootkeeper/app/health"
+	"rootkeeper/app/hosts"
 	"rootkeeper/app/logfile"
 	"rootkeeper/app/supervise"
 	"rootkeeper/detect"
@@ -110,6 +111,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 	if err != nil {
 		return nil, err
 	}
+	repairTakenOff(store, logger)
 	core, err := app.NewCore(store)
 	if err != nil {
 		return nil, err
@@ -305,6 +307,20 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	return nil
 }
 
+// repairTakenOff puts back the folders an earlier Rootkeeper took off the
+// configurations of the servers it protected, before any server starts;
+// a server it cannot repair stays held, saying which folder it lost.
+func repairTakenOff(store *app.Store, logger *slog.Logger) {
+	home, _ := os.UserHomeDir()
+	repaired, err := hosts.RepairTakenOff(store, home)
+	if err != nil {
+		logger.Warn("cannot put back the folders an earlier version took off servers' command lines", "err", err)
+	}
+	if len(repaired) > 0 {
+		logger.Info("put the folders an earlier version took off back on these servers' command lines, from the hosts' backups", "servers", repaired)
+	}
+}
+
 // runBridge is `rootkeeper bridge NAME`: it works from the state file alone
 // (watched, with its own access checks), and reports its session to the
 // app when one runs. Its log goes to the host's stderr, warnings only: a
@@ -315,6 +331,7 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 		logger.Warn("cannot become a child subreaper", "err", err)
 	}
 	defer reap.EndOrphans(2 * time.Second)
+	repairTakenOff(store, logger)
 	core, err := app.NewCore(store)
 	if err != nil {
 		return err

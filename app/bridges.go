@@ -80,6 +80,10 @@ func BridgeText(b BridgeSession) string {
 		facts = append(facts, fmt.Sprintf("server pid %d", b.PID))
 	}
 	text := "bridged for " + host
+	if b.Held != "" {
+		// The host waits for its initialize while the person decides.
+		return SafeText(text + ", not started: " + b.Held)
+	}
 	if len(facts) > 0 {
 		text += " (" + strings.Join(facts, ", ") + ")"
 	}

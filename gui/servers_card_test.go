@@ -173,7 +173,7 @@ func TestCardWarnsOfKeptArguments(t *testing.T) {
 
 // A server added in the window has the folders on its command line taken
 // off: they are requests, which the card lists in the words of status.
-func TestAddServerMovesFoldersToRequests(t *testing.T) {
+func TestAddServerKeepsFoldersAsSlots(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture(t, Options{}, nil)
 	form := &serverForm{OnSave: f.u.servers.save(false)}
@@ -184,7 +184,7 @@ func TestAddServerMovesFoldersToRequests(t *testing.T) {
 	form.dlg.(interface{ Confirm() }).Confirm()
 	st := f.core.Snapshot().State
 	srv, ok := st.Server("fs")
-	if !ok || !slices.Equal(srv.Args, []string{"--verbose"}) {
+	if !ok || !slices.Equal(srv.Args, []string{"--verbose", dir}) || len(srv.Slots) != 1 {
 		t.Fatalf("server after the form: %+v (found %t)", srv, ok)
 	}
 	canon, err := filepath.EvalSymlinks(dir)
@@ -195,8 +195,12 @@ func TestAddServerMovesFoldersToRequests(t *testing.T) {
 		t.Errorf("requests after the form: %+v", st.Requests)
 	}
 	text, _ := cardOf(t, f, "fs")
-	if want := "Waiting for your answer: fs was given " + canon + " on its command line\n"; !strings.Contains(text, want) {
-		t.Errorf("card says\n%s\nwant %q", text, want)
+	for _, want := range []string{"Waiting for your answer: fs is configured with " + canon + "\n",
+		"Configured with " + canon + " (--verbose): waiting for your decision\n",
+		"Not started: waiting for your decision on " + canon} {
+		if !strings.Contains(text, want) {
+			t.Errorf("card says\n%s\nwant %q", text, want)
+		}
 	}
 }
 

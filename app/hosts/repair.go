@@ -1,0 +1,119 @@
+package hosts
+
+import (
+	"os"
+	"slices"
+	"time"
+
+	"rootkeeper/app"
+)
+
+// RepairTakenOff puts back the folders an earlier Rootkeeper (state version
+// 1) took off the configurations of the servers it protected: the backup
+// of the host's file holds each entry as the person wrote it, so the
+// server's arguments and env are restored from it where the stored ones
+// are that entry with folders taken off, and its folders become slots
+// (decisions already made about them still count). Every server marked
+// app.Server.FoldersTakenOff is looked at once; one that cannot be put
+// back stays held with its lost folders (app.HoldOf says how to define it
+// again). home resolves ~. It returns the names of the servers repaired.
+func RepairTakenOff(store *app.Store, home string) ([]string, error) {
+	st, err := store.Load()
+	if err != nil || !slices.ContainsFunc(st.Servers, func(s app.Server) bool { return s.FoldersTakenOff }) {
+		return nil, err
+	}
+	rec, err := loadRecord(store.Dir())
+	if err != nil {
+		return nil, err
+	}
+	originals := map[string]Entry{}
+	for _, fr := range rec.Files {
+		h, ok := Lookup(fr.Host)
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(fr.Backup)
+		if err != nil {
+			continue
+		}
+		d, err := parseDoc(h.Format, fr.Path, false, data)
+		if err != nil {
+			continue
+		}
+		for _, er := range fr.Entries {
+			if len(er.Key) == 0 {
+				continue
+			}
+			e := readEntry(h, d, serverTable{key: er.Key[:len(er.Key)-1]}, er.Key[len(er.Key)-1])
+			if e.Skip == "" && e.Server.Type == app.TransportStdio {
+				originals[er.Name] = e
+			}
+		}
+	}
+	var repaired []string
+	_, err = store.Update(func(s *app.State) error {
+		repaired = nil
+		for _, srv := range s.Servers {
+			if !srv.FoldersTakenOff {
+				continue
+			}
+			fixed := srv
+			if e, ok := originals[srv.Name]; ok && takenOffFrom(e.Server, srv, home) {
+				fixed.Args = slices.Clone(e.Server.Args)
+				for k, v := range e.HostEnv {
+					probe := app.Server{Type: app.TransportStdio, Env: map[string]string{k: v}, Cwd: srv.Cwd, KeepArgs: srv.KeepArgs}
+					if _, has := fixed.Env[k]; !has && len(app.FindSlots(probe, home)) > 0 {
+						if fixed.Env == nil {
+							fixed.Env = map[string]string{}
+						}
+						fixed.Env[k] = v
+					}
+				}
+				repaired = append(repaired, srv.Name)
+			}
+			fixed.FoldersTakenOff = false
+			fixed.Slots = app.FindSlots(fixed, home)
+			fixed.Lost = slices.DeleteFunc(slices.Clone(srv.Lost), func(p string) bool {
+				return slices.ContainsFunc(fixed.Slots, func(sl app.Slot) bool { return sl.Path == p })
+			})
+			if len(fixed.Lost) == 0 {
+				fixed.Lost = nil
+			}
+			// The same program as far as consent goes: its decisions stay.
+			if _, err := s.ReplaceServer(fixed, true); err != nil {
+				return err
+			}
+			for _, sl := range fixed.Slots {
+				if _, err := s.AddRequest(fixed.Name, sl.Path, app.FromCommandLine, time.Now().UTC()); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return repaired, err
+}
+
+// takenOffFrom reports whether stored is orig with some folders taken off
+// its command line, as version 1 did: its arguments are orig's in order,
+// less arguments that are no flags.
+func takenOffFrom(orig, stored app.Server, home string) bool {
+	if orig.Command != stored.Command || orig.Cwd != stored.Cwd {
+		return false
+	}
+	i := 0
+	for _, a := range orig.Args {
+		if i < len(stored.Args) && stored.Args[i] == a {
+			i++
+			continue
+		}
+		probe := orig
+		probe.Args, probe.Env = []string{a}, nil
+		if len(app.FindSlots(probe, home)) == 0 {
+			// Not a folder (now): the stored command line is not this
+			// entry's less its folders.
+			return false
+		}
+	}
+	return i == len(stored.Args)
+}
