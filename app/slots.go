@@ -321,6 +321,29 @@ func (h *Hold) Text(home string) string {
 	return SafeText(strings.Join(parts, "; "))
 }
 
+// Short says why the server is held in a few words, for a tray line:
+// "waiting for your decision on ~/work".
+func (h *Hold) Short(home string) string {
+	first := func(paths []string) string {
+		s := HomeShort(paths[0], home)
+		if len(paths) > 1 {
+			s += fmt.Sprintf(" and %d more", len(paths)-1)
+		}
+		return s
+	}
+	switch {
+	case len(h.Lost) > 0:
+		return SafeText("lost " + first(h.Lost) + " from its configuration")
+	case len(h.Denied) > 0:
+		return SafeText("needs " + first(h.Denied) + ", which you denied")
+	case len(h.Off) > 0:
+		return SafeText("needs " + first(h.Off) + ", which is switched off")
+	case len(h.Undecided) > 0:
+		return SafeText("waiting for your decision on " + first(h.Undecided))
+	}
+	return "sharing is paused"
+}
+
 // Error is the hold as an error text, with whole paths.
 func (h *Hold) Error() string { return "server " + h.Server + " is held: " + h.Text("") }
 

@@ -219,5 +219,6 @@ func (u *ui) trayActions() trayActions {
 		ShowRoots:  func() { u.raise(); u.selectTab("Roots") },
 		Open:       u.raise,
 		Quit:       u.fa.Quit,
+		Home:       u.home(),
 	}
 }

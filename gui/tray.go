@@ -21,6 +21,8 @@ type trayActions struct {
 	ShowRoots func()
 	Open      func()
 	Quit      func()
+	// Home writes the paths of the tray's lines as ~/….
+	Home string
 }
 
 // Bounds of the tray menu: it stays short at any scale (≤ 40 items).
@@ -86,7 +88,7 @@ func trayMenuOf(g *app.Grid, act trayActions) *fyne.Menu {
 // line and the servers that are not connected (at most trayMaxServers-1).
 func serverItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
 	line := func(name string) *fyne.MenuItem {
-		return fyne.NewMenuItem(app.SafeText(name)+": "+serverStateText(snap, name), func() { act.ShowServer(name) })
+		return fyne.NewMenuItem(app.SafeText(name)+": "+serverStateText(snap, name, act.Home), func() { act.ShowServer(name) })
 	}
 	var out []*fyne.MenuItem
 	if len(snap.State.Servers) <= trayMaxServers {
@@ -105,7 +107,7 @@ func serverItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
 		}
 	}
 	var parts []string
-	for _, st := range []string{string(app.ServerConnected), string(app.ServerStarting), string(app.ServerFailed), string(app.ServerStopped), "not running"} {
+	for _, st := range []string{string(app.ServerConnected), string(app.ServerStarting), string(app.ServerHeld), string(app.ServerFailed), string(app.ServerStopped), "not running"} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
@@ -150,7 +152,11 @@ func rootItemLabel(snap *app.Snapshot, r app.Root) string {
 }
 
 // serverStateText is a server's live status in a few words.
-func serverStateText(snap *app.Snapshot, name string) string {
+func serverStateText(snap *app.Snapshot, name, home string) string {
+	// A held server says what it waits for, running app or not.
+	if h := app.HoldOf(snap, name); h != nil {
+		return "held, " + h.Short(home)
+	}
 	st, ok := snap.Servers[name]
 	if !ok || st.State == "" {
 		return "not running"

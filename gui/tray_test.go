@@ -2,6 +2,8 @@ package gui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +266,25 @@ func BenchmarkTrayMenu(b *testing.B) {
 			app.NewGrid(snap)
 		}
 	})
+}
+
+// A server held by a folder of its configuration says in the tray what it
+// waits for, with the path as people write it.
+func TestTrayShowsAHeldServer(t *testing.T) {
+	home := t.TempDir()
+	work := filepath.Join(home, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work, _ = filepath.EvalSymlinks(work)
+	home = filepath.Dir(work)
+	st := app.State{}
+	if _, err := st.PutServer(app.Server{Name: "git", Type: app.TransportStdio, Command: "git-mcp-server", Env: map[string]string{"GIT_BASE_DIR": work}},
+		app.PutOptions{Home: home}); err != nil {
+		t.Fatal(err)
+	}
+	snap := &app.Snapshot{State: st, Servers: map[string]app.ServerStatus{"git": {State: app.ServerHeld}}}
+	if got := menuText(trayMenu(snap, trayActions{Home: home})); !strings.Contains(got, "git: held, waiting for your decision on ~/work\n") {
+		t.Errorf("menu:\n%s", got)
+	}
 }

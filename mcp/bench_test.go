@@ -120,3 +120,56 @@ func benchGrant(b *testing.B, kind string, n int) {
 
 // rawServer builds testdata/rawserver once.
 func rawServer(t testing.TB) string { return apptest.Program(t, "mcp/testdata/rawserver") }
+
+// BenchmarkStartWithSlots is the start of an allowed server, from the
+// state's update that adds it to its connection, with a folder in its
+// configuration (a slot, allowed) and without one (the same server, its
+// variable naming no folder): compare their p50-ms.
+func BenchmarkStartWithSlots(b *testing.B) {
+	bin := rootServer(b)
+	r := listenReports(b)
+	e := newEnv(b)
+	work := mkRoot(b, "work")
+	opts := e.fastOptions()
+	opts.Logger = nil
+	e.start(opts)
+	sig, unsub := e.core.Subscribe()
+	defer unsub()
+	startOne := func(name, value string) time.Duration {
+		srv := app.Server{Name: name, Type: app.TransportStdio, Command: bin,
+			Args: []string{"-name", name, "-version", legacyVersion},
+			Env:  map[string]string{"RK_REPORT": r.sock, "GOMAXPROCS": "1", "WORK_DIR": value}}
+		began := time.Now()
+		e.update(func(s *app.State) error {
+			res, err := s.PutServer(srv, app.PutOptions{})
+			for _, sl := range res.Server.Slots {
+				if err := s.DecideRequest(app.Decision{Server: name, Root: sl.Path, Verdict: app.Allow, Scope: app.Always}); err != nil {
+					return err
+				}
+			}
+			return err
+		})
+		for e.status(name).State != app.ServerConnected {
+			<-sig
+		}
+		took := time.Since(began)
+		e.update(func(s *app.State) error { return s.RemoveServer(name) })
+		return took
+	}
+	var with, without []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		// Interleaved, so that both see the same machine.
+		without = append(without, startOne(fmt.Sprintf("plain%d", i), "not-a-folder"))
+		with = append(with, startOne(fmt.Sprintf("slot%d", i), work))
+	}
+	b.StopTimer()
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(med(without), "p50-no-slots-ms")
+	b.ReportMetric(med(with), "p50-slots-ms")
+	b.ReportMetric(med(with)/med(without), "ratio")
+	b.ReportMetric(0, "ns/op")
+}

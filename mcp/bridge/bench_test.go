@@ -225,3 +225,59 @@ func BenchmarkGrantFromAnotherProcess(b *testing.B) {
 	b.ReportMetric(percentile(after, 0.5)/1000, "p50-after-write-ms")
 	b.ReportMetric(percentile(after, 0.99)/1000, "p99-after-write-ms")
 }
+
+// BenchmarkGrantHeldSession is the person's grant (the state's update)
+// to the answer of the host's initialize, for a server held by a folder of
+// its configuration while the app runs: the bridge starts the server then
+// and the same session goes on. The server's start is in it.
+func BenchmarkGrantHeldSession(b *testing.B) {
+	server := apptest.Program(b, "mcp/bridge/testdata/inputserver")
+	lat := make([]time.Duration, 0, b.N)
+	b.StopTimer()
+	for range b.N {
+		core, _ := apptest.NewCore(b)
+		work := b.TempDir()
+		core.Update(func(s *app.State) error {
+			_, err := s.PutServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: server, Env: map[string]string{"WORK_DIR": work}}, app.PutOptions{})
+			return err
+		})
+		hostIn, bridgeIn := io.Pipe()
+		bridgeOut, hostOut := io.Pipe()
+		h := &host{t: b, in: bridgeIn, waits: map[string]chan jsonRaw{}}
+		held := make(chan struct{}, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			Run(ctx, Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard,
+				AppRunning: func() bool { return true },
+				OnSession: func(s Session) {
+					if s.Held != "" {
+						select {
+						case held <- struct{}{}:
+						default:
+						}
+					}
+				}})
+			hostOut.Close()
+			close(done)
+		}()
+		go h.read(bridgeOut)
+		answered := make(chan time.Time, 1)
+		go func() {
+			h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
+			answered <- time.Now()
+		}()
+		<-held
+		began := time.Now()
+		core.Update(func(s *app.State) error {
+			return s.DecideRequest(app.Decision{Server: "fs", Root: work, Verdict: app.Allow, Scope: app.Always})
+		})
+		lat = append(lat, (<-answered).Sub(began))
+		bridgeIn.Close()
+		cancel()
+		<-done
+	}
+	b.ReportMetric(percentile(lat, 0.5)/1000, "p50-ms")
+	b.ReportMetric(percentile(lat, 0.99)/1000, "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
