@@ -68,6 +68,13 @@ func start(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any, t
 // adjusts the bridge's options.
 func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) any, tune ...func(*Options)) *fixture {
 	t.Helper()
+	return startPrepared(t, srv, nil, hostAnswer, tune...)
+}
+
+// startPrepared is startWith with prepare, if any, run on the state after
+// the fixture's own setup and before the bridge starts.
+func startPrepared(t *testing.T, srv app.Server, prepare func(*app.State) error, hostAnswer func(json.RawMessage) any, tune ...func(*Options)) *fixture {
+	t.Helper()
 	core, dir := apptest.NewCore(t)
 	srv.Name = "fs"
 	if srv.Type == "" {
@@ -83,7 +90,13 @@ func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) an
 				return err
 			}
 		}
-		return s.Decide(app.Decision{Server: "fs", Root: a, Verdict: app.Allow, By: app.ByCommandLine})
+		if err := s.Decide(app.Decision{Server: "fs", Root: a, Verdict: app.Allow, By: app.ByCommandLine}); err != nil {
+			return err
+		}
+		if prepare != nil {
+			return prepare(s)
+		}
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -724,5 +737,56 @@ func TestChangedServerEndsTheSession(t *testing.T) {
 				t.Fatal("the session outlived its server's configuration")
 			}
 		})
+	}
+}
+
+// A confined server's allowed slots are in its ruleset, a file as that
+// file alone: it reads the file its configuration names and nothing else
+// in that folder.
+func TestConfinedServerReachesItsFileSlot(t *testing.T) {
+	if _, err := confine.ABI(); err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	dir := mkdir(t, "data")
+	db, other := filepath.Join(dir, "app.sqlite"), filepath.Join(dir, "other.txt")
+	os.WriteFile(db, []byte("rows"), 0o644)
+	os.WriteFile(other, []byte("secret"), 0o644)
+	nosy := apptest.Program(t, "mcp/confine/testdata/nosy")
+	srv := app.Server{Name: "fs", Type: app.TransportStdio, Confine: true, Command: nosy, Env: map[string]string{"DB": db}}
+	f := startPrepared(t, srv, func(s *app.State) error {
+		if _, err := s.PutServer(srv, app.PutOptions{Replace: true}); err != nil {
+			return err
+		}
+		return s.DecideRequest(app.Decision{Server: "fs", Root: db, Verdict: app.Allow, Scope: app.Always})
+	}, nil)
+	h := f.h
+	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	if text := h.toolOrError("try", map[string]any{"op": "read", "path": db}); !strings.Contains(text, `"ok":true`) {
+		t.Errorf("the confined server cannot read its file slot: %s", text)
+	}
+	if text := h.toolOrError("try", map[string]any{"op": "read", "path": other}); !strings.Contains(text, "permission denied") {
+		t.Errorf("the confined server read beside its file slot: %s", text)
+	}
+}
+
+// A server held by a folder of its configuration, with no app running to
+// ask: the host's initialize gets an error naming the folder and the
+// command that allows it, and no server is started.
+func TestHeldServerRefusesTheHost(t *testing.T) {
+	work := mkdir(t, "work")
+	srv := app.Server{Name: "fs", Type: app.TransportStdio, Env: map[string]string{"WORK_DIR": work}}
+	srv.Command = apptest.Program(t, "mcp/bridge/testdata/inputserver")
+	f := startPrepared(t, srv, func(s *app.State) error {
+		_, err := s.PutServer(srv, app.PutOptions{Replace: true})
+		return err
+	}, nil)
+	var res struct {
+		Error *struct{ Message string } `json:"error"`
+	}
+	json.Unmarshal(f.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}}), &res)
+	if res.Error == nil || !strings.Contains(res.Error.Message, "waiting for your decision on "+work) ||
+		!strings.Contains(res.Error.Message, "rootkeeper grant fs "+work) {
+		t.Fatalf("initialize of a held server: %+v", res.Error)
 	}
 }
