@@ -123,3 +123,31 @@ func TestServersTabShowsBridgesAndRequests(t *testing.T) {
 		t.Errorf("the Servers tab shows %d of the %d lines", found, len(want))
 	}
 }
+
+// A request put off with Later comes up again when it is asked anew: a
+// host started the held server it belongs to and waits for the answer.
+func TestRequestPutOffIsAskedAgainWhenAHostWaits(t *testing.T) {
+	f := newFixture(t, Options{}, twoRequests)
+	test.Tap(openRequest(t, f).later)
+	f.u.refresh()
+	d := openRequest(t, f)
+	if d.Request.Path != reqY {
+		t.Fatalf("dialog for %s, want %s", d.Request.Path, reqY)
+	}
+	test.Tap(d.later)
+	f.u.refresh()
+	if f.u.consent != "" {
+		t.Fatalf("a dialog is open after both were put off: %q", f.u.consent)
+	}
+	// What the bridge does for a held server.
+	if err := f.core.Update(func(s *app.State) error {
+		s.TouchRequest("fs", reqX, time.Now().UTC())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.u.refresh()
+	if d := openRequest(t, f); d.Request.Path != reqX {
+		t.Fatalf("dialog for %s, want %s asked again", d.Request.Path, reqX)
+	}
+}
