@@ -298,6 +298,14 @@ func (h *Hold) Text(home string) string {
 		return strings.Join(out, ", ")
 	}
 	name := ShellQuote(h.Server)
+	// In a command, a path under home is written ~/… too, quoted after the
+	// ~/ so that the shell still expands it.
+	arg := func(p string) string {
+		if short := HomeShort(p, home); strings.HasPrefix(short, "~/") {
+			return "~/" + ShellQuote(short[2:])
+		}
+		return ShellQuote(p)
+	}
 	var parts []string
 	if len(h.Lost) > 0 {
 		parts = append(parts, fmt.Sprintf("its configuration lost %s (an earlier Rootkeeper took it off the command line); define the server again with the folder: rootkeeper servers add %s --replace -- COMMAND ARGS…",
@@ -305,15 +313,15 @@ func (h *Hold) Text(home string) string {
 	}
 	if len(h.Denied) > 0 {
 		parts = append(parts, fmt.Sprintf("its configuration needs %s, which you denied: allow it (rootkeeper grant %s %s) or edit the server",
-			show(h.Denied), name, ShellQuote(h.Denied[0])))
+			show(h.Denied), name, arg(h.Denied[0])))
 	}
 	if len(h.Off) > 0 {
 		parts = append(parts, fmt.Sprintf("its configuration needs %s, which is switched off (rootkeeper roots enable %s)",
-			show(h.Off), ShellQuote(h.Off[0])))
+			show(h.Off), arg(h.Off[0])))
 	}
 	if len(h.Undecided) > 0 {
 		parts = append(parts, fmt.Sprintf("waiting for your decision on %s (rootkeeper grant %s %s)",
-			show(h.Undecided), name, ShellQuote(h.Undecided[0])))
+			show(h.Undecided), name, arg(h.Undecided[0])))
 	}
 	if h.Paused {
 		parts = append(parts, "sharing is paused and its configuration names folders (rootkeeper resume)")

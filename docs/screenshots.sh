@@ -71,10 +71,14 @@ json.dump(st, open(path, "w"), indent=2)
 PY
 shot roots "$main" ROOTKEEPER_SHOW_TAB=roots
 shot discover "$main" ROOTKEEPER_SHOW_TAB=discover
-shot servers "$main" ROOTKEEPER_SHOW_TAB=servers
 shot activity "$main" ROOTKEEPER_SHOW_TAB=activity
 shot access "$main" ROOTKEEPER_SHOW_TAB=access
 shot dialog-share "$main" ROOTKEEPER_SHOW_SHARE="$HOME"
+# A git server limited to ~/src/infra by its own configuration, that folder
+# denied: it is held, and its card says why and the way out.
+"$BIN" --state-dir "$main" servers add git --env GIT_BASE_DIR="$HOME/src/infra" -- "$NPM/git-mcp-server" >/dev/null
+"$BIN" --state-dir "$main" deny git "$HOME/src/infra" >/dev/null
+shot servers "$main" ROOTKEEPER_SHOW_TAB=servers
 
 # A folder enabled that no server has been asked about: both servers ask
 # when they connect, one dialog at a time.

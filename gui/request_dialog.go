@@ -36,7 +36,12 @@ type requestDialog struct {
 }
 
 func (d *requestDialog) content() fyne.CanvasObject {
-	d.intro = widget.NewLabel(app.RequestText(d.Request) + ". It does not see it until you allow it.")
+	after := ". It does not see it until you allow it."
+	if d.Request.From == app.FromCommandLine {
+		// A slot: the server runs only with the folder.
+		after = ". It is not started until you allow it."
+	}
+	d.intro = widget.NewLabel(app.RequestText(d.Request) + after)
 	d.intro.Wrapping = fyne.TextWrapWord
 	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
 	d.scope.Horizontal = true
