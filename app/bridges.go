@@ -42,6 +42,7 @@ func (c *Core) SeenBridge(s BridgeSession) {
 			snap.Bridges = map[int]BridgeSession{}
 		}
 		snap.Bridges[s.ID] = s
+		snap.BridgesGen++
 		return true
 	})
 }
@@ -58,6 +59,9 @@ func (c *Core) ExpireBridges(before time.Time) {
 				}
 				delete(snap.Bridges, id)
 			}
+		}
+		if changed {
+			snap.BridgesGen++
 		}
 		return changed
 	})

@@ -78,6 +78,7 @@ func (c *Core) setState(st State) {
 			return false
 		}
 		s.State = st
+		s.StateGen++
 		return true
 	})
 }
@@ -100,6 +101,7 @@ func (c *Core) SetHealth(path string, h Health) {
 			s.Health = map[string]Health{}
 		}
 		s.Health[path] = h
+		s.HealthGen++
 		return true
 	})
 }
@@ -128,6 +130,9 @@ func (c *Core) SetServerStatuses(statuses map[string]ServerStatus) {
 			}
 			s.Servers[name] = st
 		}
+		if changed {
+			s.ServersGen++
+		}
 		return changed
 	})
 }
@@ -140,6 +145,7 @@ func (c *Core) ClearServerStatus(name string) {
 		}
 		s.Servers = maps.Clone(s.Servers)
 		delete(s.Servers, name)
+		s.ServersGen++
 		return true
 	})
 }
@@ -159,6 +165,7 @@ func (c *Core) SetNotice(topic, msg string) {
 		} else {
 			s.Notices[topic] = msg
 		}
+		s.NoticesGen++
 		return true
 	})
 }
@@ -176,6 +183,9 @@ func (c *Core) publish(edit func(*Snapshot) bool) {
 		return
 	}
 	next.Seq = cur.Seq + 1
+	if !SameRule(cur, &next) || next.vis == nil {
+		next.vis = new(visCell) // the index is of other inputs
+	}
 	c.snap.Store(&next)
 	for ch := range c.subs {
 		select {

@@ -236,6 +236,20 @@ type Snapshot struct {
 	Bridges map[int]BridgeSession
 	// Seq increases with every published snapshot.
 	Seq uint64
+	// StateGen, HealthGen, ServersGen, NoticesGen and BridgesGen increase
+	// with every change of State, Health, Servers, Notices and Bridges: a
+	// reader tells what changed between two snapshots by comparing them.
+	StateGen, HealthGen, ServersGen, NoticesGen, BridgesGen uint64
+
+	// vis is the visibility index of State and Health, built on first use
+	// (index.go).
+	vis *visCell
+}
+
+// SameRule reports whether a and b give every server the same roots by
+// the one rule: neither the state nor the health changed between them.
+func SameRule(a, b *Snapshot) bool {
+	return a != nil && b != nil && a.StateGen == b.StateGen && a.HealthGen == b.HealthGen
 }
 
 // ServerState is where a server's connection stands.

@@ -247,43 +247,22 @@ func PlanTurnOn(snap *Snapshot, path string) (plan TurnOn, ok bool) {
 	return TurnOn{Root: root, Enable: true}, true
 }
 
-// Grid indexes a snapshot once for views that ask about every (server,
-// root) pair: a thousand roots times twenty servers answered from maps
-// instead of a scan of every decision per question. It agrees with
-// Visible, Pending and AccessOf (tests say so over random histories).
+// Grid answers, for views that ask about every (server, root) pair, from
+// the snapshot's visibility index (index.go): a thousand roots times twenty
+// servers answered from maps instead of a scan of every decision per
+// question. It agrees with Visible, Pending and AccessOf (tests say so over
+// random histories).
 type Grid struct {
 	snap   *Snapshot
-	access map[[2]string]Access // (server, root) -> access, decided pairs only
-	seen   map[string][]string  // root -> servers that see it, config order
+	access map[[2]string]Access // (server, root) -> access, decided pairs only; shared, read only
+	seen   map[string][]string  // root -> servers that see it, config order; shared, read only
 	taking []string             // servers that take roots, config order
 }
 
 // NewGrid indexes snap.
 func NewGrid(snap *Snapshot) *Grid {
-	g := &Grid{snap: snap, access: make(map[[2]string]Access, len(snap.State.Decisions)), seen: map[string][]string{}}
-	for _, d := range snap.State.Decisions {
-		key := [2]string{d.Server, d.Root}
-		a := AccessOf(d, true)
-		if old, ok := g.access[key]; ok && (old == AccessDenied || a != AccessDenied) {
-			continue // a refusal wins over an allow for the same pair
-		}
-		g.access[key] = a
-	}
-	g.taking = TakingServers(snap)
-	if snap.State.Paused {
-		return g
-	}
-	for _, r := range snap.State.Roots {
-		if !r.Enabled || !snap.Health[r.Path].OK() {
-			continue
-		}
-		for _, s := range g.taking {
-			if a := g.access[[2]string{s, r.Path}]; a == AccessAllowed || a == AccessUntilQuit {
-				g.seen[r.Path] = append(g.seen[r.Path], s)
-			}
-		}
-	}
-	return g
+	x := snap.visibility()
+	return &Grid{snap: snap, access: x.access, seen: x.seenBy, taking: TakingServers(snap)}
 }
 
 // Snapshot is the snapshot the grid indexes.
@@ -298,7 +277,7 @@ func (g *Grid) Access(server, path string) Access {
 }
 
 // SeenBy names, in configuration order, the servers that see the root at
-// path right now (as Visible says).
+// path right now (as Visible says). Callers must not modify it.
 func (g *Grid) SeenBy(path string) []string { return g.seen[path] }
 
 // Taking names the servers that take roots, in configuration order.

@@ -198,13 +198,7 @@ func VisibleFor(snap *Snapshot, server string, hostRoots []string) []Root {
 	// A folder refused to this server stays refused when the host works in
 	// it or below it: narrowing is the one place where a no on a subfolder
 	// of an allowed root can be honoured.
-	allowed := allowedRoots(snap.State.Decisions, server)
-	var refused []string
-	for _, d := range snap.State.Decisions {
-		if d.Server == server && !allowed[d.Root] {
-			refused = append(refused, d.Root)
-		}
-	}
+	_, refused := snap.visibility().allowedIn(snap.State.Decisions, server)
 	seen := map[string]bool{}
 	var out []Root
 	for _, h := range hostRoots {
@@ -242,5 +236,6 @@ func WithoutUntilQuit(snap *Snapshot) *Snapshot {
 	}
 	c := *snap
 	c.State.Decisions = slices.DeleteFunc(slices.Clone(snap.State.Decisions), func(d Decision) bool { return d.Scope == UntilQuit })
+	c.vis = new(visCell) // other decisions: another index
 	return &c
 }

@@ -185,17 +185,16 @@ const (
 // the slot's path itself counts first; without one, an allowed folder that
 // holds it (an allowed ~/src holds ~/src/x) allows it.
 func SlotStateOf(snap *Snapshot, server string, slot Slot) SlotState {
-	allowed := allowedRoots(snap.State.Decisions, server)
-	return slotState(snap, server, slot, allowed)
+	return slotState(snap, server, slot, snap.visibility())
 }
 
-func slotState(snap *Snapshot, server string, slot Slot, allowed map[string]bool) SlotState {
+func slotState(snap *Snapshot, server string, slot Slot, x *visIndex) SlotState {
 	on := func(path string) bool {
 		r, ok := snap.State.Root(path)
 		return !ok || r.Enabled
 	}
-	if _, decided := snap.State.Decision(server, slot.Path); decided {
-		if !allowed[slot.Path] {
+	if _, decided := x.access[[2]string{server, slot.Path}]; decided {
+		if !x.allows(server, slot.Path) {
 			return SlotDenied
 		}
 		if !on(slot.Path) {
@@ -203,7 +202,8 @@ func slotState(snap *Snapshot, server string, slot Slot, allowed map[string]bool
 		}
 		return SlotAllowed
 	}
-	for p := range allowed {
+	allowed, _ := x.allowedIn(snap.State.Decisions, server)
+	for _, p := range allowed {
 		if IsWithin(slot.Path, p) && on(p) {
 			return SlotAllowed
 		}
@@ -218,10 +218,10 @@ func AllowedSlotPaths(snap *Snapshot, server string) []string {
 	if !ok {
 		return nil
 	}
-	allowed := allowedRoots(snap.State.Decisions, server)
+	x := snap.visibility()
 	var out []string
 	for _, s := range srv.Slots {
-		if slotState(snap, server, s, allowed) == SlotAllowed {
+		if slotState(snap, server, s, x) == SlotAllowed {
 			out = append(out, s.Path)
 		}
 	}
@@ -257,9 +257,9 @@ func HoldOf(snap *Snapshot, server string) *Hold {
 		return nil
 	}
 	h := &Hold{Server: server, Lost: slices.Clone(srv.Lost), Paused: snap.State.Paused}
-	allowed := allowedRoots(snap.State.Decisions, server)
+	x := snap.visibility()
 	for _, s := range srv.Slots {
-		switch slotState(snap, server, s, allowed) {
+		switch slotState(snap, server, s, x) {
 		case SlotUndecided:
 			h.Undecided = append(h.Undecided, s.Path)
 		case SlotDenied:
@@ -379,9 +379,9 @@ func RootsChecked(snap *Snapshot, server string) bool {
 	if snap == nil {
 		return false
 	}
-	allowed := allowedRoots(snap.State.Decisions, server)
+	x := snap.visibility()
 	for _, r := range snap.State.Roots {
-		if r.Enabled && allowed[r.Path] {
+		if r.Enabled && x.allows(server, r.Path) {
 			if _, checked := snap.Health[r.Path]; !checked {
 				return false
 			}

@@ -13,50 +13,15 @@ import (
 //	               and S.rootsMode != off }
 //
 // A server that is not configured sees nothing. Anything undecided is not
-// visible. Every roots/list answer, list_changed notification, tray check mark
-// and status line is derived from this function.
+// visible, and a deny (or a decision not understood) wins over an allow for
+// the same root. Every roots/list answer, list_changed notification, tray
+// check mark and status line is derived from this function, which reads the
+// snapshot's index (index.go): the rule is worked out once per snapshot.
 func Visible(snap *Snapshot, server string) []Root {
 	if snap == nil || snap.State.Paused {
 		return nil
 	}
-	srv, ok := snap.State.Server(server)
-	if !ok || srv.Mode() == RootsOff {
-		return nil
-	}
-	allowed := allowedRoots(snap.State.Decisions, server)
-	var out []Root
-	for _, r := range snap.State.Roots {
-		if r.Enabled && allowed[r.Path] && snap.Health[r.Path].OK() {
-			out = append(out, r)
-		}
-	}
-	slices.SortFunc(out, func(a, b Root) int { return compareStrings(a.Path, b.Path) })
-	return out
-}
-
-// allowedRoots indexes the decisions of server once (Visible runs for every
-// server on every change, and a lookup per root would make it quadratic):
-// the roots it may see by decision. Only an allow with a known scope counts;
-// a deny, or anything not understood (a hand-edited verdict or scope), is a
-// no and wins over an allow for the same root, so that a state file holding
-// both never exposes the pair.
-func allowedRoots(decisions []Decision, server string) map[string]bool {
-	allowed := map[string]bool{}
-	refused := map[string]bool{}
-	for _, d := range decisions {
-		if d.Server != server {
-			continue
-		}
-		if d.Verdict == Allow && (d.Scope == Always || d.Scope == UntilQuit) {
-			allowed[d.Root] = true
-		} else {
-			refused[d.Root] = true
-		}
-	}
-	for r := range refused {
-		delete(allowed, r)
-	}
-	return allowed
+	return slices.Clone(snap.visibility().visible[server])
 }
 
 // VisiblePaths is Visible reduced to the roots' paths.
@@ -124,12 +89,7 @@ func Pending(snap *Snapshot, server string) []Root {
 
 // SharedWith names the servers that can see root in snap, sorted.
 func SharedWith(snap *Snapshot, rootPath string) []string {
-	var out []string
-	for _, s := range serversOf(snap) {
-		if slices.Contains(VisiblePaths(snap, s.Name), rootPath) {
-			out = append(out, s.Name)
-		}
-	}
+	out := slices.Clone(snap.visibility().seenBy[rootPath])
 	slices.Sort(out)
 	return out
 }
@@ -164,17 +124,18 @@ func Undecided(snap *Snapshot, rootPath string) []string {
 // AllowedBy names, in order, the servers with an allow decision about the
 // root at rootPath, whether or not they can see it right now.
 func AllowedBy(snap *Snapshot, rootPath string) []string {
-	var out []string
 	if snap == nil {
 		return nil
 	}
-	for _, d := range snap.State.Decisions {
-		if d.Root == rootPath && d.Verdict == Allow && allowedRoots(snap.State.Decisions, d.Server)[rootPath] {
-			out = append(out, d.Server)
+	x := snap.visibility()
+	var out []string
+	for _, srv := range snap.State.Servers {
+		if x.allows(srv.Name, rootPath) {
+			out = append(out, srv.Name)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // ConflictingDecisions describes, one line each, the decisions that cannot

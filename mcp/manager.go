@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -201,7 +200,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-sig:
 		}
 		cur := m.core.Snapshot()
-		if sameInputs(prev, cur) {
+		if app.SameRule(prev, cur) {
 			// Only live statuses or notices changed (most often our own
 			// status updates): nothing visible can have moved.
 			prev = cur
@@ -224,21 +223,6 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.mu.Unlock()
 		prev = cur
 	}
-}
-
-// sameInputs reports, cheaply, that b was published from a without touching
-// anything Visible reads: the core replaces the state and the health map
-// whole when they change (copy on write) and keeps them otherwise.
-func sameInputs(a, b *app.Snapshot) bool {
-	return a.State.Paused == b.State.Paused &&
-		sameSlice(a.State.Roots, b.State.Roots) &&
-		sameSlice(a.State.Servers, b.State.Servers) &&
-		sameSlice(a.State.Decisions, b.State.Decisions) &&
-		reflect.ValueOf(a.Health).UnsafePointer() == reflect.ValueOf(b.Health).UnsafePointer()
-}
-
-func sameSlice[T any](a, b []T) bool {
-	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // reconcile starts an adapter for each server without one, replaces those

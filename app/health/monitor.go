@@ -241,10 +241,11 @@ type loop struct {
 	w    Watcher // nil: nothing can be watched, everything is polled
 	wErr error   // why w is nil
 
-	roots     map[string]*rootState
-	sorted    []string   // the keys of roots, sorted, to find roots below a folder
-	lastRoots []app.Root // the roots slice of the last snapshot synced
-	dirs      map[string]*dirWatch
+	roots    map[string]*rootState
+	sorted   []string // the keys of roots, sorted, to find roots below a folder
+	synced   bool     // sync has run once
+	stateGen uint64   // the state generation of the last snapshot synced
+	dirs     map[string]*dirWatch
 
 	dirty      map[*rootState]bool
 	debounce   *time.Timer
@@ -446,11 +447,11 @@ func (m *Monitor) check(j job) result {
 // sync follows the state: it starts watching and checks roots that became
 // enabled, and stops watching roots that did not stay so.
 func (l *loop) sync(snap *app.Snapshot) {
-	roots := snap.State.Roots
-	if len(roots) == len(l.lastRoots) && (len(roots) == 0 || &roots[0] == &l.lastRoots[0]) {
-		return // a health, notice or server change: the roots are the same slice
+	if l.synced && snap.StateGen == l.stateGen {
+		return // a health, notice or server change: the roots are the same
 	}
-	l.lastRoots = roots
+	l.synced, l.stateGen = true, snap.StateGen
+	roots := snap.State.Roots
 	want := make(map[string]app.Root, len(roots))
 	for _, r := range roots {
 		if r.Enabled {
