@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"rootkeeper/app/atomicfile"
 )
 
 // File names inside the state folder.
@@ -224,7 +226,7 @@ func (s *Store) parse(data []byte) (State, error) {
 		if err := os.Rename(s.Path(), moved); err != nil {
 			return State{}, fmt.Errorf("moving unreadable %s aside: %w", s.Path(), err)
 		}
-		syncDir(s.dir)
+		atomicfile.SyncDir(s.dir)
 		if s.OnCorrupt != nil {
 			s.OnCorrupt(&CorruptError{MovedTo: moved, Err: perr})
 		}
@@ -244,31 +246,9 @@ func (s *Store) write(st State) error {
 		return err
 	}
 	s.removeStaleTemps()
-	f, err := os.CreateTemp(s.dir, tempPrefix+"*")
+	err = atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix,
+		BeforeRename: func() error { beforeRename(); return nil }})
 	if err != nil {
-		return fmt.Errorf("saving state: %w", err)
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("saving state: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("saving state: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("saving state: %w", err)
-	}
-	beforeRename()
-	if err := os.Rename(tmp, s.Path()); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("saving state: %w", err)
-	}
-	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("saving state: %w", err)
 	}
 	s.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"rootkeeper/app/atomicfile"
 )
 
 // fileBackend keeps the entry as one file, written by render: the XDG
@@ -47,26 +49,7 @@ func (f *fileBackend) set(e *Entry, on bool) error {
 // writeAtomic replaces path with data so that a desktop reading at login
 // sees the old entry or the new one, never half of one.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, atomicfile.Options{Perm: 0o644}); err != nil {
 		return fmt.Errorf("autostart: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"rootkeeper/app/atomicfile"
 )
 
 // record remembers what protect did, in STATE_DIR/hosts/protected.json, so
@@ -136,42 +138,17 @@ var beforeReplace func(path string)
 // non-nil, the file must still hold exactly expect right before the rename,
 // else nothing is replaced and the error is ErrChanged.
 func writeAtomic(path string, data []byte, perm fs.FileMode, expect []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".rootkeeper-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
+	o := atomicfile.Options{Perm: perm, TempPrefix: "." + filepath.Base(path) + ".rootkeeper-"}
 	if expect != nil {
-		if beforeReplace != nil {
-			beforeReplace(path)
+		o.BeforeRename = func() error {
+			if beforeReplace != nil {
+				beforeReplace(path)
+			}
+			if cur, err := os.ReadFile(path); err != nil || !bytes.Equal(cur, expect) {
+				return ErrChanged
+			}
+			return nil
 		}
-		cur, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(cur, expect) {
-			return ErrChanged
-		}
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, o)
 }

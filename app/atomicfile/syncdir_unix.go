@@ -1,12 +1,12 @@
 //go:build unix
 
-package app
+package atomicfile
 
 import "os"
 
-// syncDir makes a rename in dir durable: the new directory entry reaches
+// SyncDir makes a rename in dir durable: the new directory entry reaches
 // the disk, not only the file's bytes.
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

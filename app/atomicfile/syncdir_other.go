@@ -1,8 +1,8 @@
 //go:build !unix
 
-package app
+package atomicfile
 
-// syncDir does nothing: Windows cannot flush a folder opened for reading
+// SyncDir does nothing: Windows cannot flush a folder opened for reading
 // (FlushFileBuffers says "Access denied", so every save failed, seen under
 // Wine), and NTFS journals the rename itself.
-func syncDir(string) error { return nil }
+func SyncDir(string) error { return nil }
