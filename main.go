@@ -137,18 +137,6 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 		core.SeenBridge(s)
 		return "ok", nil
 	})
-	go func() {
-		t := time.NewTicker(app.BridgeTimeout / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-t.C:
-				core.ExpireBridges(now.Add(-app.BridgeTimeout))
-			}
-		}
-	}()
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	loop := func(name string, run func(context.Context) error) {
 		rt.wg.Add(1)
@@ -169,11 +157,25 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 			}
 		}})
 	}
+	// Bridges report every few seconds; those gone quiet are forgotten.
+	expireBridges := func(ctx context.Context) error {
+		t := time.NewTicker(app.BridgeTimeout / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case now := <-t.C:
+				core.ExpireBridges(now.Add(-app.BridgeTimeout))
+			}
+		}
+	}
 	for name, run := range map[string]func(context.Context) error{
 		"state watcher":       core.Run,
 		"health monitor":      monitor.Run,
 		"control channel":     ctl.Serve,
 		"state folder budget": keepBudget,
+		"bridge expiry":       expireBridges,
 	} {
 		loop(name, run)
 	}
@@ -353,7 +355,7 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	auditLog := audit.NewLog(store.Dir())
 	defer auditLog.Close()
 	watch := newAppWatch(store.Dir())
-	go watch.report(ctx)
+	go supervised(ctx, core, logger, "session reporter", watch.report)
 	return bridge.Run(ctx, bridge.Options{
 		Core: core, Server: name,
 		HostIn: stdin, HostOut: stdout, Stderr: stderr, Log: serverLog,
@@ -405,13 +407,13 @@ func (w *appWatch) session(s app.BridgeSession) {
 
 // report sends the session to the running app when it changes and every
 // few seconds, until ctx ends.
-func (w *appWatch) report(ctx context.Context) {
+func (w *appWatch) report(ctx context.Context) error {
 	t := time.NewTicker(app.BridgeTimeout / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-w.changed:
 		case <-t.C:
 		}

@@ -273,7 +273,13 @@ func (l *loop) run(ctx context.Context) error {
 	sub, unsub := l.core.Subscribe()
 	defer unsub()
 	mounts := make(chan struct{}, 1)
-	go watchMounts(ctx, mounts)
+	go func() {
+		// Its end is told, not silent: unmounts are then noticed by the
+		// periodic checks only.
+		if err := watchMounts(ctx, mounts); err != nil && ctx.Err() == nil {
+			l.m.log.Warn("cannot follow mount changes; an unmounted drive is noticed by the periodic checks only", "err", err)
+		}
+	}()
 	poll := time.NewTicker(l.m.opts.PollInterval)
 	defer poll.Stop()
 	clock := time.NewTicker(l.m.tick)

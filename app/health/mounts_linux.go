@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -20,11 +21,12 @@ const mountCheckMillis = 1000
 // behind, so nothing else would notice. The kernel flags
 // /proc/self/mountinfo with POLLPRI on a mount, but (seen on Linux 6.18) not
 // always on an unmount, so the table is also compared every second: a read
-// of a few kilobytes.
-func watchMounts(ctx context.Context, changed chan<- struct{}) {
+// of a few kilobytes. It returns an error when it cannot follow the table,
+// nil when ctx ends.
+func watchMounts(ctx context.Context, changed chan<- struct{}) error {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return
+		return err
 	}
 	defer f.Close()
 	read := func(buf *bytes.Buffer) error {
@@ -36,17 +38,17 @@ func watchMounts(ctx context.Context, changed chan<- struct{}) {
 		return err
 	}
 	last, cur := new(bytes.Buffer), new(bytes.Buffer)
-	if read(last) != nil {
-		return
+	if err := read(last); err != nil {
+		return fmt.Errorf("reading the mount table: %w", err)
 	}
 	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLPRI}}
 	for ctx.Err() == nil {
 		fds[0].Revents = 0
 		if _, err := unix.Poll(fds, mountCheckMillis); err != nil && !errors.Is(err, unix.EINTR) {
-			return
+			return fmt.Errorf("waiting for mount changes: %w", err)
 		}
-		if read(cur) != nil {
-			return
+		if err := read(cur); err != nil {
+			return fmt.Errorf("reading the mount table: %w", err)
 		}
 		if bytes.Equal(cur.Bytes(), last.Bytes()) {
 			continue
@@ -57,4 +59,5 @@ func watchMounts(ctx context.Context, changed chan<- struct{}) {
 		default:
 		}
 	}
+	return nil
 }
