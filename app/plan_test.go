@@ -122,12 +122,14 @@ func TestDecideAllAndApplyChangeNothingOnABadValue(t *testing.T) {
 		{"bad access", st.Apply([]Change{{Server: "s0", Root: "/home/p/project-1", Access: AccessNotAsked}, {Server: "s0", Root: "/home/p/project-2", Access: "sometimes"}}, ByWindow), `invalid access "sometimes" for s0 on /home/p/project-2`},
 		{"revoke with a bad decision", st.Apply([]Change{{Server: "s0", Root: "/home/p/project-1", Access: AccessNotAsked}, {Server: "ghost", Root: "/home/p/project-2", Access: AccessDenied}}, ByWindow), `no server "ghost"`},
 	} {
-		if tc.err == nil || tc.err.Error() != tc.want {
-			t.Errorf("%s: error %v, want %q", tc.name, tc.err, tc.want)
-		}
-		if ie, ok := tc.err.(*InputError); !ok || ie.ExitCode() != 2 {
-			t.Errorf("%s: %T is not an input error", tc.name, tc.err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.err == nil || tc.err.Error() != tc.want {
+				t.Errorf("error %v, want %q", tc.err, tc.want)
+			}
+			if ie, ok := tc.err.(*InputError); !ok || ie.ExitCode() != 2 {
+				t.Errorf("%T is not an input error", tc.err)
+			}
+		})
 	}
 	if !reflect.DeepEqual(before, *st) {
 		t.Errorf("a refused change changed the state:\n%+v\nwas\n%+v", st.Decisions, before.Decisions)
@@ -160,10 +162,12 @@ func TestApplyMovesEverySwitch(t *testing.T) {
 		path string
 		want Access
 	}{{"/home/p/project-1", AccessAllowed}, {"/home/p/project-2", AccessUntilQuit}, {"/home/p/project-3", AccessDenied}, {"/home/p/project-4", AccessNotAsked}} {
-		d, ok := st.Decision("s0", c.path)
-		if a := AccessOf(d, ok); a != c.want {
-			t.Errorf("%s reads %s, want %s", c.path, a, c.want)
-		}
+		t.Run(string(c.want), func(t *testing.T) {
+			d, ok := st.Decision("s0", c.path)
+			if a := AccessOf(d, ok); a != c.want {
+				t.Errorf("%s reads %s, want %s", c.path, a, c.want)
+			}
+		})
 	}
 }
 
@@ -212,10 +216,12 @@ func TestPlanTurnOn(t *testing.T) {
 		{"all decided, one allowed: turn on", snapOf(d("s0", Allow), d("s1", Deny)), nil, true},
 		{"all denied: ask everyone again", snapOf(d("s0", Deny), d("s1", Deny)), []string{"s0", "s1"}, false},
 	} {
-		plan, found := PlanTurnOn(tc.snap, p)
-		if !found || !slices.Equal(plan.Ask, tc.ask) || plan.Enable != tc.enable || plan.Root.Path != p {
-			t.Errorf("%s: %+v (found %t), want ask %q enable %t", tc.name, plan, found, tc.ask, tc.enable)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			plan, found := PlanTurnOn(tc.snap, p)
+			if !found || !slices.Equal(plan.Ask, tc.ask) || plan.Enable != tc.enable || plan.Root.Path != p {
+				t.Errorf("%+v (found %t), want ask %q enable %t", plan, found, tc.ask, tc.enable)
+			}
+		})
 	}
 	if _, found := PlanTurnOn(snapOf(), "/nowhere"); found {
 		t.Error("a plan for an unknown root")
