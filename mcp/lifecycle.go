@@ -1,0 +1,225 @@
+package mcp
+
+// An adapter's life: held until its configuration's folders are allowed,
+// started, connected, watched until it ends or is told to restart or stop,
+// and started again with backoff when it fails.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/supervise"
+)
+
+// run connects, serves and reconnects until ctx ends or the adapter is
+// retired, then shuts the server down.
+func (a *adapter) run(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	a.cancel = cancel
+	close(a.ctxReady)
+	defer close(a.done)
+	defer cancel()
+	a.openLog()
+	defer a.closeLog()
+	a.publish.Store(true)
+	defer func() {
+		// The last word (stopped) is published at once. A batch still
+		// pending reads the status when it runs, so it cannot undo this.
+		a.publish.Store(false)
+		a.publishNow()
+	}()
+
+	go a.syncRoots(ctx)
+	a.poke()
+
+	failures := 0
+	first := true
+	stopped := false
+	for {
+		if stopped {
+			a.setState(app.ServerStopped, nil)
+			if !a.waitCommand(ctx, 0) {
+				break
+			}
+			stopped = false
+		}
+		if !first {
+			a.update(func(s *app.ServerStatus) { s.Restarts++ })
+		}
+		first = false
+		if !a.waitToStart(ctx) {
+			break
+		}
+		a.setState(app.ServerStarting, nil)
+		cs, proc, err := a.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
+			if !a.backOff(ctx, err, &failures, &stopped) {
+				break
+			}
+			continue
+		}
+		began := time.Now()
+		a.connected(cs, proc)
+		a.poke() // compare what the server got with the latest snapshot
+
+		exited := make(chan error, 1)
+		go func() { exited <- cs.Wait() }()
+		pingCtx, stopPing := context.WithCancel(ctx)
+		unresponsive := make(chan error, 1)
+		go a.keepAlive(pingCtx, cs, unresponsive)
+		var why error
+		cmd := adapterCmd(0)
+		for waiting := true; waiting; {
+			waiting = false
+			select {
+			case <-ctx.Done():
+			case err := <-exited:
+				why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
+			case why = <-unresponsive:
+				a.m.log.Warn("server stopped answering; restarting it", "server", a.cfg.Name, "error", why)
+			case cmd = <-a.cmds:
+			case <-a.inputs:
+				if h := app.HoldOf(a.m.core.Snapshot(), a.cfg.Name); h != nil {
+					a.m.log.Info("a folder of its configuration is no longer allowed; stopping the server", "server", a.cfg.Name, "hold", h.Text(""))
+					cmd = cmdHold
+				} else {
+					waiting = true
+				}
+			}
+		}
+		stopPing()
+		a.mu.Lock()
+		a.sess, a.proc, a.version = nil, nil, ""
+		a.mu.Unlock()
+		if (cmd == cmdNarrowed || cmd == cmdHold) && proc != nil {
+			// It can reach the lost folder until it exits: no grace.
+			proc.kill()
+		}
+		a.shutdown(cs, proc)
+		if ctx.Err() != nil {
+			break
+		}
+		switch cmd {
+		case cmdStop:
+			stopped = true
+			continue
+		case cmdRestart, cmdEmptied, cmdNarrowed, cmdHold:
+			failures = 0
+			continue
+		}
+		// The server went away by itself: back off before starting it again.
+		if time.Since(began) >= a.m.opts.StableAfter {
+			failures = 0
+		}
+		if tail := lastLine(a.stderr.String()); tail != "" {
+			why = fmt.Errorf("%w; stderr: %s", why, tail)
+		}
+		a.m.log.Warn("server went away", "server", a.cfg.Name, "error", why)
+		if !a.backOff(ctx, why, &failures, &stopped) {
+			break
+		}
+	}
+	a.setState(app.ServerStopped, nil)
+}
+
+// waitToStart waits until the server may start: while a slot of its
+// configuration is not allowed it is held (its status says why), never
+// started without the folder; and a server that holds its roots from its
+// start waits, up to Options.SettleTimeout, for its roots' access checks,
+// so that it is started once with what it may see rather than at once and
+// again a moment later. It reports false when ctx ended.
+func (a *adapter) waitToStart(ctx context.Context) bool {
+	settle := time.NewTimer(a.m.opts.SettleTimeout)
+	defer settle.Stop()
+	settled := !a.holdsRootsFromStart()
+	for {
+		snap := a.m.core.Snapshot()
+		h := app.HoldOf(snap, a.cfg.Name)
+		if h == nil && (settled || app.RootsChecked(snap, a.cfg.Name)) {
+			return true
+		}
+		if h != nil {
+			text := h.Text("")
+			if cur := a.currentStatus(); cur.State != app.ServerHeld || cur.Error != text {
+				a.m.log.Info("server held: a folder of its configuration is not allowed", "server", a.cfg.Name, "hold", text)
+				a.setState(app.ServerHeld, errors.New(text))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-a.inputs:
+		case <-settle.C:
+			settled = true
+		case c := <-a.cmds:
+			if c == cmdStop {
+				a.setState(app.ServerStopped, nil)
+				if !a.waitCommand(ctx, 0) {
+					return false
+				}
+			}
+		}
+	}
+}
+
+// holdsRootsFromStart reports whether the server is given its roots when
+// it starts (confined, or roots mode args or env), so that a change means
+// a restart.
+func (a *adapter) holdsRootsFromStart() bool {
+	return a.cfg.Type == app.TransportStdio && (a.cfg.Confine || a.mode == app.RootsArgs || a.mode == app.RootsEnv)
+}
+
+// backOff reports the server failed for why and waits the backoff for the
+// failures so far (counting this one), or until a command comes: Stop sets
+// stopped, any other command starts again at once with a clean slate. It
+// reports false when ctx ended.
+func (a *adapter) backOff(ctx context.Context, why error, failures *int, stopped *bool) bool {
+	a.setState(app.ServerFailed, why)
+	delay := supervise.Backoff(a.m.opts.BackoffMin, a.m.opts.BackoffMax, *failures)
+	*failures++
+	c, ok := a.waitOrCommand(ctx, delay)
+	if !ok {
+		return false
+	}
+	if c == cmdStop {
+		*stopped = true
+	} else if c != 0 {
+		*failures = 0
+	}
+	return true
+}
+
+// waitOrCommand waits for d, a command, or the end of ctx (ok false).
+func (a *adapter) waitOrCommand(ctx context.Context, d time.Duration) (adapterCmd, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case c := <-a.cmds:
+		return c, true
+	case <-t.C:
+		return 0, true
+	}
+}
+
+// waitCommand waits, while stopped, for a restart.
+func (a *adapter) waitCommand(ctx context.Context, _ time.Duration) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case c := <-a.cmds:
+			if c == cmdRestart {
+				return true
+			}
+		}
+	}
+}
