@@ -53,6 +53,9 @@ type adapter struct {
 	done     chan struct{} // closed when run has returned
 
 	quiet atomic.Bool // suppress roots list_changed (see setClientRoots)
+	// owed: a roots/list was refused by the gate, so the server may hold
+	// an old list; syncRoots tells it again once the gate admits it.
+	owed atomic.Bool
 
 	rootsGate   *gate      // bounds the server's roots/list requests (gate.go)
 	gate        *gate      // bounds its other requests: sampling, elicitation, ping
@@ -133,6 +136,12 @@ func (a *adapter) gateMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		done, refused := g.enter(method)
 		if refused != nil {
+			if method == methodListRoots && !a.owed.Swap(true) {
+				// The server keeps whatever it had: tell it again, with a
+				// fresh list_changed, as soon as it may ask (a revoke must
+				// land however fast the changes came).
+				time.AfterFunc(g.retryAfter(), a.poke)
+			}
 			return nil, refused
 		}
 		defer done()

@@ -45,6 +45,15 @@ func (g *gate) enter(method string) (done func(), err *jsonrpc.Error) {
 	}
 }
 
+// retryAfter is how long until the gate would admit a request again, as
+// far as its rate goes (a request in flight ends on its own soon).
+func (g *gate) retryAfter() time.Duration {
+	r := g.limit.Reserve()
+	d := r.Delay()
+	r.Cancel()
+	return max(d, 10*time.Millisecond)
+}
+
 // isNotification reports whether method names a notification, which has no
 // answer to refuse with.
 func isNotification(method string) bool { return strings.HasPrefix(method, "notifications/") }

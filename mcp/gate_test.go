@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,5 +115,49 @@ func TestSamplingFloodNeverReachesThePerson(t *testing.T) {
 	refused := counts.Errors["-32000"]
 	if refused < 80 || len(reviewed) > 100-refused || len(reviewed) > 12 {
 		t.Fatalf("%d refused, %d reviewed; want most refused and the rest (at most the burst) reviewed: %+v", refused, len(reviewed), counts)
+	}
+}
+
+// A server whose roots/list the gate refused (a burst of changes beyond
+// its bounds) is told again once the gate lets it through: it never keeps
+// an old list, and the last change (a revoke) always lands.
+func TestRefusedRootsRequestIsToldAgain(t *testing.T) {
+	r := listenReports(t)
+	e := newEnv(t)
+	base, x := mkRoot(t, "base"), mkRoot(t, "x")
+	e.addRootServer(rootServer(t), r, "s", "")
+	e.addRoots(base, x)
+	e.grant("s", base)
+	opts := e.fastOptions()
+	// roots/list may come 10 a second, 10 at once: a burst of 60 changes
+	// is far beyond.
+	opts.RequestsPerSecond, opts.RequestBurst = 1, 1
+	e.start(opts)
+	r.expectRoots(t, "s", app.URIFromPath(base))
+	for i := range 60 {
+		if i%2 == 0 {
+			e.grant("s", x)
+		} else {
+			e.revoke("s", x)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	// The last change revoked x: what the server last got must be without
+	// it, once the gate has let it ask again (a few seconds at most).
+	var last []string
+	deadline := time.After(4 * time.Second)
+	for {
+		select {
+		case rep := <-r.ch("s"):
+			if rep.event == "roots" {
+				last = rep.uris()
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	if want := []string{app.URIFromPath(base)}; !slices.Equal(last, want) {
+		t.Fatalf("the server last got %q, want %q", last, want)
 	}
 }

@@ -255,8 +255,12 @@ func (a *adapter) syncRoots(ctx context.Context) {
 				continue
 			}
 			if sameRoots(have, want) {
+				if a.owed.Swap(false) {
+					a.notifyAgain(want)
+				}
 				continue
 			}
+			a.owed.Store(false) // the change below tells it anyway
 			a.setClientRoots(have, want)
 			if len(have) > 0 && len(want) == 0 && !a.m.opts.NoRestartOnEmpty && a.currentSession() != nil {
 				a.m.log.Info("server can see nothing now; restarting it so that it forgets its roots", "server", a.cfg.Name)
@@ -304,6 +308,25 @@ func (a *adapter) setClientRoots(have, want []*sdk.Root) {
 	a.client.RemoveRoots(stale...)
 	a.quiet.Store(false)
 	a.client.AddRoots(want...)
+}
+
+// notifyAgain sends the server a fresh notifications/roots/list_changed
+// although its roots have not changed since the last one: its roots/list
+// after that one was refused. The SDK notifies on every AddRoots; an empty
+// list is told by adding a placeholder quietly and removing it.
+func (a *adapter) notifyAgain(have []*sdk.Root) {
+	if a.currentSession() == nil {
+		return // a server that connects asks anew
+	}
+	if len(have) > 0 {
+		a.client.AddRoots(have...)
+		return
+	}
+	const placeholder = "file:///.rootkeeper-roots-changed"
+	a.quiet.Store(true)
+	a.client.AddRoots(&sdk.Root{URI: placeholder})
+	a.quiet.Store(false)
+	a.client.RemoveRoots(placeholder)
 }
 
 func sameRoots(a, b []*sdk.Root) bool {
