@@ -56,6 +56,11 @@ type adapter struct {
 	// owed: a roots/list was refused by the gate, so the server may hold
 	// an old list; syncRoots tells it again once the gate admits it.
 	owed atomic.Bool
+	// asked counts the list_changed notifications sent and not yet
+	// followed by a roots/list (at most maxAsked): each lets one roots/list
+	// through without counting against the rate, since Rootkeeper asked for
+	// it. A server asking on its own is bounded by the rate as before.
+	asked atomic.Int32
 
 	rootsGate   *gate      // bounds the server's roots/list requests (gate.go)
 	gate        *gate      // bounds its other requests: sampling, elicitation, ping
@@ -130,11 +135,14 @@ func (a *adapter) gateMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if isNotification(method) {
 			return next(ctx, method, req)
 		}
-		g := a.gate
+		g, enter := a.gate, a.gate.enter
 		if method == methodListRoots {
-			g = a.rootsGate
+			g, enter = a.rootsGate, a.rootsGate.enter
+			if a.takeAsked() {
+				enter = g.enterUnmetered
+			}
 		}
-		done, refused := g.enter(method)
+		done, refused := enter(method)
 		if refused != nil {
 			if method == methodListRoots && !a.owed.Swap(true) {
 				// The server keeps whatever it had: tell it again, with a
@@ -146,6 +154,34 @@ func (a *adapter) gateMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		defer done()
 		return next(ctx, method, req)
+	}
+}
+
+// maxAsked bounds the roots/list requests let through unmetered: a burst of
+// changes asks an honest server for a few lists at most, one per change it
+// has not yet answered.
+const maxAsked = 4
+
+// noteAsked records a list_changed sent to the server.
+func (a *adapter) noteAsked() {
+	for {
+		n := a.asked.Load()
+		if n >= maxAsked || a.asked.CompareAndSwap(n, n+1) {
+			return
+		}
+	}
+}
+
+// takeAsked uses up one roots/list Rootkeeper asked for, if any is left.
+func (a *adapter) takeAsked() bool {
+	for {
+		n := a.asked.Load()
+		if n <= 0 {
+			return false
+		}
+		if a.asked.CompareAndSwap(n, n-1) {
+			return true
+		}
 	}
 }
 

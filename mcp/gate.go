@@ -37,6 +37,13 @@ func (g *gate) enter(method string) (done func(), err *jsonrpc.Error) {
 	if !g.limit.Allow() {
 		return nil, &jsonrpc.Error{Code: CodeTooManyRequests, Message: fmt.Sprintf("Rootkeeper: too many requests from this server (%s refused; at most %g a second)", method, float64(g.limit.Limit()))}
 	}
+	return g.enterUnmetered(method)
+}
+
+// enterUnmetered admits a request Rootkeeper itself asked for (the
+// roots/list that follows its own list_changed): bounded in flight, not
+// counted against the rate.
+func (g *gate) enterUnmetered(method string) (done func(), err *jsonrpc.Error) {
 	select {
 	case g.inFlight <- struct{}{}:
 		return func() { <-g.inFlight }, nil

@@ -128,6 +128,7 @@ func (a *adapter) sendingMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if cs, _ := req.GetSession().(*sdk.ClientSession); cs == nil || cs != a.currentSession() {
 				return nil, nil
 			}
+			a.noteAsked()
 		case methodDiscover:
 			dctx, cancel := context.WithTimeout(ctx, a.m.opts.DiscoverTimeout)
 			defer cancel()
