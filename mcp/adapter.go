@@ -337,14 +337,14 @@ func (a *adapter) dial(ctx context.Context, version string) (*sdk.ClientSession,
 	// waits on it.
 	stopKill := context.AfterFunc(hctx, func() {
 		if proc != nil {
-			proc.kill()
+			proc.group().Kill()
 		}
 	})
 	cs, err := a.client.Connect(hctx, t, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	stopKill()
 	if err != nil {
 		if proc != nil {
-			a.reapGroup(proc)
+			proc.group().reap(a.m.opts.KillAfter)
 		}
 		if tail := lastLine(a.stderr.String()); tail != "" && a.cfg.Type == app.TransportStdio {
 			err = fmt.Errorf("%w; stderr: %s", err, tail)
@@ -370,16 +370,19 @@ func (a *adapter) recordStartRoots(paths []string) {
 	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = uris, now })
 }
 
-// shutdown ends a session: stdin is closed; after StopGrace the process
-// group gets SIGTERM, after KillAfter more SIGKILL. Processes the server
-// left behind in its group get the same treatment once it has exited.
+// shutdown ends a session: a stdio server is stopped by StopProcess (stdin
+// closed, then SIGTERM and SIGKILL to its group, and what it left behind),
+// a remote one has its session closed.
 func (a *adapter) shutdown(cs *sdk.ClientSession, proc *process) {
 	closed := make(chan struct{})
-	go func() {
-		cs.Close()
-		close(closed)
-	}()
+	closeSession := func() {
+		go func() {
+			cs.Close()
+			close(closed)
+		}()
+	}
 	if proc == nil {
+		closeSession()
 		select {
 		case <-closed:
 		case <-time.After(a.m.opts.StopGrace + a.m.opts.KillAfter):
@@ -387,34 +390,7 @@ func (a *adapter) shutdown(cs *sdk.ClientSession, proc *process) {
 		}
 		return
 	}
-	select {
-	case <-closed:
-	case <-time.After(a.m.opts.StopGrace):
-		proc.terminate()
-		select {
-		case <-closed:
-		case <-time.After(a.m.opts.KillAfter):
-			proc.kill()
-			<-closed
-		}
-	}
-	a.reapGroup(proc)
-}
-
-// reapGroup ends what is left of a server's process group after the server
-// itself has exited: SIGTERM, then SIGKILL after KillAfter.
-func (a *adapter) reapGroup(proc *process) {
-	if !proc.groupAlive() {
-		return
-	}
-	proc.terminate()
-	deadline := time.Now().Add(a.m.opts.KillAfter)
-	for proc.groupAlive() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if proc.groupAlive() {
-		proc.kill()
-	}
+	StopProcess(closeSession, closed, proc.group(), a.m.opts.StopGrace, a.m.opts.KillAfter)
 }
 
 func orEOF(err error) error {

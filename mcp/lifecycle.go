@@ -100,7 +100,7 @@ func (a *adapter) run(parent context.Context) {
 		a.mu.Unlock()
 		if (cmd == cmdNarrowed || cmd == cmdHold) && proc != nil {
 			// It can reach the lost folder until it exits: no grace.
-			proc.kill()
+			proc.group().Kill()
 		}
 		a.shutdown(cs, proc)
 		if ctx.Err() != nil {

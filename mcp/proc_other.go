@@ -2,29 +2,11 @@
 
 package mcp
 
-import (
-	"os"
-	"os/exec"
-)
+import "os/exec"
 
 // Without process groups only the server itself is signalled; its children
 // may outlive it.
 func setProcessGroup(cmd *exec.Cmd) {}
 
-func (p *process) signal(kill bool) {
-	pid := p.PID()
-	if pid <= 0 {
-		return
-	}
-	if pr, err := os.FindProcess(pid); err == nil {
-		if kill {
-			pr.Kill()
-		} else {
-			pr.Signal(os.Interrupt)
-		}
-	}
-}
-
-func (p *process) groupAlive() bool { return false }
-func (p *process) terminate()       { p.signal(false) }
-func (p *process) kill()            { p.signal(true) }
+// group is the server's process (none until it has started).
+func (p *process) group() Group { return Group(p.PID()) }

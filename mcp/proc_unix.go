@@ -3,7 +3,6 @@
 package mcp
 
 import (
-	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -16,24 +15,5 @@ func setProcessGroup(cmd *exec.Cmd) {
 	setDeathSignal(cmd.SysProcAttr)
 }
 
-// signalGroup sends sig to every process in the server's group. The group id
-// is the leader's pid (Setpgid with Pgid 0).
-func (p *process) signalGroup(sig syscall.Signal) {
-	if pid := p.PID(); pid > 0 {
-		syscall.Kill(-pid, sig)
-	}
-}
-
-// groupAlive reports whether any process of the server's group is left.
-// Meaningful once the leader has been reaped (a zombie still counts).
-func (p *process) groupAlive() bool {
-	pid := p.PID()
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(-pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-func (p *process) terminate() { p.signalGroup(syscall.SIGTERM) }
-func (p *process) kill()      { p.signalGroup(syscall.SIGKILL) }
+// group is the server's process group (none until it has started).
+func (p *process) group() Group { return Group(p.PID()) }

@@ -506,7 +506,7 @@ func (b *bridge) restart() {
 		// It lost a folder: it can reach it (on its command line, in its
 		// ruleset) until it exits, so it gets no grace.
 		old.replaced.Store(true)
-		killGroup(old.pid, true)
+		mcp.Group(old.pid).Kill()
 	}
 	p, err := b.startProc(snap)
 	if err != nil {
@@ -556,9 +556,9 @@ func withID(raw json.RawMessage, id string) json.RawMessage {
 	return out
 }
 
-// stop ends a server process: its stdin is closed; after StopGrace its
-// process group gets SIGTERM, after KillAfter SIGKILL; whatever it left in
-// its group goes with it.
+// stop ends a server process as the managed clients do (mcp.StopProcess):
+// its stdin is closed; after StopGrace its process group gets SIGTERM,
+// after KillAfter SIGKILL; whatever it left in its group goes with it.
 func (b *bridge) stop(p *serverProc) {
 	if p.halt != nil {
 		p.halt()
@@ -568,20 +568,7 @@ func (b *bridge) stop(p *serverProc) {
 		}
 		return
 	}
-	p.stdin.Close()
-	pid := p.pid
-	select {
-	case <-p.exited:
-	case <-time.After(b.o.StopGrace):
-		killGroup(pid, false)
-		select {
-		case <-p.exited:
-		case <-time.After(b.o.KillAfter):
-			killGroup(pid, true)
-			<-p.exited
-		}
-	}
-	killGroup(pid, true)
+	mcp.StopProcess(func() { p.stdin.Close() }, p.exited, mcp.Group(p.pid), b.o.StopGrace, b.o.KillAfter)
 }
 
 // refuseAll answers every request of the host with err, until the host
@@ -736,7 +723,7 @@ func (b *bridge) follow() {
 		b.rmu.RUnlock()
 		p.replaced.Store(true)
 		if p.cmd != nil {
-			killGroup(p.pid, true)
+			mcp.Group(p.pid).Kill()
 		} else if p.halt != nil {
 			p.halt()
 		}
