@@ -239,16 +239,28 @@ func TestRevokeEndsAConfinedServerWithoutGrace(t *testing.T) {
 }
 
 // TestTempFolderStaysInItsPlace: a confined server's private temp folder
-// is below STATE_DIR/tmp whatever its name (".." must not make it the state
-// folder, which holds the decisions), it is the server's TMPDIR, and it
-// goes with the server.
+// is its own whatever its name (".." must not make it the state folder,
+// which holds the decisions), is outside the state folder so that its
+// TMPDIR does not lead there (the control socket is in it), is found
+// again through STATE_DIR/tmp/server-NAME, and goes with the server.
 func TestTempFolderStaysInItsPlace(t *testing.T) {
 	needLandlock(t)
 	e := newEnv(t)
+	seen := map[string]bool{}
 	for _, name := range []string{"..", "."} {
 		p, err := TempFolder(e.dir, name)
-		if err != nil || filepath.Dir(p) != filepath.Join(e.dir, "tmp") {
-			t.Errorf("TempFolder(%q) = %q, %v", name, p, err)
+		if err != nil || strings.HasPrefix(p, e.dir) || strings.Contains(p, filepath.Base(e.dir)) || seen[p] {
+			t.Errorf("TempFolder(%q) = %q, %v: want a folder of its own outside %s", name, p, err, e.dir)
+		}
+		seen[p] = true
+		if again, _ := TempFolder(e.dir, name); again != p {
+			t.Errorf("TempFolder(%q) again = %q, first %q", name, again, p)
+		}
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("TempFolder(%q): %v %v; want a folder, mode 0700", name, fi.Mode(), err)
+		}
+		if l, err := os.Readlink(filepath.Join(e.dir, "tmp", "server-"+name)); err != nil || l != p {
+			t.Errorf("link for %q: %q, %v", name, l, err)
 		}
 	}
 	e.update(func(s *app.State) error {
@@ -266,7 +278,8 @@ func TestTempFolderStaysInItsPlace(t *testing.T) {
 	e.update(func(s *app.State) error { return s.RemoveServer("..") })
 	eventually(t, "the temp folder removed with its server", func() (bool, string) {
 		_, err := os.Stat(temp)
-		return os.IsNotExist(err), fmt.Sprint(err)
+		_, lerr := os.Lstat(filepath.Join(e.dir, "tmp", "server-.."))
+		return os.IsNotExist(err) && os.IsNotExist(lerr), fmt.Sprint(err, lerr)
 	})
 }
 
