@@ -743,7 +743,7 @@ func (b *bridge) hostMessage(line []byte) []byte {
 	// Most messages need nothing: pass them without decoding them.
 	if !bytes.Contains(line, []byte(methodInitialize)) && !bytes.Contains(line, []byte("roots")) &&
 		!bytes.Contains(line, []byte(metaCapabilities)) && !bytes.Contains(line, []byte("inputResponses")) &&
-		!bytes.Contains(line, []byte(ownIDPrefix)) && !b.trackable(line) {
+		!bytes.Contains(line, []byte(ownIDPrefix)) && !b.trackable(line) && !disguised(line) {
 		return line
 	}
 	return mapBatch(line, b.hostOne)
@@ -766,8 +766,12 @@ func (b *bridge) trackable(line []byte) bool {
 
 // hostOne handles one message from the host; nil drops it.
 func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
-	var h header
-	if json.Unmarshal(raw, &h) != nil {
+	h, err := parseHeader(raw)
+	if errors.Is(err, errAmbiguous) {
+		b.refuseAmbiguous(raw, b.host, nil, "the host")
+		return nil
+	}
+	if err != nil {
 		return raw // not ours to judge: the server answers it
 	}
 	switch {
@@ -793,6 +797,14 @@ func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
 	}
 	if h.isRequest() {
 		raw = b.rewriteMeta(raw, h)
+		var ok bool
+		if raw, ok = b.dropHostRoots(raw); !ok {
+			b.refuseAmbiguous(raw, b.host, nil, "the host")
+			return nil
+		}
+		if h, err = parseHeader(raw); err != nil {
+			return raw
+		}
 		switch h.Method {
 		case "tools/call", "prompts/get", "resources/read":
 			if b.trackable(raw) {
@@ -1058,8 +1070,8 @@ func (b *bridge) fromServer(p *serverProc, out io.Reader) {
 
 // serverMessage rewrites (or drops) one line from server process p.
 func (b *bridge) serverMessage(p *serverProc, line []byte) []byte {
-	if !bytes.Contains(line, []byte(methodListRoots)) && !bytes.Contains(line, []byte("inputRequests")) &&
-		!bytes.Contains(line, []byte(`"protocolVersion"`)) && !bytes.Contains(line, []byte(ownIDPrefix)) {
+	if !bytes.Contains(line, []byte(methodListRoots)) && !mentionsInputRequests(line) &&
+		!bytes.Contains(line, []byte(`"protocolVersion"`)) && !bytes.Contains(line, []byte(ownIDPrefix)) && !disguised(line) {
 		if !b.settle(p, line) {
 			return nil
 		}
@@ -1150,8 +1162,12 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 
 // serverOne handles one message from the server; nil drops it.
 func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
-	var h header
-	if json.Unmarshal(raw, &h) != nil {
+	h, err := parseHeader(raw)
+	if errors.Is(err, errAmbiguous) {
+		b.refuseAmbiguous(raw, p.w, b.host, "the server")
+		return nil
+	}
+	if err != nil {
 		return raw
 	}
 	switch {
@@ -1168,11 +1184,17 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 		return nil
 	case h.isResponse() && len(h.Result) > 0:
 		var r struct {
-			ProtocolVersion string                     `json:"protocolVersion"`
-			InputRequests   map[string]json.RawMessage `json:"inputRequests"`
-			RequestState    string                     `json:"requestState"`
+			ProtocolVersion string
+			InputRequests   map[string]json.RawMessage
+			RequestState    string
 		}
-		json.Unmarshal(h.Result, &r)
+		f, err := fields(h.Result, "protocolVersion", "inputRequests", "requestState")
+		if errors.Is(err, errAmbiguous) {
+			return errorResponseRaw(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: "rootkeeper bridge: the server's result spells protocolVersion, inputRequests or requestState twice or in another case"})
+		}
+		json.Unmarshal(f["protocolVersion"], &r.ProtocolVersion)
+		json.Unmarshal(f["inputRequests"], &r.InputRequests)
+		json.Unmarshal(f["requestState"], &r.RequestState)
 		if r.ProtocolVersion != "" {
 			b.mu.Lock()
 			b.session.ProtocolVersion = shown(r.ProtocolVersion)
@@ -1209,10 +1231,11 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 func (b *bridge) inputRequests(proc *serverProc, raw json.RawMessage, h header, reqs map[string]json.RawMessage, state string) json.RawMessage {
 	var rootsIDs []string
 	for id, r := range reqs {
-		var m struct {
-			Method string `json:"method"`
+		m, err := parseHeader(r)
+		if errors.Is(err, errAmbiguous) {
+			return errorResponseRaw(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: "rootkeeper bridge: an input request of the server spells its method twice or in another case"})
 		}
-		if json.Unmarshal(r, &m) == nil && m.Method == methodListRoots {
+		if err == nil && m.Method == methodListRoots {
 			rootsIDs = append(rootsIDs, id)
 		}
 	}

@@ -141,8 +141,12 @@ func (h *host) read(r io.Reader) {
 			h.mu.Lock()
 			h.seen = append(h.seen, m)
 			h.mu.Unlock()
-			var hd header
-			json.Unmarshal(m, &hd)
+			// Read as a JavaScript host reads it: exact keys, the last of
+			// a key spelled twice, escapes decoded.
+			var obj map[string]json.RawMessage
+			json.Unmarshal(m, &obj)
+			hd := header{ID: obj["id"]}
+			json.Unmarshal(obj["method"], &hd.Method)
 			switch {
 			case hd.Method == "roots/list":
 				h.mu.Lock()
