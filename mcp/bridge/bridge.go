@@ -67,10 +67,11 @@ const (
 	inputRequestsSince = "2026-07-28"
 	// ownIDPrefix marks the ids of the bridge's own requests to the host.
 	ownIDPrefix = "rootkeeper-bridge-"
-	// maxLine bounds one message; far above what hosts and servers send
-	// (large resources run to tens of MB) and below what would exhaust
-	// memory.
-	maxLine = 256 << 20
+	// maxLine bounds one message on every transport, as the README
+	// promises and as the managed clients bound theirs
+	// (mcp.MaxMessageBytes): a longer one is dropped and answered with an
+	// error, and the session goes on (see lineReader.next).
+	maxLine = mcp.MaxMessageBytes
 	// maxHostRoots bounds how many of a host's folders are considered.
 	maxHostRoots = 100
 	// maxRounds bounds the input-request rounds of one request.
@@ -662,6 +663,13 @@ func (b *bridge) fromHost(in io.Reader) error {
 	r := newLineReader(in)
 	for {
 		line, err := r.next()
+		var long *tooLongError
+		if errors.As(err, &long) {
+			b.rmu.RLock()
+			b.refuseTooLong(long, b.host, b.cur.w, "the host")
+			b.rmu.RUnlock()
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -1054,6 +1062,13 @@ func (b *bridge) fromServer(p *serverProc, out io.Reader) {
 	r := newLineReader(out)
 	for {
 		line, err := r.next()
+		var long *tooLongError
+		if errors.As(err, &long) {
+			if !p.replaced.Load() {
+				b.refuseTooLong(long, p.w, b.host, "the server")
+			}
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !p.replaced.Load() {
 				b.log.Warn("reading from the server failed", "error", err)
@@ -1419,14 +1434,16 @@ type lineReader struct{ r *bufio.Reader }
 
 func newLineReader(r io.Reader) *lineReader { return &lineReader{r: bufio.NewReaderSize(r, 1<<20)} }
 
-// next returns the next non-empty line, without its newline.
+// next returns the next non-empty line, without its newline. A line
+// longer than maxLine is read to its end and dropped, and next returns a
+// *tooLongError holding its first bytes: the reader can go on.
 func (l *lineReader) next() ([]byte, error) {
 	for {
 		var buf []byte
 		for {
 			chunk, err := l.r.ReadSlice('\n')
 			if len(buf)+len(chunk) > maxLine {
-				return nil, fmt.Errorf("a message is longer than %d MiB", maxLine>>20)
+				return nil, l.skip(append(buf, chunk...), err)
 			}
 			if err == bufio.ErrBufferFull {
 				buf = append(buf, chunk...)

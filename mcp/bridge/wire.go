@@ -1,12 +1,17 @@
 package bridge
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"rootkeeper/mcp"
 )
 
 // The bridge passes most lines without decoding them, after a byte search
@@ -196,4 +201,83 @@ func (b *bridge) dropHostRoots(raw json.RawMessage) (json.RawMessage, bool) {
 	}
 	p["inputResponses"], _ = json.Marshal(responses)
 	return replaceParams(raw, p), true
+}
+
+// tooLongError is a message longer than maxLine, dropped; head is its
+// start, from which its id may be read.
+type tooLongError struct{ head []byte }
+
+func (e *tooLongError) Error() string {
+	return fmt.Sprintf("a message is longer than %d MiB", maxLine>>20)
+}
+
+// headKeep is how much of a dropped message is kept to find its id.
+const headKeep = 64 << 10
+
+// skip reads the rest of an over-long line (read is what was read of it,
+// err how the last read ended) and drops it, keeping its head. An error
+// other than a full buffer ends the line there.
+func (l *lineReader) skip(read []byte, err error) error {
+	long := &tooLongError{head: bytes.Clone(read[:min(len(read), headKeep)])}
+	for err == bufio.ErrBufferFull {
+		_, err = l.r.ReadSlice('\n')
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return long
+}
+
+// headOf reads what the start of a dropped message says: its id, and
+// whether it is a request (a method came before the cut) or a response (a
+// result or an error did). Neither is sure when the cut came first.
+func headOf(head []byte) (id json.RawMessage, request, response bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch tok {
+		case "method":
+			request = true
+		case "result", "error":
+			response = true
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+		if tok == "id" {
+			id = v
+		}
+	}
+	if request && response {
+		return nil, false, false
+	}
+	return id, request, response
+}
+
+// refuseTooLong answers a dropped over-long message from who: a request
+// gets an error back to its sender (back), a response becomes an error for
+// the side waiting for it (forth); one whose id or kind cannot be read
+// from its start is only logged.
+func (b *bridge) refuseTooLong(long *tooLongError, back, forth lineSink, who string) {
+	if b.log != nil {
+		b.log.Warn("dropped a message longer than the limit", "from", who, "limit-MiB", maxLine>>20)
+	}
+	id, request, response := headOf(long.head)
+	if len(id) == 0 || string(id) == "null" {
+		return
+	}
+	e := &jsonrpc.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("rootkeeper bridge: %s sent a message longer than %d MiB; it was dropped", who, maxLine>>20)}
+	switch {
+	case request:
+		back.writeJSON(errorResponse(id, e))
+	case response && forth != nil:
+		forth.writeJSON(errorResponse(id, e))
+	}
 }
