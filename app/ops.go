@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"rootkeeper/app/secrets/spot"
 )
 
 // InputError is a mistake in what a person asked for: a bad value, a name
@@ -306,13 +308,14 @@ func validServerName(name string) error {
 // Program says in one line what a server runs, for a person deciding about
 // it: the command line (each word shell-quoted), the names (never the
 // values) of its environment variables and its working folder; or the
-// transport, URL and header names of a remote server. Untrusted text in it
-// is made safe with SafeText.
+// transport, URL and header names of a remote server. Secrets in arguments
+// and in the URL's query (spot) are shown as "(secret)". Untrusted text in
+// it is made safe with SafeText.
 func Program(srv Server) string {
 	var b strings.Builder
 	if srv.Type == TransportStdio {
 		words := make([]string, 0, 1+len(srv.Args))
-		for _, w := range append([]string{srv.Command}, srv.Args...) {
+		for _, w := range append([]string{srv.Command}, spot.RedactArgs(srv.Args)...) {
 			words = append(words, ShellQuote(w))
 		}
 		b.WriteString("runs " + strings.Join(words, " "))
@@ -323,7 +326,7 @@ func Program(srv Server) string {
 			b.WriteString(" · in " + srv.Cwd)
 		}
 	} else {
-		b.WriteString(srv.Type + " " + srv.URL)
+		b.WriteString(srv.Type + " " + spot.RedactURL(srv.URL))
 		if len(srv.Headers) > 0 {
 			b.WriteString(" · headers " + strings.Join(slices.Sorted(maps.Keys(srv.Headers)), ", "))
 		}

@@ -50,6 +50,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/app/secrets"
+	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
 )
 
@@ -210,7 +211,7 @@ func Run(ctx context.Context, o Options) error {
 		return b.refuseAll(err)
 	}
 	b.cur = p
-	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", srv.URL)
+	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", spot.RedactURL(srv.URL))
 
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- b.fromHost(o.HostIn) }()
