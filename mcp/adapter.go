@@ -59,6 +59,8 @@ type adapter struct {
 
 	publish atomic.Bool // while run is going, statuses are published by the manager's batch
 
+	url atomic.Value // string: the URL as resolved, whose secrets errors must not show
+
 	mu          sync.Mutex
 	status      app.ServerStatus
 	sess        *sdk.ClientSession
@@ -205,7 +207,7 @@ func (a *adapter) setState(state app.ServerState, err error) {
 		s.Since = time.Now().UTC()
 		s.Error = ""
 		if err != nil {
-			s.Error = err.Error()
+			s.Error = a.hide(err)
 		}
 		if state != app.ServerConnected {
 			s.PID = 0
@@ -258,7 +260,7 @@ func (a *adapter) run(parent context.Context) {
 			if ctx.Err() != nil {
 				break
 			}
-			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
+			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", a.hide(err))
 			if !a.backOff(ctx, err, &failures, &stopped) {
 				break
 			}

@@ -20,6 +20,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets"
+	"rootkeeper/app/secrets/spot"
 )
 
 // transport makes the server's transport. For stdio it also returns the
@@ -30,6 +31,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	if err != nil {
 		return nil, nil, err
 	}
+	a.url.Store(srv.URL)
 	if a.m.opts.NewTransport != nil {
 		t, err := a.m.opts.NewTransport(srv)
 		if err != nil {
@@ -148,4 +150,11 @@ func httpClient(endpoint string, headers map[string]string) *http.Client {
 		origin = originOf(u)
 	}
 	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
+}
+
+// hide is err's text without the secrets of the server's URL query, which
+// an error from the HTTP client names in full.
+func (a *adapter) hide(err error) string {
+	u, _ := a.url.Load().(string)
+	return spot.HideIn(err.Error(), u)
 }

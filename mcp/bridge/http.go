@@ -260,15 +260,7 @@ func orTooLong(err error) error {
 // hide replaces in s every secret of the server's URL query (its values
 // come from the keyring only now: the person sees "(secret)" wherever
 // the URL is shown), as the URL and as it appears inside errors.
-func (c *httpConn) hide(s string) string {
-	u := c.srv.URL
-	for _, r := range spot.Query(u) {
-		if secret := u[r[0]:r[1]]; secret != "" {
-			s = strings.ReplaceAll(s, secret, spot.Redacted)
-		}
-	}
-	return s
-}
+func (c *httpConn) hide(s string) string { return spot.HideIn(s, c.srv.URL) }
 
 // refuse answers each request of line with a JSON-RPC error naming the
 // server and why it could not take it.

@@ -225,3 +225,14 @@ func RedactURL(rawURL string) string {
 	}
 	return rawURL
 }
+
+// HideIn replaces in text (an error naming the URL, say) every secret
+// query value of rawURL, a URL with its secrets resolved, by Redacted.
+func HideIn(text, rawURL string) string {
+	for _, r := range Query(rawURL) {
+		if secret := rawURL[r[0]:r[1]]; secret != "" {
+			text = strings.ReplaceAll(text, secret, Redacted)
+		}
+	}
+	return text
+}
