@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/control"
 	"rootkeeper/mcp/confine"
 )
 
@@ -337,5 +339,42 @@ func TestConfineSwitchRestartsTheServer(t *testing.T) {
 	}
 	if r := nosyTry(t, e, "nosy", "read", secret); !r.OK {
 		t.Errorf("after Confine off, read outside: %+v", r)
+	}
+}
+
+// TestConfinedServerCannotCallTheApp: a managed confined server cannot
+// connect to the app's control socket in the state folder (nor read the
+// token beside it), while the same server unconfined can connect: the
+// socket answers its owner, and the servers run as the owner.
+func TestConfinedServerCannotCallTheApp(t *testing.T) {
+	needLandlock(t)
+	bin := nosyServer(t)
+	e := newEnv(t)
+	ctl, err := control.Listen(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { ctl.Serve(ctx); close(served) }()
+	t.Cleanup(func() { cancel(); <-served })
+	e.update(func(s *app.State) error {
+		if err := s.AddServer(app.Server{Name: "free", Type: app.TransportStdio, Command: bin}); err != nil {
+			return err
+		}
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	e.start(e.fastOptions())
+	e.waitConnected("free")
+	e.waitConnected("nosy")
+	sock := filepath.Join(e.dir, control.SocketName)
+	if r := nosyTry(t, e, "free", "connect", sock); !r.OK {
+		t.Fatalf("unconfined connect to the control socket failed (%s): the test cannot tell", r.Err)
+	}
+	if r := nosyTry(t, e, "nosy", "connect", sock); r.OK || !strings.Contains(r.Err, "permission denied") {
+		t.Errorf("confined connect to the control socket: %+v; want permission denied", r)
+	}
+	if r := nosyTry(t, e, "nosy", "read", filepath.Join(e.dir, control.TokenName)); r.OK {
+		t.Errorf("the confined server read the control token")
 	}
 }
