@@ -207,7 +207,7 @@ func (a *adapter) setState(state app.ServerState, err error) {
 		s.Since = time.Now().UTC()
 		s.Error = ""
 		if err != nil {
-			s.Error = a.hide(err)
+			s.Error = a.hide(err).Error()
 		}
 		if state != app.ServerConnected {
 			s.PID = 0
@@ -260,7 +260,7 @@ func (a *adapter) run(parent context.Context) {
 			if ctx.Err() != nil {
 				break
 			}
-			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", a.hide(err))
+			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
 			if !a.backOff(ctx, err, &failures, &stopped) {
 				break
 			}
@@ -445,7 +445,7 @@ func (a *adapter) dial(ctx context.Context, version string) (*sdk.ClientSession,
 		if tail := lastLine(a.stderr.String()); tail != "" && a.cfg.Type == app.TransportStdio {
 			err = fmt.Errorf("%w; stderr: %s", err, tail)
 		}
-		return nil, nil, err
+		return nil, nil, a.hide(err)
 	}
 	return cs, proc, nil
 }

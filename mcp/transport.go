@@ -152,9 +152,21 @@ func httpClient(endpoint string, headers map[string]string) *http.Client {
 	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
 }
 
-// hide is err's text without the secrets of the server's URL query, which
-// an error from the HTTP client names in full.
-func (a *adapter) hide(err error) string {
+// hide is err with the secrets of the server's URL query taken out of its
+// text (an error from the HTTP client names the URL in full), so that the
+// status and the log never show them; it unwraps to err.
+func (a *adapter) hide(err error) error {
 	u, _ := a.url.Load().(string)
-	return spot.HideIn(err.Error(), u)
+	if msg := spot.HideIn(err.Error(), u); msg != err.Error() {
+		return hiddenError{msg, err}
+	}
+	return err
 }
+
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e hiddenError) Error() string { return e.msg }
+func (e hiddenError) Unwrap() error { return e.err }
