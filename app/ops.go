@@ -158,9 +158,11 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 // same URL and headers for a remote one. A server's identity for consent is
 // what it runs, not its name: a config that redefines "filesystem" as
 // another package must not inherit the folders the old one was allowed.
+// Secrets in arguments and in the URL's query (spot) are not the program:
+// one in clear and the keyring reference it was sealed into compare equal.
 func SameProgram(a, b Server) bool {
-	return a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
-		maps.Equal(a.Env, b.Env) && a.Cwd == b.Cwd && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
+	return a.Type == b.Type && a.Command == b.Command && spot.SameArgs(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.Cwd == b.Cwd && spot.SameURL(a.URL, b.URL) && maps.Equal(a.Headers, b.Headers)
 }
 
 // RemoveServer forgets a server and every decision about it.

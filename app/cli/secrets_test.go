@@ -154,3 +154,30 @@ func TestSecretArgumentsAndURLsGoToTheKeyring(t *testing.T) {
 		t.Errorf("after servers remove the keyring still holds x/arg/0: %v", err)
 	}
 }
+
+// A configuration imported again with its key in clear is the program that
+// is stored with the key's reference: it keeps its decisions. Another
+// argument makes it another program.
+func TestReimportWithASecretArgumentKeepsDecisions(t *testing.T) {
+	h := newHarness(t)
+	dir := h.folder("proj")
+	write := func(extra string) {
+		cfg := `{"mcpServers": {"x": {"command": "mcp-x", "args": ["--api-key", "sk-proj-Abc123Def456Ghi789Jkl0"` + extra + `], "env": {"LOG": "1"}}}}`
+		os.WriteFile(filepath.Join(h.cwd, "c.json"), []byte(cfg), 0o644)
+	}
+	write("")
+	h.ok("import", "c.json")
+	h.ok("roots", "add", dir, "--enable")
+	h.ok("grant", "x", dir)
+	write("")
+	if out := h.ok("import", "c.json", "--replace"); !strings.Contains(out, "run the same program and keep their decisions") {
+		t.Errorf("re-import of the same configuration:\n%s", out)
+	}
+	if got := h.status().server("x").Visible; len(got) != 1 {
+		t.Errorf("after the re-import x sees %v", got)
+	}
+	write(`, "--other"`)
+	if out := h.ok("import", "c.json", "--replace"); !strings.Contains(out, "now runs something else") {
+		t.Errorf("an import with another argument:\n%s", out)
+	}
+}

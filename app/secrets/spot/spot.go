@@ -13,6 +13,7 @@ package spot
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -235,4 +236,35 @@ func HideIn(text, rawURL string) string {
 		}
 	}
 	return text
+}
+
+// keyringRef matches a reference app/secrets leaves in an argument or a
+// URL in place of a secret (server names hold no '/').
+var keyringRef = regexp.MustCompile(`keyring:rootkeeper/[^/]+/(arg|url)/[0-9]+`)
+
+// SameArgs reports whether two command lines are the same but for their
+// secrets: a secret and the keyring reference it was sealed into (or
+// another secret in its place) compare equal, so that a configuration
+// imported again with its key in clear is the same program as the one
+// stored with its reference.
+func SameArgs(a, b []string) bool {
+	return slices.Equal(normalArgs(a), normalArgs(b))
+}
+
+// SameURL is SameArgs for URLs.
+func SameURL(a, b string) bool {
+	return keyringRef.ReplaceAllString(RedactURL(a), Redacted) == keyringRef.ReplaceAllString(RedactURL(b), Redacted)
+}
+
+func normalArgs(args []string) []string {
+	out := RedactArgs(args)
+	for i, a := range out {
+		if keyringRef.MatchString(a) {
+			if &out[0] == &args[0] {
+				out = slices.Clone(out)
+			}
+			out[i] = keyringRef.ReplaceAllString(a, Redacted)
+		}
+	}
+	return out
 }

@@ -50,3 +50,19 @@ func TestQueryAndRedact(t *testing.T) {
 		t.Errorf("RedactArgs: %q", got)
 	}
 }
+
+func TestSameArgsAndURL(t *testing.T) {
+	stored := []string{"--api-key", "keyring:rootkeeper/x/arg/0", "--token=keyring:rootkeeper/x/arg/1", "plain"}
+	if !SameArgs(stored, []string{"--api-key", "sk-proj-abc", "--token=ghp_x", "plain"}) {
+		t.Error("a sealed command line and the same in clear differ")
+	}
+	if SameArgs(stored, []string{"--api-key", "sk-proj-abc", "--token=ghp_x", "other"}) {
+		t.Error("another argument compares equal")
+	}
+	if !SameURL("https://a.example/mcp?api_key=keyring:rootkeeper/w/url/0&r=1", "https://a.example/mcp?api_key=sk-1&r=1") {
+		t.Error("a sealed URL and the same in clear differ")
+	}
+	if SameURL("https://a.example/mcp?api_key=sk-1", "https://b.example/mcp?api_key=sk-1") {
+		t.Error("another origin compares equal")
+	}
+}
