@@ -54,7 +54,7 @@ func TestConfinedServerThroughTheBinary(t *testing.T) {
 	}
 	text := mustRun(t, state, "status")
 	if !strings.Contains(text, "boxed (stdio, roots: protocol)") ||
-		!strings.Contains(text, "  confined (Landlock ABI "+strconv.Itoa(abi)+")\n") ||
+		!strings.Contains(text, "  "+app.ConfinedText(abi)+"\n") ||
 		!strings.Contains(text, "  not confined: roots are advice to this server\n") {
 		t.Errorf("status:\n%s", text)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -346,5 +349,54 @@ func TestStateFolderBudget(t *testing.T) {
 	}
 	if out := mustRun(t, state, "roots", "list"); !strings.Contains(out, folder) {
 		t.Errorf("the roots went with the temp folder:\n%s", out)
+	}
+}
+
+// A flood of the control socket (the review's: 1 MiB chunks with no
+// newline, which took the app to 3.88 GB) leaves a running app's memory
+// where it was: 16 clients send 64 MiB each, every one is cut off after
+// 64 KiB, and the headless app's resident memory grows by a few MiB at
+// most; it still answers status.
+func TestControlSocketFloodKeepsTheAppSmall(t *testing.T) {
+	state := t.TempDir()
+	headless := startHeadless(t, state)
+	waitFor(t, "the control socket", func() bool {
+		_, _, code := rootkeeper(t, state, "status", "--json")
+		return code == 0 && liveStatus(t, state).Running
+	})
+	before := rssMB(t, headless.cmd.Process.Pid)
+	chunk := bytes.Repeat([]byte("A"), 1<<20)
+	var wg sync.WaitGroup
+	var accepted atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("unix", filepath.Join(state, "control.sock"))
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			for range 64 {
+				n, err := c.Write(chunk)
+				accepted.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	after := rssMB(t, headless.cmd.Process.Pid)
+	t.Logf("16 clients × 64 MiB: %d KiB taken in all; headless RSS %.1f → %.1f MiB", accepted.Load()>>10, before, after)
+	if accepted.Load() > 16<<20 {
+		t.Errorf("the app took %d MiB of a flood without newlines", accepted.Load()>>20)
+	}
+	if after-before > 16 {
+		t.Errorf("headless RSS grew from %.1f to %.1f MiB under the flood", before, after)
+	}
+	if !liveStatus(t, state).Running {
+		t.Error("status no longer reaches the app after the flood")
 	}
 }

@@ -19,8 +19,9 @@ func TestConfinementText(t *testing.T) {
 		landlock func() (int, error)
 		want     string
 	}{
-		{stdio, nil, seven, "confined (Landlock ABI 7)"},
-		{stdio, &ServerStatus{LandlockABI: 5}, seven, "confined (Landlock ABI 5)"},
+		{stdio, nil, seven, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; no unix sockets; network open"},
+		{stdio, &ServerStatus{LandlockABI: 5}, seven, "confined (Landlock ABI 5): its folders read-write, what it needs to run read-only, nothing else; no unix sockets; may signal other programs; network open"},
+		{stdio, &ServerStatus{LandlockABI: 9}, seven, "confined (Landlock ABI 9): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
 		{stdio, &ServerStatus{}, missing, "cannot confine: no Landlock; the server is not started"},
 		{stdio, nil, nil, "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"},
 		{Server{Name: "open", Type: TransportStdio, Command: "x"}, nil, seven, NotConfined},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"rootkeeper/app/secrets/spot"
 )
 
 // InputError is a mistake in what a person asked for: a bad value, a name
@@ -158,9 +160,11 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 // same URL and headers for a remote one. A server's identity for consent is
 // what it runs, not its name: a config that redefines "filesystem" as
 // another package must not inherit the folders the old one was allowed.
+// Secrets in arguments and in the URL's query (spot) are not the program:
+// one in clear and the keyring reference it was sealed into compare equal.
 func SameProgram(a, b Server) bool {
-	return a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
-		maps.Equal(a.Env, b.Env) && a.Cwd == b.Cwd && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
+	return a.Type == b.Type && a.Command == b.Command && spot.SameArgs(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.Cwd == b.Cwd && spot.SameURL(a.URL, b.URL) && maps.Equal(a.Headers, b.Headers)
 }
 
 // RemoveServer forgets a server and every decision about it.
@@ -312,13 +316,14 @@ func validServerName(name string) error {
 // Program says in one line what a server runs, for a person deciding about
 // it: the command line (each word shell-quoted), the names (never the
 // values) of its environment variables and its working folder; or the
-// transport, URL and header names of a remote server. Untrusted text in it
-// is made safe with SafeText.
+// transport, URL and header names of a remote server. Secrets in arguments
+// and in the URL's query (spot) are shown as "(secret)". Untrusted text in
+// it is made safe with SafeText.
 func Program(srv Server) string {
 	var b strings.Builder
 	if srv.Type == TransportStdio {
 		words := make([]string, 0, 1+len(srv.Args))
-		for _, w := range append([]string{srv.Command}, srv.Args...) {
+		for _, w := range append([]string{srv.Command}, spot.RedactArgs(srv.Args)...) {
 			words = append(words, ShellQuote(w))
 		}
 		b.WriteString("runs " + strings.Join(words, " "))
@@ -329,7 +334,7 @@ func Program(srv Server) string {
 			b.WriteString(" · in " + srv.Cwd)
 		}
 	} else {
-		b.WriteString(srv.Type + " " + srv.URL)
+		b.WriteString(srv.Type + " " + spot.RedactURL(srv.URL))
 		if len(srv.Headers) > 0 {
 			b.WriteString(" · headers " + strings.Join(slices.Sorted(maps.Keys(srv.Headers)), ", "))
 		}

@@ -60,9 +60,9 @@ func TestCardSaysWhetherTheServerIsConfined(t *testing.T) {
 		noSwitch bool
 	}{
 		{name: "confined, not yet started", landlock: abi(4), srv: app.Server{Confine: true},
-			want: "confined (Landlock ABI 4)", switchOn: true},
+			want: app.ConfinedText(4), switchOn: true},
 		{name: "confined, running", landlock: abi(6), srv: app.Server{Confine: true}, live: 5,
-			want: "confined (Landlock ABI 5)", switchOn: true},
+			want: app.ConfinedText(5), switchOn: true},
 		{name: "not confined", landlock: abi(4), srv: app.Server{},
 			want: "not confined: roots are advice to this server"},
 		{name: "no Landlock: cannot be turned on", landlock: func() (int, error) { return 0, noLandlock }, srv: app.Server{},
@@ -128,7 +128,7 @@ func TestConfineSwitch(t *testing.T) {
 	}
 	f.wantDecisions("fs /home/ada/src/alpha allow always command-line")
 	text, check := cardOf(t, f, "fs")
-	if !strings.Contains(text, "confined (Landlock ABI 4)\n") || !check.Checked {
+	if !strings.Contains(text, app.ConfinedText(4)+"\n") || !check.Checked {
 		t.Errorf("after turning Confine on, the card says\n%s(switch on: %t)", text, check.Checked)
 	}
 

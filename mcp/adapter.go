@@ -68,6 +68,8 @@ type adapter struct {
 
 	publish atomic.Bool // while run is going, statuses are published by the manager's batch
 
+	url atomic.Value // string: the URL as resolved, whose secrets errors must not show
+
 	mu          sync.Mutex
 	status      app.ServerStatus
 	sess        *sdk.ClientSession
@@ -261,7 +263,7 @@ func (a *adapter) setState(state app.ServerState, err error) {
 		s.Since = time.Now().UTC()
 		s.Error = ""
 		if err != nil {
-			s.Error = err.Error()
+			s.Error = a.hide(err).Error()
 		}
 		if state != app.ServerConnected {
 			s.PID = 0
@@ -349,7 +351,7 @@ func (a *adapter) dial(ctx context.Context, version string) (*sdk.ClientSession,
 		if tail := lastLine(a.stderr.String()); tail != "" && a.cfg.Type == app.TransportStdio {
 			err = fmt.Errorf("%w; stderr: %s", err, tail)
 		}
-		return nil, nil, err
+		return nil, nil, a.hide(err)
 	}
 	return cs, proc, nil
 }

@@ -1,13 +1,8 @@
 package mcp
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,6 +22,9 @@ import (
 // change, the server must be started again (the managed clients do so in
 // syncRoots; the bridge restarts its server and replays initialize).
 func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir string) (int, error) {
+	if _, err := confine.ABI(); err != nil {
+		return 0, err
+	}
 	temp, err := TempFolder(stateDir, srv.Name)
 	if err != nil {
 		return 0, err
@@ -36,25 +34,16 @@ func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 	return confine.Wrap(cmd, confine.Policy{Roots: paths, Temp: temp, Protect: []string{stateDir}})
 }
 
-// TempFolder is the private temp folder of confined server name:
-// STATE_DIR/tmp/server-NAME. The prefix keeps a name such as ".." from
-// naming the state folder itself, which a server must never be able to
-// write.
+// TempFolder is the private temp folder of confined server name, made when
+// missing: outside the state folder, so that the server's TMPDIR does not
+// say where the state folder is (app.ServerTemp).
 func TempFolder(stateDir, name string) (string, error) {
-	if stateDir == "" {
-		return "", errors.New("cannot confine: no state folder to hold the server's private temp folder")
-	}
-	if name == "" || strings.ContainsAny(name, `/\`+string(filepath.Separator)) {
-		return "", fmt.Errorf("cannot confine: server name %q cannot name a folder", name)
-	}
-	return filepath.Join(stateDir, "tmp", "server-"+name), nil
+	return app.ServerTemp(stateDir, name)
 }
 
 // removeTemp deletes a removed server's private temp folder.
 func (m *Manager) removeTemp(name string) {
-	if p, err := TempFolder(m.opts.StateDir, name); err == nil {
-		os.RemoveAll(p)
-	}
+	app.RemoveServerTemp(m.opts.StateDir, name)
 }
 
 // confineCommand confines a managed server's command to its visible set in

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/control"
 	"rootkeeper/mcp/confine"
 )
 
@@ -239,16 +241,28 @@ func TestRevokeEndsAConfinedServerWithoutGrace(t *testing.T) {
 }
 
 // TestTempFolderStaysInItsPlace: a confined server's private temp folder
-// is below STATE_DIR/tmp whatever its name (".." must not make it the state
-// folder, which holds the decisions), it is the server's TMPDIR, and it
-// goes with the server.
+// is its own whatever its name (".." must not make it the state folder,
+// which holds the decisions), is outside the state folder so that its
+// TMPDIR does not lead there (the control socket is in it), is found
+// again through STATE_DIR/tmp/server-NAME, and goes with the server.
 func TestTempFolderStaysInItsPlace(t *testing.T) {
 	needLandlock(t)
 	e := newEnv(t)
+	seen := map[string]bool{}
 	for _, name := range []string{"..", "."} {
 		p, err := TempFolder(e.dir, name)
-		if err != nil || filepath.Dir(p) != filepath.Join(e.dir, "tmp") {
-			t.Errorf("TempFolder(%q) = %q, %v", name, p, err)
+		if err != nil || strings.HasPrefix(p, e.dir) || strings.Contains(p, filepath.Base(e.dir)) || seen[p] {
+			t.Errorf("TempFolder(%q) = %q, %v: want a folder of its own outside %s", name, p, err, e.dir)
+		}
+		seen[p] = true
+		if again, _ := TempFolder(e.dir, name); again != p {
+			t.Errorf("TempFolder(%q) again = %q, first %q", name, again, p)
+		}
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("TempFolder(%q): %v %v; want a folder, mode 0700", name, fi.Mode(), err)
+		}
+		if l, err := os.Readlink(filepath.Join(e.dir, "tmp", "server-"+name)); err != nil || l != p {
+			t.Errorf("link for %q: %q, %v", name, l, err)
 		}
 	}
 	e.update(func(s *app.State) error {
@@ -266,7 +280,8 @@ func TestTempFolderStaysInItsPlace(t *testing.T) {
 	e.update(func(s *app.State) error { return s.RemoveServer("..") })
 	eventually(t, "the temp folder removed with its server", func() (bool, string) {
 		_, err := os.Stat(temp)
-		return os.IsNotExist(err), fmt.Sprint(err)
+		_, lerr := os.Lstat(filepath.Join(e.dir, "tmp", "server-.."))
+		return os.IsNotExist(err) && os.IsNotExist(lerr), fmt.Sprint(err, lerr)
 	})
 }
 
@@ -324,5 +339,42 @@ func TestConfineSwitchRestartsTheServer(t *testing.T) {
 	}
 	if r := nosyTry(t, e, "nosy", "read", secret); !r.OK {
 		t.Errorf("after Confine off, read outside: %+v", r)
+	}
+}
+
+// TestConfinedServerCannotCallTheApp: a managed confined server cannot
+// connect to the app's control socket in the state folder (nor read the
+// token beside it), while the same server unconfined can connect: the
+// socket answers its owner, and the servers run as the owner.
+func TestConfinedServerCannotCallTheApp(t *testing.T) {
+	needLandlock(t)
+	bin := nosyServer(t)
+	e := newEnv(t)
+	ctl, err := control.Listen(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { ctl.Serve(ctx); close(served) }()
+	t.Cleanup(func() { cancel(); <-served })
+	e.update(func(s *app.State) error {
+		if err := s.AddServer(app.Server{Name: "free", Type: app.TransportStdio, Command: bin}); err != nil {
+			return err
+		}
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	e.start(e.fastOptions())
+	e.waitConnected("free")
+	e.waitConnected("nosy")
+	sock := filepath.Join(e.dir, control.SocketName)
+	if r := nosyTry(t, e, "free", "connect", sock); !r.OK {
+		t.Fatalf("unconfined connect to the control socket failed (%s): the test cannot tell", r.Err)
+	}
+	if r := nosyTry(t, e, "nosy", "connect", sock); r.OK || !strings.Contains(r.Err, "permission denied") {
+		t.Errorf("confined connect to the control socket: %+v; want permission denied", r)
+	}
+	if r := nosyTry(t, e, "nosy", "read", filepath.Join(e.dir, control.TokenName)); r.OK {
+		t.Errorf("the confined server read the control token")
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets"
+	"rootkeeper/app/secrets/spot"
 )
 
 // transport makes the server's transport. For stdio it also returns the
@@ -30,6 +31,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	if err != nil {
 		return nil, nil, err
 	}
+	a.url.Store(srv.URL)
 	if a.m.opts.NewTransport != nil {
 		t, err := a.m.opts.NewTransport(srv)
 		if err != nil {
@@ -155,3 +157,22 @@ func httpClient(endpoint string, headers map[string]string) *http.Client {
 	}
 	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
 }
+
+// hide is err with the secrets of the server's URL query taken out of its
+// text (an error from the HTTP client names the URL in full), so that the
+// status and the log never show them; it unwraps to err.
+func (a *adapter) hide(err error) error {
+	u, _ := a.url.Load().(string)
+	if msg := spot.HideIn(err.Error(), u); msg != err.Error() {
+		return hiddenError{msg, err}
+	}
+	return err
+}
+
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e hiddenError) Error() string { return e.msg }
+func (e hiddenError) Unwrap() error { return e.err }

@@ -3,10 +3,13 @@
 // What Rootkeeper writes itself is bounded where it is written: the state
 // file (requests are capped per server), the audit log (rotated, entries
 // coalesced) and each server's log (logs/NAME.log, rotated while it is
-// written). One part is not: a confined server's private temp folder,
-// STATE/tmp/server-NAME, holds whatever that server puts there, and
-// Landlock cannot cap sizes. Check measures the whole folder and, when it
-// is over the budget, frees space in this order until it fits: the temp
+// written). One part is not: a confined server's private temp folder holds
+// whatever that server puts there, and Landlock cannot cap sizes. It lives
+// outside the state folder (so that the server's TMPDIR does not lead to
+// it: app.ServerTemp) and is reached through the link
+// STATE/tmp/server-NAME; a real folder there (the old layout) counts too.
+// Check measures the whole state folder and the temp folders and, when
+// they are over the budget, frees space in this order until it fits: the temp
 // folders, largest first, are emptied (the folders stay, since a running
 // server's ruleset names them); then old log generations (NAME.log.1, …)
 // go, largest first. The state file, the audit log, the logs being
@@ -25,6 +28,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"rootkeeper/app"
 )
 
 // Defaults for Run.
@@ -69,6 +74,9 @@ var oldLog = regexp.MustCompile(`\.log\.[0-9]+$`)
 type part struct {
 	rel  string
 	size int64
+	// linked is the temp folder a link at rel leads to (outside the
+	// state folder, so not in its usage), or "".
+	linked string
 }
 
 // Check measures the state folder dir and, when it takes more than limit
@@ -80,19 +88,24 @@ func Check(dir string, limit int64) (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Before, r.After = total, total
-	if total <= limit {
-		return r, nil
-	}
 	temps, logs, err := freeable(dir)
 	if err != nil {
 		return r, err
+	}
+	total += linkedUsage(temps)
+	r.Before, r.After = total, total
+	if total <= limit {
+		return r, nil
 	}
 	for _, p := range temps {
 		if r.After <= limit {
 			break
 		}
-		if err := empty(filepath.Join(dir, p.rel)); err != nil {
+		folder := filepath.Join(dir, p.rel)
+		if p.linked != "" {
+			folder = p.linked
+		}
+		if err := empty(folder); err != nil {
 			return r, err
 		}
 		r.Emptied = append(r.Emptied, p.rel)
@@ -110,9 +123,22 @@ func Check(dir string, limit int64) (Report, error) {
 	}
 	// What the servers wrote meanwhile counts too: measure again.
 	if after, err := usage(dir); err == nil {
-		r.After = after
+		r.After = after + linkedUsage(temps)
 	}
 	return r, nil
+}
+
+// linkedUsage is the size on disk of the temp folders outside the state
+// folder.
+func linkedUsage(temps []part) int64 {
+	var n int64
+	for _, p := range temps {
+		if p.linked != "" {
+			size, _ := usage(p.linked)
+			n += size
+		}
+	}
+	return n
 }
 
 // freeable lists the temp folders (tmp/*) and old log generations
@@ -123,15 +149,24 @@ func freeable(dir string) (temps, logs []part, err error) {
 		return nil, nil, err
 	}
 	for _, e := range entries {
-		if !e.IsDir() { // a symlink named like a folder is not followed
+		rel := filepath.Join("tmp", e.Name())
+		var linked string
+		if e.Type()&fs.ModeSymlink != 0 {
+			// Followed only to a temp folder app.ServerTemp made: a link
+			// to anywhere else is not.
+			p, ok := app.ResolveServerTemp(filepath.Join(dir, rel))
+			if !ok {
+				continue
+			}
+			linked = p
+		} else if !e.IsDir() {
 			continue
 		}
-		rel := filepath.Join("tmp", e.Name())
-		size, err := usage(filepath.Join(dir, rel))
+		size, err := usage(cmp.Or(linked, filepath.Join(dir, rel)))
 		if err != nil {
 			return nil, nil, err
 		}
-		temps = append(temps, part{rel, size})
+		temps = append(temps, part{rel, size, linked})
 	}
 	entries, err = os.ReadDir(filepath.Join(dir, "logs"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -145,7 +180,7 @@ func freeable(dir string) (temps, logs []part, err error) {
 		if err != nil {
 			continue // rotated away meanwhile
 		}
-		logs = append(logs, part{filepath.Join("logs", e.Name()), onDisk(info)})
+		logs = append(logs, part{rel: filepath.Join("logs", e.Name()), size: onDisk(info)})
 	}
 	bySize := func(a, b part) int { return cmp.Compare(b.size, a.size) }
 	slices.SortStableFunc(temps, bySize)

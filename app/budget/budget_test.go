@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"rootkeeper/app"
 )
 
 const mb = 1 << 20
@@ -183,5 +185,38 @@ func TestRunReportsTrimAndRecovery(t *testing.T) {
 	case r := <-reports:
 		t.Fatalf("unexpected report %+v", r)
 	default:
+	}
+}
+
+// A confined server's temp folder lives outside the state folder, behind
+// the link STATE/tmp/server-NAME (app.ServerTemp): it counts against the
+// budget and is emptied first, through the link, while the folder stays.
+func TestLinkedTempFolderCountsAndIsEmptied(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	write(t, dir, "state.json", 64<<10)
+	temp, err := app.ServerTemp(dir, "runaway")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(filepath.Dir(temp)) == dir || !filepath.IsAbs(temp) {
+		t.Fatalf("temp folder %s", temp)
+	}
+	write(t, temp, "deep/junk", 20*mb)
+	r, err := Check(dir, 8*mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Before < 20*mb {
+		t.Errorf("before %d: the linked temp folder was not counted", r.Before)
+	}
+	if !slices.Equal(r.Emptied, []string{filepath.Join("tmp", "server-runaway")}) || r.After > 8*mb {
+		t.Errorf("report %+v", r)
+	}
+	if entries, err := os.ReadDir(temp); err != nil || len(entries) != 0 {
+		t.Errorf("temp folder after the trim: %v %v", entries, err)
+	}
+	if !exists(filepath.Join(dir, "state.json")) {
+		t.Error("state.json went")
 	}
 }

@@ -49,14 +49,14 @@ func TestServersAddConfine(t *testing.T) {
 		}
 	}
 	status := h.status()
-	if got := status.server("fs").Confinement; got != "confined (Landlock ABI 7)" {
+	if got := status.server("fs").Confinement; got != app.ConfinedText(7) {
 		t.Errorf("fs confinement %q", got)
 	}
 	if got := status.server("open").Confinement; got != NotConfined {
 		t.Errorf("open confinement %q", got)
 	}
 	text := h.ok("status")
-	if !strings.Contains(text, "  confined (Landlock ABI 7)\n") || !strings.Contains(text, "  not confined: roots are advice to this server\n") {
+	if !strings.Contains(text, "  "+app.ConfinedText(7)+"\n") || !strings.Contains(text, "  not confined: roots are advice to this server\n") {
 		t.Errorf("status text lacks the confinement lines:\n%s", text)
 	}
 	h.fails(2, []string{"servers", "add", "web", "--confine", "--url", "https://example.com/mcp"}, "--confine", `"web"`)
@@ -82,7 +82,7 @@ func TestConfineWhereLandlockIsMissing(t *testing.T) {
 func TestLiveABIWins(t *testing.T) {
 	setLandlock(t, 7, nil)
 	srv := app.Server{Name: "fs", Type: app.TransportStdio, Command: "x", Confine: true}
-	if got := confinement(srv, &app.ServerStatus{LandlockABI: 5}); got != "confined (Landlock ABI 5)" {
+	if got := confinement(srv, &app.ServerStatus{LandlockABI: 5}); got != app.ConfinedText(5) {
 		t.Errorf("confinement %q", got)
 	}
 	srv.Type, srv.Command, srv.URL = app.TransportHTTP, "", "https://example.com"

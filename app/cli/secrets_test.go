@@ -95,3 +95,89 @@ func TestSecretsGoToTheKeyring(t *testing.T) {
 		t.Fatalf("after servers remove the keyring still answers: %v", err)
 	}
 }
+
+// Secrets on a command line (the value after --api-key, --token=…) and in
+// a URL's query (api_key=…) go to the keyring too: state.json, servers
+// list and servers list --json hold references, servers add warns that the
+// server still gets its argument on its command line, the server is
+// started with the real values, and servers remove forgets them.
+func TestSecretArgumentsAndURLsGoToTheKeyring(t *testing.T) {
+	h := newHarness(t)
+	const key, tok, urlKey = "sk-proj-Abc123Def456Ghi789Jkl0", "ghp_0123456789abcdefABCDEF", "sk-live-Zz9Yy8Xx7Ww6Vv5Uu4"
+	r := h.run("servers", "add", "x", "--", "mcp-x", "--api-key", key, "--port", "8080", "--token="+tok, "plain")
+	if r.code != 0 {
+		t.Fatalf("servers add: %d %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "/proc/PID/cmdline") {
+		t.Errorf("servers add did not warn that the argument stays on a command line:\n%s", r.stderr)
+	}
+	h.ok("servers", "add", "w", "--url", "https://api.example.com/mcp?api_key="+urlKey+"&region=eu")
+	state, err := os.ReadFile(filepath.Join(h.dir, app.StateFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, listJSON := h.ok("servers", "list"), h.ok("servers", "list", "--json")
+	for _, secret := range []string{key, tok, urlKey} {
+		for what, text := range map[string]string{"state.json": string(state), "servers list": list, "servers list --json": listJSON, "stderr": r.stderr + r.stdout} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s holds %q:\n%s", what, secret, text)
+			}
+		}
+	}
+	st, err := app.OpenStore(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := s.Server("x")
+	w, _ := s.Server("w")
+	wantArgs := []string{"--api-key", "keyring:rootkeeper/x/arg/0", "--port", "8080", "--token=keyring:rootkeeper/x/arg/1", "plain"}
+	if strings.Join(x.Args, " ") != strings.Join(wantArgs, " ") {
+		t.Errorf("stored args %q, want %q", x.Args, wantArgs)
+	}
+	if w.URL != "https://api.example.com/mcp?api_key=keyring:rootkeeper/w/url/0&region=eu" {
+		t.Errorf("stored URL %q", w.URL)
+	}
+	rx, err := secrets.ResolveServer(x)
+	if err != nil || strings.Join(rx.Args, " ") != "--api-key "+key+" --port 8080 --token="+tok+" plain" {
+		t.Errorf("resolved args %q, %v", rx.Args, err)
+	}
+	rw, err := secrets.ResolveServer(w)
+	if err != nil || rw.URL != "https://api.example.com/mcp?api_key="+urlKey+"&region=eu" {
+		t.Errorf("resolved URL %q, %v", rw.URL, err)
+	}
+	h.ok("servers", "remove", "x")
+	if _, err := keyring.Get(secrets.Service, "x/arg/0"); err != keyring.ErrNotFound {
+		t.Errorf("after servers remove the keyring still holds x/arg/0: %v", err)
+	}
+}
+
+// A configuration imported again with its key in clear is the program that
+// is stored with the key's reference: it keeps its decisions. Another
+// argument makes it another program.
+func TestReimportWithASecretArgumentKeepsDecisions(t *testing.T) {
+	h := newHarness(t)
+	dir := h.folder("proj")
+	write := func(extra string) {
+		cfg := `{"mcpServers": {"x": {"command": "mcp-x", "args": ["--api-key", "sk-proj-Abc123Def456Ghi789Jkl0"` + extra + `], "env": {"LOG": "1"}}}}`
+		os.WriteFile(filepath.Join(h.cwd, "c.json"), []byte(cfg), 0o644)
+	}
+	write("")
+	h.ok("import", "c.json")
+	h.ok("roots", "add", dir, "--enable")
+	h.ok("grant", "x", dir)
+	write("")
+	if out := h.ok("import", "c.json", "--replace"); !strings.Contains(out, "run the same program and keep their decisions") {
+		t.Errorf("re-import of the same configuration:\n%s", out)
+	}
+	if got := h.status().server("x").Visible; len(got) != 1 {
+		t.Errorf("after the re-import x sees %v", got)
+	}
+	write(`, "--other"`)
+	if out := h.ok("import", "c.json", "--replace"); !strings.Contains(out, "now runs something else") {
+		t.Errorf("an import with another argument:\n%s", out)
+	}
+}

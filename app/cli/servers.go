@@ -173,7 +173,7 @@ func (c *command) serversList(args []string) error {
 	tw := tabwriter.NewWriter(c.env.Stdout, 0, 4, 2, ' ', 0)
 	defer tw.Flush()
 	fmt.Fprintf(tw, "NAME\tTYPE\tROOTS MODE\tTARGET\n")
-	for _, s := range st.Servers {
+	for _, s := range redactServers(st.Servers) {
 		target := s.URL
 		if s.Type == app.TransportStdio {
 			target = strings.Join(append([]string{s.Command}, s.Args...), " ")

@@ -9,23 +9,63 @@
 // The running app registers a handler per op ("status", "raise", ...). The
 // socket is only a convenience: every state change still goes through the
 // state file, which the app watches.
+//
+// Every op but "ping" needs the token the app writes, when it starts
+// listening, to STATE_DIR/control.token (mode 0600); Call sends it. The
+// socket's mode and the peer's user id keep other users out; the token
+// keeps out a process of the same user that cannot read the state folder:
+// a confined server, which Landlock denies the state folder (and which
+// below Landlock ABI 9 cannot make a unix socket at all), so that it can
+// neither report a forged bridge session ("bridge") nor read the status or
+// a server's resources. A bridge that Rootkeeper runs reads the token from
+// the state folder it was given, as the command line does; handing it over
+// in the environment instead would not work for bridges, which the hosts
+// start. A program running unconfined as the same user can read the state
+// file itself, so the token does not try to keep it out.
+//
+// A request is one line of at most MaxRequest bytes, sent within
+// ReadTimeout of connecting; at most MaxConns connections are served at
+// once, and more are answered "busy" and closed.
 package control
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
 
 // SocketName is the socket's file name inside the state folder.
 const SocketName = "control.sock"
+
+// TokenName is the token's file name inside the state folder.
+const TokenName = "control.token"
+
+// Bounds of what one client may make the app hold.
+const (
+	// MaxRequest is the longest request line, newline included.
+	MaxRequest = 64 << 10
+	// MaxConns is how many connections are served at once.
+	MaxConns = 32
+)
+
+// ReadTimeout is how long a client has to send its request line after
+// connecting (a variable for tests).
+var ReadTimeout = 5 * time.Second
+
+// openOps need no token: "ping" only says that an app runs.
+var openOps = map[string]bool{"ping": true}
 
 // ErrNotRunning says no app is listening in that state folder.
 var ErrNotRunning = errors.New("no running Rootkeeper for this state folder")
@@ -34,8 +74,9 @@ var ErrNotRunning = errors.New("no running Rootkeeper for this state folder")
 type Handler func(ctx context.Context, args json.RawMessage) (any, error)
 
 type request struct {
-	Op   string          `json:"op"`
-	Args json.RawMessage `json:"args,omitempty"`
+	Op    string          `json:"op"`
+	Args  json.RawMessage `json:"args,omitempty"`
+	Token string          `json:"token,omitempty"`
 }
 
 type response struct {
@@ -51,6 +92,8 @@ type Server struct {
 	mu       sync.Mutex
 	handlers map[string]Handler
 	wg       sync.WaitGroup
+	token    string
+	slots    chan struct{}
 }
 
 // Listen creates the socket in dir. A socket left by a process that died is
@@ -61,13 +104,54 @@ func Listen(dir string) (*Server, error) {
 		c.Close()
 		return nil, fmt.Errorf("another Rootkeeper is already running with state folder %s", dir)
 	}
+	token, err := writeToken(dir)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := listenAt(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}}
+	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}, token: token, slots: make(chan struct{}, MaxConns)}
 	s.Handle("ping", func(context.Context, json.RawMessage) (any, error) { return "pong", nil })
 	return s, nil
+}
+
+// writeToken writes a new random token to dir/control.token, mode 0600,
+// replacing the file in one step.
+func writeToken(dir string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(b[:])
+	f, err := os.CreateTemp(dir, TokenName+".*")
+	if err != nil {
+		return "", fmt.Errorf("control token: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err == nil {
+		_, err = f.WriteString(token)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, TokenName))
+	}
+	if err != nil {
+		return "", fmt.Errorf("control token: %w", err)
+	}
+	return token, nil
+}
+
+// readToken reads the running app's token from dir ("" when missing).
+func readToken(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, TokenName))
+	if err != nil || len(b) > 256 {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // listenAt (re)creates the socket at path, mode 0600.
@@ -111,6 +195,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer func() {
 		s.wg.Wait()
 		os.Remove(s.path)
+		if ctx.Err() != nil {
+			os.Remove(filepath.Join(filepath.Dir(s.path), TokenName))
+		}
 	}()
 	for {
 		conn, err := ln.Accept()
@@ -122,11 +209,48 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.ln = nil
 			return fmt.Errorf("control socket: %w", err)
 		}
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			// Accepted in order, so the one past the bound is told.
+			conn.SetDeadline(time.Now().Add(time.Second))
+			writeResponse(conn, response{Error: fmt.Sprintf("busy: %d connections already", MaxConns)})
+			conn.Close()
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
-			defer s.wg.Done()
+			defer func() { <-s.slots; s.wg.Done() }()
 			s.serveConn(ctx, conn)
 		}()
+	}
+}
+
+func writeResponse(conn net.Conn, resp response) {
+	out, _ := json.Marshal(resp)
+	conn.Write(append(out, '\n'))
+}
+
+// errTooLong is a request line past MaxRequest.
+var errTooLong = fmt.Errorf("request longer than %d bytes", MaxRequest)
+
+// readRequest reads one line of at most MaxRequest bytes.
+func readRequest(conn net.Conn) ([]byte, error) {
+	r := bufio.NewReaderSize(io.LimitReader(conn, MaxRequest), 4096)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) == MaxRequest:
+			return nil, errTooLong
+		default:
+			return nil, err
+		}
 	}
 }
 
@@ -138,15 +262,21 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	if uid, ok := peerUID(conn); ok && uid != os.Geteuid() {
 		return
 	}
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	conn.SetReadDeadline(time.Now().Add(ReadTimeout))
+	conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	line, err := readRequest(conn)
 	if err != nil {
+		if errors.Is(err, errTooLong) {
+			writeResponse(conn, response{Error: "bad request: " + err.Error()})
+		}
 		return
 	}
 	var req request
 	resp := response{}
 	if err := json.Unmarshal(line, &req); err != nil {
 		resp.Error = "bad request: " + err.Error()
+	} else if !openOps[req.Op] && subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+		resp.Error = fmt.Sprintf("op %q refused: no valid token (from %s in the state folder)", req.Op, TokenName)
 	} else {
 		s.mu.Lock()
 		h := s.handlers[req.Op]
@@ -161,8 +291,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			resp.OK = true
 		}
 	}
-	out, _ := json.Marshal(resp)
-	conn.Write(append(out, '\n'))
+	writeResponse(conn, resp)
 }
 
 // Call sends op to the app running with state folder dir and decodes its
@@ -182,6 +311,9 @@ func Call(ctx context.Context, dir, op string, args, result any) error {
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
 	}
 	req := request{Op: op}
+	if !openOps[op] {
+		req.Token = readToken(dir)
+	}
 	if args != nil {
 		if req.Args, err = json.Marshal(args); err != nil {
 			return err

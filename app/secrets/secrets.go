@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/zalando/go-keyring"
 
 	"rootkeeper/app"
+	"rootkeeper/app/secrets/spot"
 )
 
 // Service is the keyring service every Rootkeeper secret is filed under.
@@ -27,10 +29,13 @@ const RefPrefix = "keyring:"
 // keyring was reachable) wherever configurations are printed.
 const Redacted = "(secret, kept in state.json)"
 
-// The two kinds of configured values a secret can be.
+// The kinds of configured values a secret can be: an env variable's or a
+// header's value, (part of) a command-line argument, a URL's query value.
 const (
 	KindEnv    = "env"
 	KindHeader = "header"
+	KindArg    = "arg"
+	KindURL    = "url"
 )
 
 // Timeout bounds one keyring call: a locked keyring may ask the person for
@@ -55,8 +60,9 @@ func IsRef(v string) bool { return strings.HasPrefix(v, RefPrefix+Service+"/") }
 var secretName = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|(^|[-_])key$|^key[-_]|credential|auth|cookie|session|(^|[-_])pat$)`)
 
 // secretValue matches values that are credentials whatever they are called:
-// the well-known token formats of the big providers.
-var secretValue = regexp.MustCompile(`^(Bearer\s+\S|Basic\s+\S|sk-[A-Za-z0-9_-]{16,}|sk-ant-|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,})`)
+// the well-known token formats of the big providers (spot.Known, which
+// arguments and URLs are checked against too).
+var secretValue = spot.Known
 
 // LooksSecret reports whether the value of env variable or header name
 // should go to the keyring. Empty values, references and values that only
@@ -169,7 +175,108 @@ func (s *Sealer) Seal(st *app.State) {
 		srv := &st.Servers[i]
 		srv.Env = s.sealMap(k, srv.Name, KindEnv, srv.Env)
 		srv.Headers = s.sealMap(k, srv.Name, KindHeader, srv.Headers)
+		srv.Args = s.sealArgs(k, srv.Name, srv.Args)
+		srv.URL = s.sealURL(k, srv.Name, srv.URL)
 	}
+}
+
+// keep files one secret in the keyring as server's kind/name, unless the
+// keyring failed a moment ago; it reports whether it did.
+func (s *Sealer) keep(k Keyring, server, kind, name, secret string) bool {
+	var err error
+	if !s.down.IsZero() && time.Since(s.down) < retryAfter {
+		err = errors.New("it did not answer a moment ago")
+	} else if err = k.Set(Service, user(server, kind, name), secret); err != nil {
+		s.down = time.Now()
+	}
+	if err != nil {
+		s.warn(server, kind, name, err)
+		return false
+	}
+	s.down = time.Time{}
+	return true
+}
+
+// refNumbers are the numbers of server's references of kind in vals.
+func refNumbers(server, kind string, vals ...string) map[int]bool {
+	used := map[int]bool{}
+	prefix := Ref(server, kind, "")
+	for _, v := range vals {
+		for rest := v; ; {
+			i := strings.Index(rest, prefix)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(prefix):]
+			n, digits := leadingNumber(rest)
+			if digits > 0 {
+				used[n] = true
+			}
+		}
+	}
+	return used
+}
+
+// leadingNumber reads the decimal number s starts with.
+func leadingNumber(s string) (n, digits int) {
+	for digits < len(s) && digits < 6 && s[digits] >= '0' && s[digits] <= '9' {
+		n = n*10 + int(s[digits]-'0')
+		digits++
+	}
+	return n, digits
+}
+
+// sealArgs moves the secrets spot.Args finds in args into the keyring,
+// each as server/arg/N, and puts its reference in its place (a flag's
+// prefix such as --api-key= stays). The server still gets the secret on its
+// command line when it starts, where other local users can read it in
+// /proc/PID/cmdline: Warn says so.
+func (s *Sealer) sealArgs(k Keyring, server string, args []string) []string {
+	found := spot.Args(args)
+	if len(found) == 0 {
+		return args
+	}
+	used := refNumbers(server, KindArg, args...)
+	args = slices.Clone(args) // may be shared with a snapshot
+	next := 0
+	for _, f := range found {
+		for used[next] {
+			next++
+		}
+		name := strconv.Itoa(next)
+		if !s.keep(k, server, KindArg, name, f.Secret(args[f.Index])) {
+			continue
+		}
+		used[next] = true
+		args[f.Index] = f.Prefix + Ref(server, KindArg, name) + f.Suffix
+		s.say(server, "cmdline/"+name, fmt.Sprintf("argument %d of server %q is a secret: it is kept in the keyring now, but the server still gets it on its command line, which other local users can read (/proc/PID/cmdline); give it in an environment variable instead if the server takes one", f.Index+1, server))
+	}
+	return args
+}
+
+// sealURL moves the secret query values of a remote server's URL into the
+// keyring, each as server/url/N, and puts its reference in its place.
+func (s *Sealer) sealURL(k Keyring, server, rawURL string) string {
+	found := spot.Query(rawURL)
+	if len(found) == 0 {
+		return rawURL
+	}
+	used := refNumbers(server, KindURL, rawURL)
+	next := 0
+	out := rawURL
+	for i := len(found) - 1; i >= 0; i-- { // from the end: earlier ranges stay put
+		for used[next] {
+			next++
+		}
+		name := strconv.Itoa(next)
+		r := found[i]
+		if !s.keep(k, server, KindURL, name, rawURL[r[0]:r[1]]) {
+			continue
+		}
+		used[next] = true
+		out = out[:r[0]] + Ref(server, KindURL, name) + out[r[1]:]
+	}
+	return out
 }
 
 func (s *Sealer) sealMap(k Keyring, server, kind string, m map[string]string) map[string]string {
@@ -186,24 +293,27 @@ func (s *Sealer) sealMap(k Keyring, server, kind string, m map[string]string) ma
 	// The map may be shared with a snapshot someone else holds.
 	m = maps.Clone(m)
 	for _, name := range names {
-		var err error
-		if !s.down.IsZero() && time.Since(s.down) < retryAfter {
-			err = errors.New("it did not answer a moment ago")
-		} else if err = k.Set(Service, user(server, kind, name), m[name]); err != nil {
-			s.down = time.Now()
+		if s.keep(k, server, kind, name, m[name]) {
+			m[name] = Ref(server, kind, name)
 		}
-		if err != nil {
-			s.warn(server, kind, name, err)
-			continue
-		}
-		s.down = time.Time{}
-		m[name] = Ref(server, kind, name)
 	}
 	return m
 }
 
 func (s *Sealer) warn(server, kind, name string, err error) {
-	key := user(server, kind, name)
+	what := fmt.Sprintf("%s %s", kind, name)
+	switch kind {
+	case KindArg:
+		what = "secret argument"
+	case KindURL:
+		what = "secret in the URL"
+	}
+	s.say(server, kind+"/"+name, fmt.Sprintf("no keyring took the %s of server %q (%v); it stays in state.json, readable by you alone (mode 0600)", what, server, firstLine(err)))
+}
+
+// say tells Warn msg, once per server and key.
+func (s *Sealer) say(server, key, msg string) {
+	key = server + "/" + key
 	if s.Warn == nil || s.warned[key] {
 		return
 	}
@@ -211,7 +321,7 @@ func (s *Sealer) warn(server, kind, name string, err error) {
 		s.warned = map[string]bool{}
 	}
 	s.warned[key] = true
-	s.Warn(fmt.Sprintf("no keyring took the %s %s of server %q (%v); it stays in state.json, readable by you alone (mode 0600)", kind, name, server, firstLine(err)))
+	s.Warn(msg)
 }
 
 func firstLine(err error) string {
@@ -245,7 +355,48 @@ func ResolveServer(srv app.Server) (app.Server, error) {
 	if srv.Headers, err = resolveMap(srv.Headers); err != nil {
 		return srv, fmt.Errorf("server %q: %w", srv.Name, err)
 	}
+	if len(refNumbers(srv.Name, KindArg, srv.Args...)) > 0 {
+		args := slices.Clone(srv.Args)
+		for i, a := range args {
+			if args[i], err = resolveIn(srv.Name, KindArg, a); err != nil {
+				return srv, fmt.Errorf("server %q: %w", srv.Name, err)
+			}
+		}
+		srv.Args = args
+	}
+	if srv.URL, err = resolveIn(srv.Name, KindURL, srv.URL); err != nil {
+		return srv, fmt.Errorf("server %q: %w", srv.Name, err)
+	}
 	return srv, nil
+}
+
+// resolveIn replaces every reference of server's kind in v by its secret.
+func resolveIn(server, kind, v string) (string, error) {
+	prefix := Ref(server, kind, "")
+	if !strings.Contains(v, prefix) {
+		return v, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(v, prefix)
+		if i < 0 {
+			b.WriteString(v)
+			return b.String(), nil
+		}
+		_, digits := leadingNumber(v[i+len(prefix):])
+		if digits == 0 {
+			b.WriteString(v[:i+len(prefix)])
+			v = v[i+len(prefix):]
+			continue
+		}
+		ref := v[i : i+len(prefix)+digits]
+		secret, err := Resolve(OS, ref)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(v[:i] + secret)
+		v = v[i+len(ref):]
+	}
 }
 
 func resolveMap(m map[string]string) (map[string]string, error) {
@@ -283,6 +434,8 @@ func Redact(srv app.Server) app.Server {
 	}
 	srv.Env = redact(srv.Env)
 	srv.Headers = redact(srv.Headers)
+	srv.Args = spot.RedactArgs(srv.Args)
+	srv.URL = spot.RedactURL(srv.URL)
 	return srv
 }
 
@@ -293,6 +446,14 @@ func Forget(k Keyring, srv app.Server) error {
 		k = OS
 	}
 	var errs []error
+	for kind, vals := range map[string][]string{KindArg: srv.Args, KindURL: {srv.URL}} {
+		for n := range refNumbers(srv.Name, kind, vals...) {
+			err := k.Delete(Service, user(srv.Name, kind, strconv.Itoa(n)))
+			if err != nil && !errors.Is(err, keyring.ErrNotFound) {
+				errs = append(errs, err)
+			}
+		}
+	}
 	for _, m := range []map[string]string{srv.Env, srv.Headers} {
 		for _, v := range m {
 			if !IsRef(v) {

@@ -50,6 +50,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/app/secrets"
+	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
 )
 
@@ -67,10 +68,11 @@ const (
 	inputRequestsSince = "2026-07-28"
 	// ownIDPrefix marks the ids of the bridge's own requests to the host.
 	ownIDPrefix = "rootkeeper-bridge-"
-	// maxLine bounds one message; far above what hosts and servers send
-	// (large resources run to tens of MB) and below what would exhaust
-	// memory.
-	maxLine = 256 << 20
+	// maxLine bounds one message on every transport, as the README
+	// promises and as the managed clients bound theirs
+	// (mcp.MaxMessageBytes): a longer one is dropped and answered with an
+	// error, and the session goes on (see lineReader.next).
+	maxLine = mcp.MaxMessageBytes
 	// maxHostRoots bounds how many of a host's folders are considered.
 	maxHostRoots = 100
 	// maxRounds bounds the input-request rounds of one request.
@@ -229,7 +231,7 @@ func Run(ctx context.Context, o Options) error {
 		return b.refuseAll(err)
 	}
 	b.cur = p
-	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", srv.URL)
+	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", spot.RedactURL(srv.URL))
 
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- b.fromHost(o.HostIn) }()
@@ -769,6 +771,13 @@ func (b *bridge) fromHost(in io.Reader) error {
 	r := newLineReader(in)
 	for {
 		line, err := r.next()
+		var long *tooLongError
+		if errors.As(err, &long) {
+			b.rmu.RLock()
+			b.refuseTooLong(long, b.host, b.cur.w, "the host")
+			b.rmu.RUnlock()
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -850,7 +859,7 @@ func (b *bridge) hostMessage(line []byte) []byte {
 	// Most messages need nothing: pass them without decoding them.
 	if !bytes.Contains(line, []byte(methodInitialize)) && !bytes.Contains(line, []byte("roots")) &&
 		!bytes.Contains(line, []byte(metaCapabilities)) && !bytes.Contains(line, []byte("inputResponses")) &&
-		!bytes.Contains(line, []byte(ownIDPrefix)) && !b.trackable(line) {
+		!bytes.Contains(line, []byte(ownIDPrefix)) && !b.trackable(line) && !disguised(line) {
 		return line
 	}
 	return mapBatch(line, b.hostOne)
@@ -873,8 +882,12 @@ func (b *bridge) trackable(line []byte) bool {
 
 // hostOne handles one message from the host; nil drops it.
 func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
-	var h header
-	if json.Unmarshal(raw, &h) != nil {
+	h, err := parseHeader(raw)
+	if errors.Is(err, errAmbiguous) {
+		b.refuseAmbiguous(raw, b.host, nil, "the host")
+		return nil
+	}
+	if err != nil {
 		return raw // not ours to judge: the server answers it
 	}
 	switch {
@@ -900,6 +913,14 @@ func (b *bridge) hostOne(raw json.RawMessage) json.RawMessage {
 	}
 	if h.isRequest() {
 		raw = b.rewriteMeta(raw, h)
+		var ok bool
+		if raw, ok = b.dropHostRoots(raw); !ok {
+			b.refuseAmbiguous(raw, b.host, nil, "the host")
+			return nil
+		}
+		if h, err = parseHeader(raw); err != nil {
+			return raw
+		}
 		switch h.Method {
 		case "tools/call", "prompts/get", "resources/read":
 			if b.trackable(raw) {
@@ -1149,6 +1170,13 @@ func (b *bridge) fromServer(p *serverProc, out io.Reader) {
 	r := newLineReader(out)
 	for {
 		line, err := r.next()
+		var long *tooLongError
+		if errors.As(err, &long) {
+			if !p.replaced.Load() {
+				b.refuseTooLong(long, p.w, b.host, "the server")
+			}
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !p.replaced.Load() {
 				b.log.Warn("reading from the server failed", "error", err)
@@ -1165,8 +1193,8 @@ func (b *bridge) fromServer(p *serverProc, out io.Reader) {
 
 // serverMessage rewrites (or drops) one line from server process p.
 func (b *bridge) serverMessage(p *serverProc, line []byte) []byte {
-	if !bytes.Contains(line, []byte(methodListRoots)) && !bytes.Contains(line, []byte("inputRequests")) &&
-		!bytes.Contains(line, []byte(`"protocolVersion"`)) && !bytes.Contains(line, []byte(ownIDPrefix)) {
+	if !bytes.Contains(line, []byte(methodListRoots)) && !mentionsInputRequests(line) &&
+		!bytes.Contains(line, []byte(`"protocolVersion"`)) && !bytes.Contains(line, []byte(ownIDPrefix)) && !disguised(line) {
 		if !b.settle(p, line) {
 			return nil
 		}
@@ -1257,8 +1285,12 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 
 // serverOne handles one message from the server; nil drops it.
 func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
-	var h header
-	if json.Unmarshal(raw, &h) != nil {
+	h, err := parseHeader(raw)
+	if errors.Is(err, errAmbiguous) {
+		b.refuseAmbiguous(raw, p.w, b.host, "the server")
+		return nil
+	}
+	if err != nil {
 		return raw
 	}
 	switch {
@@ -1275,11 +1307,17 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 		return nil
 	case h.isResponse() && len(h.Result) > 0:
 		var r struct {
-			ProtocolVersion string                     `json:"protocolVersion"`
-			InputRequests   map[string]json.RawMessage `json:"inputRequests"`
-			RequestState    string                     `json:"requestState"`
+			ProtocolVersion string
+			InputRequests   map[string]json.RawMessage
+			RequestState    string
 		}
-		json.Unmarshal(h.Result, &r)
+		f, err := fields(h.Result, "protocolVersion", "inputRequests", "requestState")
+		if errors.Is(err, errAmbiguous) {
+			return errorResponseRaw(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: "rootkeeper bridge: the server's result spells protocolVersion, inputRequests or requestState twice or in another case"})
+		}
+		json.Unmarshal(f["protocolVersion"], &r.ProtocolVersion)
+		json.Unmarshal(f["inputRequests"], &r.InputRequests)
+		json.Unmarshal(f["requestState"], &r.RequestState)
 		if r.ProtocolVersion != "" {
 			b.mu.Lock()
 			b.session.ProtocolVersion = shown(r.ProtocolVersion)
@@ -1316,10 +1354,11 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 func (b *bridge) inputRequests(proc *serverProc, raw json.RawMessage, h header, reqs map[string]json.RawMessage, state string) json.RawMessage {
 	var rootsIDs []string
 	for id, r := range reqs {
-		var m struct {
-			Method string `json:"method"`
+		m, err := parseHeader(r)
+		if errors.Is(err, errAmbiguous) {
+			return errorResponseRaw(h.ID, &jsonrpc.Error{Code: mcp.CodeInternalError, Message: "rootkeeper bridge: an input request of the server spells its method twice or in another case"})
 		}
-		if json.Unmarshal(r, &m) == nil && m.Method == methodListRoots {
+		if err == nil && m.Method == methodListRoots {
 			rootsIDs = append(rootsIDs, id)
 		}
 	}
@@ -1503,14 +1542,16 @@ type lineReader struct{ r *bufio.Reader }
 
 func newLineReader(r io.Reader) *lineReader { return &lineReader{r: bufio.NewReaderSize(r, 1<<20)} }
 
-// next returns the next non-empty line, without its newline.
+// next returns the next non-empty line, without its newline. A line
+// longer than maxLine is read to its end and dropped, and next returns a
+// *tooLongError holding its first bytes: the reader can go on.
 func (l *lineReader) next() ([]byte, error) {
 	for {
 		var buf []byte
 		for {
 			chunk, err := l.r.ReadSlice('\n')
 			if len(buf)+len(chunk) > maxLine {
-				return nil, fmt.Errorf("a message is longer than %d MiB", maxLine>>20)
+				return nil, l.skip(append(buf, chunk...), err)
 			}
 			if err == bufio.ErrBufferFull {
 				buf = append(buf, chunk...)

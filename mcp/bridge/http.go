@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"rootkeeper/app"
+	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
 )
 
@@ -49,7 +50,7 @@ type httpConn struct {
 // serverProc without a process.
 func (b *bridge) startHTTP(ctx context.Context) (*serverProc, error) {
 	if _, err := url.Parse(b.srv.URL); err != nil {
-		return nil, fmt.Errorf("rootkeeper bridge: server %q has a bad URL %q", b.srv.Name, b.srv.URL)
+		return nil, fmt.Errorf("rootkeeper bridge: server %q has a bad URL %q", b.srv.Name, spot.RedactURL(b.srv.URL))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
@@ -256,14 +257,20 @@ func orTooLong(err error) error {
 	return err
 }
 
+// hide replaces in s every secret of the server's URL query (its values
+// come from the keyring only now: the person sees "(secret)" wherever
+// the URL is shown), as the URL and as it appears inside errors.
+func (c *httpConn) hide(s string) string { return spot.HideIn(s, c.srv.URL) }
+
 // refuse answers each request of line with a JSON-RPC error naming the
 // server and why it could not take it.
 func (c *httpConn) refuse(line []byte, why error) {
-	c.b.log.Warn("the server could not take a message", "url", c.srv.URL, "error", why)
+	why = errors.New(c.hide(why.Error()))
+	c.b.log.Warn("the server could not take a message", "url", c.hide(c.srv.URL), "error", why)
 	for _, m := range splitBatch(line) {
 		if id, ok := requestID(m); ok {
 			data, _ := json.Marshal(errorResponse(id, &jsonrpc.Error{Code: mcp.CodeInternalError,
-				Message: fmt.Sprintf("rootkeeper bridge: server %q (%s): %v", c.srv.Name, c.srv.URL, why)}))
+				Message: fmt.Sprintf("rootkeeper bridge: server %q (%s): %v", c.srv.Name, c.hide(c.srv.URL), why)}))
 			c.emit(data)
 		}
 	}
@@ -334,12 +341,12 @@ func (c *httpConn) sseStream() {
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		c.b.log.Warn("cannot reach the server", "url", c.srv.URL, "error", err)
+		c.b.log.Warn("cannot reach the server", "url", c.hide(c.srv.URL), "error", c.hide(err.Error()))
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		c.b.log.Warn("the server refused its event stream", "url", c.srv.URL, "status", resp.Status)
+		c.b.log.Warn("the server refused its event stream", "url", c.hide(c.srv.URL), "status", resp.Status)
 		return
 	}
 	base, _ := url.Parse(c.srv.URL)

@@ -168,6 +168,20 @@ func TestHTTPServerUnreachable(t *testing.T) {
 	}
 }
 
+// The URL an unreachable server is named by in the host's error hides the
+// secrets of its query (they come from the keyring; nobody should read
+// them in a host's log), Go's own error text included.
+func TestHTTPErrorHidesTheURLsSecret(t *testing.T) {
+	const key = "sk-live-Zz9Yy8Xx7Ww6Vv5Uu4"
+	f := startWith(t, app.Server{Type: app.TransportHTTP, URL: "http://127.0.0.1:1/mcp?api_key=" + key + "&region=eu"}, nil)
+	raw := f.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
+	var res struct{ Error struct{ Message string } }
+	json.Unmarshal(raw, &res)
+	if !strings.Contains(res.Error.Message, "http://127.0.0.1:1/mcp?api_key=(secret)&region=eu") || strings.Contains(string(raw), key) {
+		t.Fatalf("initialize: %s", raw)
+	}
+}
+
 // A server that answers in JSON holds each reply until its result is
 // ready: a request that waits must not hold the host's next ones (here the
 // very request that releases it).

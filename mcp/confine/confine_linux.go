@@ -124,6 +124,12 @@ func enter(args []string) error {
 	if err := restrict(abi, s.Rules); err != nil {
 		return fmt.Errorf("cannot confine the server: %w", err)
 	}
+	if abi < unixSocketABI {
+		// Landlock cannot stop a connect to a named unix socket here.
+		if err := sealUnixSockets(); err != nil {
+			return fmt.Errorf("cannot confine the server: %w", err)
+		}
+	}
 	return fmt.Errorf("confined, but cannot execute %s: %w", s.Path, syscall.Exec(s.Path, args[1:], env))
 }
 

@@ -3,7 +3,7 @@
 // is.
 //
 // With -try it does the operations given as arguments (read:PATH,
-// list:PATH, write:PATH), prints one JSON line per operation
+// list:PATH, write:PATH, connect:SOCKET, socketpair:stream|dgram), prints one JSON line per operation
 // ({"op":..,"path":..,"ok":..,"err":..}) and exits. Without it, it is an MCP
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
 // operation and answers with the same JSON. With -linger FILE it ignores
@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -52,6 +53,21 @@ func try(op, path string) result {
 		r.Got = strings.Join(names, ",")
 	case "write":
 		err = os.WriteFile(path, []byte("nosy was here\n"), 0o644)
+	case "connect": // a named unix socket; "@NAME" an abstract one
+		var c net.Conn
+		c, err = net.Dial("unix", path)
+		if err == nil {
+			r.Got = "connected"
+			c.Close()
+		}
+	case "tcp": // HOST:PORT
+		var c net.Conn
+		c, err = net.Dial("tcp", path)
+		if err == nil {
+			c.Close()
+		}
+	case "socketpair": // "stream" or "dgram": a connected pair that works
+		err = pair(path)
 	default:
 		err = fmt.Errorf("unknown op %q", op)
 	}
@@ -60,6 +76,29 @@ func try(op, path string) result {
 		r.Err = err.Error()
 	}
 	return r
+}
+
+// pair makes a unix socket pair of kind ("stream" or "dgram") and sends a
+// byte across it.
+func pair(kind string) error {
+	typ := syscall.SOCK_STREAM
+	if kind == "dgram" {
+		typ = syscall.SOCK_DGRAM
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, typ|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socketpair", err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	if _, err := syscall.Write(fds[0], []byte{'x'}); err != nil {
+		return err
+	}
+	b := make([]byte, 1)
+	if n, err := syscall.Read(fds[1], b); err != nil || n != 1 || b[0] != 'x' {
+		return fmt.Errorf("read %d %q: %v", n, b, err)
+	}
+	return nil
 }
 
 func main() {
