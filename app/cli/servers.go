@@ -140,7 +140,7 @@ func (c *command) serversAdd(args []string) error {
 		if abi, err := landlockABI(); err != nil {
 			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
 		} else {
-			c.printf("%s runs confined (Landlock ABI %d): it can reach its granted folders and what it needs to run, nothing else\n", app.SafeText(srv.Name), abi)
+			c.printf("%s runs %s\n", app.SafeText(srv.Name), app.ConfinedText(abi))
 		}
 	}
 	if srv.Mode() == app.RootsArgs {
