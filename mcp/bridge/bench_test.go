@@ -17,6 +17,12 @@ import (
 // process of its own) or through a bridge, for the same measurements.
 func benchHost(b *testing.B, bridged bool) (*host, *fixture, func()) {
 	b.Helper()
+	return benchHostOf(b, bridged, apptest.Program(b, "mcp/bridge/testdata/inputserver"))
+}
+
+// benchHostOf is benchHost with the server's command given.
+func benchHostOf(b *testing.B, bridged bool, server string) (*host, *fixture, func()) {
+	b.Helper()
 	hostIn, bridgeIn := io.Pipe()
 	bridgeOut, hostOut := io.Pipe()
 	h := &host{t: b, in: bridgeIn, waits: map[string]chan jsonRaw{}}
@@ -26,7 +32,7 @@ func benchHost(b *testing.B, bridged bool) (*host, *fixture, func()) {
 		core, dir := apptest.NewCore(b)
 		a := b.TempDir()
 		core.Update(func(s *app.State) error {
-			s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: apptest.Program(b, "mcp/bridge/testdata/inputserver")})
+			s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: server})
 			s.AddRoot(app.Root{Path: a, Enabled: true})
 			return s.Decide(app.Decision{Server: "fs", Root: a, Verdict: app.Allow})
 		})
@@ -49,7 +55,7 @@ func benchHost(b *testing.B, bridged bool) (*host, *fixture, func()) {
 		f.sessions = sessions
 		stop = func() { bridgeIn.Close(); cancel(); <-done }
 	} else {
-		cmd := exec.Command(apptest.Program(b, "mcp/bridge/testdata/inputserver"))
+		cmd := exec.Command(server)
 		cmd.Stdin, cmd.Stdout = hostIn, hostOut
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
@@ -86,6 +92,30 @@ func BenchmarkRoundTrip(b *testing.B) {
 			for range b.N {
 				began := time.Now()
 				h.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+				d = append(d, time.Since(began))
+			}
+			b.ReportMetric(percentile(d, 0.5), "p50-µs")
+			b.ReportMetric(percentile(d, 0.99), "p99-µs")
+		})
+	}
+}
+
+// BenchmarkEverythingEcho is the real server-everything's echo tool called
+// through the bridge and straight, as a host would: compare their p50-µs
+// and p99-µs (the bridge's cost is the difference).
+func BenchmarkEverythingEcho(b *testing.B) {
+	server := apptest.NPMServer(b, "mcp-server-everything")
+	for _, bridged := range []bool{false, true} {
+		name := map[bool]string{false: "direct", true: "bridged"}[bridged]
+		b.Run(name, func(b *testing.B) {
+			h, _, stop := benchHostOf(b, bridged, server)
+			defer stop()
+			initialize(h)
+			d := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				began := time.Now()
+				h.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi"}})
 				d = append(d, time.Since(began))
 			}
 			b.ReportMetric(percentile(d, 0.5), "p50-µs")
