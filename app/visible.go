@@ -185,3 +185,50 @@ func IsWithin(path, dir string) bool {
 	}
 	return path == dir || strings.HasPrefix(path, dir+"/")
 }
+
+// NotSeen says why a server does not see a root: the one order in which
+// the window explains it, first what holds for everyone.
+type NotSeen string
+
+// The reasons, in the order they are told.
+const (
+	// Seen: the server sees the root.
+	Seen NotSeen = ""
+	// NotSeenOff: the root is turned off for everyone.
+	NotSeenOff NotSeen = "turned-off"
+	// NotSeenPaused: sharing is paused.
+	NotSeenPaused NotSeen = "paused"
+	// NotSeenHealth: the root has not passed its access check.
+	NotSeenHealth NotSeen = "health"
+	// NotSeenRootsOff: the server takes no roots (roots mode off).
+	NotSeenRootsOff NotSeen = "roots-off"
+	// NotSeenNotAllowed: the server is not allowed it (undecided or
+	// denied).
+	NotSeenNotAllowed NotSeen = "not-allowed"
+)
+
+// WhyNotSeen says why server does not see the root at path in snap, or
+// Seen. With server "", it says why nobody sees it for a reason that holds
+// for every server (turned off, paused, access check), or Seen.
+func WhyNotSeen(snap *Snapshot, server, path string) NotSeen {
+	r, ok := snap.State.Root(path)
+	switch {
+	case !ok:
+		return NotSeenNotAllowed
+	case !r.Enabled:
+		return NotSeenOff
+	case snap.State.Paused:
+		return NotSeenPaused
+	case !snap.Health[path].OK():
+		return NotSeenHealth
+	case server == "":
+		return Seen
+	}
+	if srv, ok := snap.State.Server(server); !ok || srv.Mode() == RootsOff {
+		return NotSeenRootsOff
+	}
+	if !snap.visibility().allows(server, path) {
+		return NotSeenNotAllowed
+	}
+	return Seen
+}

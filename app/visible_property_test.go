@@ -332,3 +332,26 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// WhyNotSeen says Seen exactly when Visible shows the root, over random
+// histories, and a reason otherwise.
+func TestWhyNotSeenAgreesWithTheOneRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 500 {
+		st := State{}
+		health := map[string]Health{}
+		for range propSteps {
+			applyToState(&st, health, randomEvent(rng))
+		}
+		snap := &Snapshot{State: st.Clone(), Health: cloneHealth(health)}
+		for _, srv := range st.Servers {
+			vis := VisiblePaths(snap, srv.Name)
+			for _, r := range st.Roots {
+				why := WhyNotSeen(snap, srv.Name, r.Path)
+				if (why == Seen) != slices.Contains(vis, r.Path) {
+					t.Fatalf("%s on %s: why %q, visible %v", srv.Name, r.Path, why, vis)
+				}
+			}
+		}
+	}
+}

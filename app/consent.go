@@ -1,0 +1,223 @@
+package app
+
+import (
+	"sort"
+	"time"
+)
+
+// ConsentQueue decides what the window asks the person next, so that the
+// window only draws the dialog it is told to and reports the answer. It
+// remembers what the person put off with Later and which answers are being
+// written (so that nothing is asked twice); everything else it reads from
+// the snapshot's grid. It is not safe for concurrent use: the window calls
+// it from its UI goroutine.
+type ConsentQueue struct {
+	// putOff are the review questions put off ("SERVER\x00PATH"): not
+	// asked again until a new one comes.
+	putOff map[string]bool
+	// laterRequests are the requests put off, with when each was last
+	// asked then: asked again only when asked anew (a host starting a held
+	// server).
+	laterRequests map[string]time.Time
+	// busy are the servers and requests whose answer is being written.
+	busy map[string]bool
+}
+
+// AskKind says what the window is to ask.
+type AskKind int
+
+// What Next may say.
+const (
+	// AskNothing: nothing waits.
+	AskNothing AskKind = iota
+	// AskQuestion: one server, one folder, in the small dialog.
+	AskQuestion
+	// AskReview: several questions, in one review screen.
+	AskReview
+	// AskRequest: a folder asked for a server (by a host, or its
+	// configuration).
+	AskRequest
+	// AskWait: servers are still starting; ask again after Wait, so that
+	// servers that start together are asked in one review.
+	AskWait
+)
+
+// Ask is what the window is to ask now.
+type Ask struct {
+	Kind      AskKind
+	Questions []Question // AskQuestion (one) and AskReview
+	Request   Request    // AskRequest
+	Wait      time.Duration
+}
+
+// Next says what to ask now, given the snapshot's grid and the time:
+// questions of connected servers first (after waiting for servers still
+// starting), unless the person put them all off; then the open requests,
+// one at a time, oldest put-off ones only once asked anew.
+func (q *ConsentQueue) Next(g *Grid, now time.Time) Ask {
+	qs := q.Questions(g)
+	if len(qs) > 0 && !q.allPutOff(qs) {
+		if wait := g.Settling(now); wait > 0 {
+			return Ask{Kind: AskWait, Wait: wait}
+		}
+		if len(qs) == 1 {
+			return Ask{Kind: AskQuestion, Questions: qs}
+		}
+		return Ask{Kind: AskReview, Questions: qs}
+	}
+	for _, r := range g.Snapshot().State.Requests {
+		key := requestKey(r)
+		if put, ok := q.laterRequests[key]; (ok && !r.Last.After(put)) || q.busy[key] {
+			continue
+		}
+		return Ask{Kind: AskRequest, Request: r}
+	}
+	return Ask{Kind: AskNothing}
+}
+
+// Questions are the grid's questions of servers whose answers are not
+// being written.
+func (q *ConsentQueue) Questions(g *Grid) []Question {
+	var out []Question
+	for _, x := range g.Questions() {
+		if !q.busy[x.Server] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Fresh are the questions not yet asked in an open review (asked says
+// which, as QuestionKey gives them) and not being answered: what a review
+// grows by while it is open.
+func (q *ConsentQueue) Fresh(g *Grid, asked map[string]bool) []Question {
+	var out []Question
+	for _, x := range q.Questions(g) {
+		if !asked[QuestionKey(x)] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (q *ConsentQueue) allPutOff(qs []Question) bool {
+	if q.putOff == nil {
+		return false
+	}
+	for _, x := range qs {
+		if !q.putOff[QuestionKey(x)] {
+			return false
+		}
+	}
+	return true
+}
+
+// PutOff records that the person answered Later to the review of qs.
+func (q *ConsentQueue) PutOff(qs []Question) {
+	q.putOff = map[string]bool{}
+	for _, x := range qs {
+		q.putOff[QuestionKey(x)] = true
+	}
+}
+
+// PutOffRequest records that the person answered Later to r.
+func (q *ConsentQueue) PutOffRequest(r Request) {
+	if q.laterRequests == nil {
+		q.laterRequests = map[string]time.Time{}
+	}
+	q.laterRequests[requestKey(r)] = r.Last
+}
+
+// Waiting is how many questions the person put off and still waits for
+// (the window's banner offers to review them), or 0 when none was put off.
+func (q *ConsentQueue) Waiting(g *Grid) int {
+	if q.putOff == nil {
+		return 0
+	}
+	return len(g.Questions())
+}
+
+// ReviewAll forgets what was put off: the banner's Review… asks everything
+// again.
+func (q *ConsentQueue) ReviewAll() { q.putOff = nil }
+
+// Servers names the servers of qs, sorted: whom an answer to them
+// decides for.
+func Servers(qs []Question) []string {
+	set := map[string]bool{}
+	for _, x := range qs {
+		set[x.Server] = true
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Answering marks servers as being answered: their questions are not asked
+// again until Answered.
+func (q *ConsentQueue) Answering(servers ...string) {
+	for _, s := range servers {
+		q.mark(s, true)
+	}
+}
+
+// Answered ends what Answering marked.
+func (q *ConsentQueue) Answered(servers ...string) {
+	for _, s := range servers {
+		q.mark(s, false)
+	}
+}
+
+// AnsweringRequest marks r as being answered; AnsweredRequest ends it.
+func (q *ConsentQueue) AnsweringRequest(r Request) { q.mark(requestKey(r), true) }
+
+// AnsweredRequest ends what AnsweringRequest marked.
+func (q *ConsentQueue) AnsweredRequest(r Request) { q.mark(requestKey(r), false) }
+
+func (q *ConsentQueue) mark(key string, on bool) {
+	if q.busy == nil {
+		q.busy = map[string]bool{}
+	}
+	if on {
+		q.busy[key] = true
+	} else {
+		delete(q.busy, key)
+	}
+}
+
+// QuestionKey names a question: "SERVER\x00PATH".
+func QuestionKey(x Question) string { return x.Server + "\x00" + x.Root.Path }
+
+func requestKey(r Request) string { return "request:" + r.Server + "\x00" + r.Path }
+
+// RequestDecision is the decision the person's answer to request r makes.
+func RequestDecision(r Request, allow bool, scope Scope, by Source) Decision {
+	v := Deny
+	if allow {
+		v = Allow
+	}
+	return Decision{Server: r.Server, Root: r.Path, Verdict: v, Scope: scope, By: by}
+}
+
+// RequestRoot is the folder of request r as a root, for the dialog's
+// access check and warnings.
+func RequestRoot(r Request) Root {
+	return Root{Path: r.Path, Name: baseName(r.Path), Source: SourceRequested, Enabled: true}
+}
+
+// Ticked splits the folders of a dialog into those ticked (allowed) and the
+// rest (denied): an unticked folder is a no, remembered, not a question
+// left open.
+func Ticked(paths []string, ticked func(path string) bool) (allowed, denied []string) {
+	for _, p := range paths {
+		if ticked(p) {
+			allowed = append(allowed, p)
+		} else {
+			denied = append(denied, p)
+		}
+	}
+	return allowed, denied
+}
