@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"rootkeeper/app"
@@ -43,12 +44,14 @@ func (o Options) now() time.Time {
 
 // File is one config file of a host, as found.
 type File struct {
-	Host    string  `json:"host"`
-	Path    string  `json:"path"`
-	Format  Format  `json:"format"`
-	Project bool    `json:"project,omitempty"`
-	Err     string  `json:"error,omitempty"`
-	Entries []Entry `json:"servers"`
+	Host    string `json:"host"`
+	Path    string `json:"path"`
+	Format  Format `json:"format"`
+	Project bool   `json:"project,omitempty"`
+	// ProjectDir is the project of a project's file.
+	ProjectDir string  `json:"projectDir,omitempty"`
+	Err        string  `json:"error,omitempty"`
+	Entries    []Entry `json:"servers"`
 	// Protected counts entries that run the bridge.
 	Protected int `json:"protected"`
 	// Recorded: Rootkeeper protected this file and remembers how.
@@ -71,24 +74,36 @@ type Found struct {
 	Protected int `json:"protected"`
 }
 
-// files lists a host's files for o: user files and, for hosts that have
-// them, the project files of o.Projects that exist.
+// filesFor lists a host's files for o: user files and, for hosts that have
+// them, the project files of o.Projects; globs are expanded to the files
+// they match.
 func (h *Host) filesFor(o Options) []fileRef {
 	var out []fileRef
+	add := func(p, project string) {
+		if !strings.ContainsAny(p, "*?[") {
+			out = append(out, fileRef{path: p, project: project})
+			return
+		}
+		matches, _ := filepath.Glob(p)
+		for _, m := range matches {
+			out = append(out, fileRef{path: m, project: project})
+		}
+	}
 	for _, p := range h.files(o.World) {
-		out = append(out, fileRef{path: p})
+		add(p, "")
 	}
 	for _, dir := range o.Projects {
-		if p, ok := h.ProjectFile(dir); ok {
-			out = append(out, fileRef{path: p, project: true})
+		for _, p := range h.ProjectFiles(dir) {
+			add(p, dir)
 		}
 	}
 	return out
 }
 
+// fileRef is a file to look at, and for a project's file the project.
 type fileRef struct {
 	path    string
-	project bool
+	project string
 }
 
 // readFile reads and parses one file; ok is false when it does not exist.
@@ -99,7 +114,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		// points to is what gets edited.
 		path = real
 	}
-	f := File{Host: h.ID, Path: path, Format: h.Format, Project: ref.project}
+	f := File{Host: h.ID, Path: path, Format: h.Format, Project: ref.project != "", ProjectDir: ref.project}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, false, nil
@@ -383,6 +398,11 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	steps := []func() error{
 		func() error { return edit([]string{dl.command}, anchor, o.Executable, false) },
 		func() error { return edit([]string{dl.args}, dl.command, args, false) },
+	}
+	if dl.commandArray {
+		steps = []func() error{
+			func() error { return edit([]string{dl.command}, anchor, ch.Bridge, false) },
+		}
 	}
 	for _, u := range dl.urls {
 		steps = append(steps, func() error { return edit([]string{u.key}, "", nil, true) })
