@@ -62,6 +62,10 @@ func hostsOptions(store *app.Store) hosts.Options {
 	if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != store.Dir() {
 		o.StateDirArg = store.Dir()
 	}
+	// The projects Rootkeeper knows bring their project files.
+	if withProjects, err := o.WithKnownProjects(); err == nil {
+		o = withProjects
+	}
 	return o
 }
 

@@ -62,7 +62,7 @@ tray with the window closed (as at login).
   headless                          run everything but the GUI until interrupted
   bridge NAME                       for hosts: a stdio MCP server that starts server NAME
                                     and relays to it, its roots coming from Rootkeeper
-  hosts list [--json] [--project DIR]  the MCP hosts found here and their servers
+  hosts list [--json] [--known] [--project DIR]  the MCP hosts found here and their servers (--known: every host known and its files)
   hosts protect HOST|--all [--dry-run] [--project DIR]
                                     put each server of HOST behind the bridge (backed up first)
   hosts restore HOST|--all [--dry-run] give HOST's config files back
