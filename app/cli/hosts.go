@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -181,6 +182,10 @@ func (c *command) hostsChange(verb string, args []string) error {
 	f := newFlags("hosts " + verb)
 	all := f.Bool("all")
 	dry := f.Bool("dry-run")
+	keep := new(bool)
+	if verb == "protect" {
+		keep = f.Bool("keep")
+	}
 	projects := f.List("project")
 	pos, _, err := f.parse(args)
 	if err != nil {
@@ -207,12 +212,10 @@ func (c *command) hostsChange(verb string, args []string) error {
 		return err
 	}
 	o.DryRun = *dry
+	o.Keep = *keep
 	if verb == "protect" {
-		if o.Executable, err = HostsExecutable(); err != nil {
-			return fmt.Errorf("finding rootkeeper's own path: %w", err)
-		}
-		if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != c.store.Dir() {
-			o.StateDirArg = c.store.Dir()
+		if err := setBridge(&o, c.store); err != nil {
+			return err
 		}
 	}
 	would := ""
@@ -238,6 +241,9 @@ func (c *command) hostsChange(verb string, args []string) error {
 				c.printRestore(r, would)
 			}
 		}
+	}
+	if verb == "protect" && o.Keep && total > 0 && !o.DryRun {
+		c.printf("kept: while Rootkeeper runs, a host writing its own entries back is protected again (backed up first), and you are told\n")
 	}
 	if total == 0 {
 		if verb == "protect" {
@@ -299,6 +305,30 @@ func (c *command) printRestore(r hosts.FileResult, would string) {
 	if r.Written {
 		c.printf("  %s (its servers stay in Rootkeeper: servers remove NAME forgets one)\n", restartAdvice(r.Host))
 	}
+}
+
+// setBridge fills in what protected entries run: this rootkeeper, with
+// --state-dir when the state folder is not the default.
+func setBridge(o *hosts.Options, store *app.Store) error {
+	var err error
+	if o.Executable, err = HostsExecutable(); err != nil {
+		return fmt.Errorf("finding rootkeeper's own path: %w", err)
+	}
+	if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != store.Dir() {
+		o.StateDirArg = store.Dir()
+	}
+	return nil
+}
+
+// WatchHosts watches the files Rootkeeper protected while the app runs
+// (hosts.Watch), telling through notify (core.SetNotice) what hosts
+// changed, and protecting again the files of hosts kept with --keep.
+func WatchHosts(ctx context.Context, store *app.Store, notify func(topic, msg string), log func(string)) error {
+	o := hosts.Options{World: HostsWorld(), Store: store}
+	if err := setBridge(&o, store); err != nil {
+		return err
+	}
+	return hosts.Watch(ctx, hosts.WatchOptions{Options: o, Notify: notify, Log: log})
 }
 
 // restartAdvice tells a person what a running host needs: a restart, by

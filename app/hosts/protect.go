@@ -31,6 +31,9 @@ type Options struct {
 	Projects []string
 	// DryRun computes everything and writes nothing.
 	DryRun bool
+	// Keep (protect): the files stay protected; while the app runs, a
+	// host writing its own entries back is protected again.
+	Keep bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -248,6 +251,9 @@ func Protect(h *Host, o Options) ([]FileResult, error) {
 				out = append(out, res)
 			}
 		}
+		if o.Keep && !o.DryRun {
+			return markKept(o.Store.Dir(), h.ID, true)
+		}
 		return nil
 	})
 	return out, err
@@ -309,7 +315,7 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 		if err != nil {
 			return res, true, err
 		}
-		rec.Files = append(rec.Files, fileRecord{Host: h.ID, Path: f.Path, Backup: b, Before: hashOf(f.data), Exact: true})
+		rec.Files = append(rec.Files, fileRecord{Host: h.ID, Path: f.Path, Backup: b, Before: hashOf(f.data), Exact: true, Project: ref.project, Keep: o.Keep})
 		fr, _ = rec.file(f.Path)
 	} else if hashOf(f.data) != fr.After {
 		// Edited by someone else since the last protect: the backup is

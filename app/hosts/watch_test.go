@@ -1,0 +1,170 @@
+package hosts
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// notices collects what Watch says, by topic.
+type notices struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (n *notices) set(topic, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]string{}
+	}
+	n.m[topic] = msg
+}
+
+func (n *notices) get(topic string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[topic]
+}
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func startWatch(t *testing.T, o Options) *notices {
+	t.Helper()
+	n := &notices{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Watch(ctx, WatchOptions{Options: o, Notify: n.set, Debounce: 20 * time.Millisecond}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("watch: %v", err)
+		}
+	})
+	return n
+}
+
+// writeJSON replaces a host's file the way hosts do: a new file renamed
+// over the old one.
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, _ := json.MarshalIndent(v, "", "  ")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(mustRead(t, path), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A host that writes its own entry back is noticed; the file is left as
+// the host wrote it when the person did not ask to keep it protected.
+func TestWatchNoticesAHostWritingItsEntryBack(t *testing.T) {
+	h, _ := Lookup("cursor")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := map[string]any{"mcpServers": map[string]any{"time": map[string]any{"command": "uvx", "args": []any{"mcp-server-time"}}}}
+	writeJSON(t, path, orig)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	n := startWatch(t, o)
+	topic := NoticePrefix + path
+	time.Sleep(50 * time.Millisecond)
+	if got := n.get(topic); got != "" {
+		t.Fatalf("a protected file has a notice: %q", got)
+	}
+	writeJSON(t, path, orig) // Cursor writes its own copy back
+	eventually(t, "the notice", func() bool { return strings.Contains(n.get(topic), "Cursor starts time on its own again") })
+	if !strings.Contains(n.get(topic), "hosts protect cursor") {
+		t.Errorf("the notice does not say what to do: %q", n.get(topic))
+	}
+	if data := mustRead(t, path); strings.Contains(string(data), fakeExe) {
+		t.Errorf("protected again without --keep:\n%s", data)
+	}
+	// Protected again by hand: the notice goes.
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the notice to go", func() bool { return n.get(topic) == "" })
+}
+
+// With --keep, a server a host adds is protected again (after a backup of
+// the file as the host left it), and the notice names the folder its env
+// gives it.
+func TestWatchKeepsAKeptHostProtected(t *testing.T) {
+	h, _ := Lookup("claude-code")
+	w, project, store := testWorld(t)
+	path := h.Files(w)[0]
+	writeJSON(t, path, map[string]any{"numStartups": 1, "mcpServers": map[string]any{
+		"time": map[string]any{"type": "stdio", "command": "uvx", "args": []any{"mcp-server-time"}}}})
+	o := Options{World: w, Store: store, Executable: fakeExe, Keep: true}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	n := startWatch(t, Options{World: w, Store: store, Executable: fakeExe})
+	topic := NoticePrefix + path
+
+	v := readJSON(t, path)
+	v["numStartups"] = 2
+	v["mcpServers"].(map[string]any)["notes"] = map[string]any{"type": "stdio", "command": "notes-mcp", "env": map[string]any{"NOTES_DIR": project}}
+	writeJSON(t, path, v)
+	eventually(t, "notes protected again", func() bool {
+		e := readJSON(t, path)["mcpServers"].(map[string]any)["notes"].(map[string]any)
+		return e["command"] == fakeExe
+	})
+	eventually(t, "the notice", func() bool { return strings.Contains(n.get(topic), "protected it again") })
+	msg := n.get(topic)
+	for _, want := range []string{"a new server notes", "given " + project + " in $NOTES_DIR"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("notice %q lacks %q", msg, want)
+		}
+	}
+	// The file as the host left it was backed up first.
+	backups, _ := os.ReadDir(filepath.Join(store.Dir(), "hosts", "backups"))
+	found := false
+	for _, b := range backups {
+		if data, _ := os.ReadFile(filepath.Join(store.Dir(), "hosts", "backups", b.Name())); strings.Contains(string(data), `"notes-mcp"`) && strings.Contains(string(data), fakeExe) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no backup of the file as the host left it among %d", len(backups))
+	}
+	st, _ := store.Load()
+	if srv, ok := st.Server("claude-code.notes"); !ok || srv.Env["NOTES_DIR"] != project {
+		t.Errorf("notes in the state: %+v %v", srv, ok)
+	}
+
+	// Restored: no longer watched, the notice goes.
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the notice to go after restore", func() bool { return n.get(topic) == "" })
+}
