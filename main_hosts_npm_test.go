@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/hosts"
 )
 
 // realHost is a host that installs from npm and has its own `mcp add` and
@@ -127,5 +131,96 @@ func TestHostsProtectWithRealHosts(t *testing.T) {
 				t.Errorf("after restore %s still shows the bridge:\n%s", rh.id, list)
 			}
 		})
+	}
+}
+
+// Protection that stays, with the real Claude Code: a host kept with
+// `hosts protect claude-code --keep` adds a server with its own `claude mcp
+// add-json` while a headless app runs; the app protects it again, says so
+// in `status` (naming the folder its env gives it), and `claude mcp list`
+// shows it through the bridge.
+func TestHostsKeepWithClaudeCode(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the npm hosts are exercised on Linux")
+	}
+	claude := apptest.NPMServer(t, "claude")
+	fsServer := apptest.NPMServer(t, "mcp-server-filesystem")
+	everything := apptest.NPMServer(t, "mcp-server-everything")
+	state, home := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	notes := filepath.Join(home, "notes")
+	os.MkdirAll(notes, 0o755)
+	path := filepath.Join(home, ".claude.json")
+	os.WriteFile(path, []byte(`{"numStartups": 1, "hasCompletedOnboarding": true, "mcpServers": {"everything": {"type": "stdio", "command": "`+everything+`", "args": []}}}`), 0o600)
+	env := append(serverEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = home, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %q: %v\n%s", filepath.Base(name), args, err, out)
+		}
+		return string(out)
+	}
+	rk := func(args ...string) string {
+		t.Helper()
+		return run(binary, append([]string{"--state-dir", state}, args...)...)
+	}
+	if out := rk("hosts", "protect", "claude-code", "--keep"); !strings.Contains(out, "kept: ") {
+		t.Fatalf("protect --keep said:\n%s", out)
+	}
+
+	app := exec.Command(binary, "--state-dir", state, "headless")
+	app.Env = env
+	var logs bytes.Buffer
+	app.Stderr = &logs
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- app.Wait() }()
+	t.Cleanup(func() {
+		app.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if t.Failed() {
+			t.Logf("headless log:\n%s", logs.String())
+		}
+	})
+	waitFor(t, "the app to run", func() bool { return liveStatus(t, state).Running })
+
+	run(claude, "mcp", "add-json", "-s", "user", "fs", `{"type":"stdio","command":"`+fsServer+`","args":[],"env":{"NOTES_DIR":"`+notes+`"}}`)
+	bridged := func() bool {
+		var v struct {
+			McpServers map[string]struct{ Command string } `json:"mcpServers"`
+		}
+		data, _ := os.ReadFile(path)
+		return json.Unmarshal(data, &v) == nil && v.McpServers["fs"].Command == binary
+	}
+	waitFor(t, "fs protected again", bridged)
+
+	topic := hosts.NoticePrefix + path
+	var notice string
+	waitFor(t, "the notice", func() bool {
+		notice = liveStatus(t, state).Notices[topic]
+		return strings.Contains(notice, "protected it again")
+	})
+	for _, want := range []string{"a new server fs", "given " + notes + " in $NOTES_DIR"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if out := rk("status"); !strings.Contains(out, "a new server fs") {
+		t.Errorf("status does not tell:\n%s", out)
+	}
+	// Allowed its folder, fs runs through the bridge (held until then,
+	// Claude Code would wait for the decision).
+	rk("grant", "claude-code.fs", notes)
+	list := run(claude, "mcp", "list")
+	want := "fs: " + binary + " --state-dir " + state + " bridge claude-code.fs - "
+	if !slices.ContainsFunc(strings.Split(list, "\n"), func(l string) bool {
+		return strings.HasPrefix(l, want) && strings.HasSuffix(l, "Connected")
+	}) {
+		t.Errorf("claude mcp list does not show fs through the bridge (%q):\n%s", want, list)
 	}
 }

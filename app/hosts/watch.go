@@ -31,6 +31,9 @@ type WatchOptions struct {
 	Debounce time.Duration
 	// Log receives what the watcher did, for the app's log; may be nil.
 	Log func(msg string)
+	// MaxReprotects is how often a kept file is protected again within a
+	// minute before the watcher gives up on it; maxReprotects when zero.
+	MaxReprotects int
 }
 
 // maxReprotects bounds how often a kept file is protected again in
@@ -50,6 +53,9 @@ const (
 func Watch(ctx context.Context, o WatchOptions) error {
 	if o.Debounce <= 0 {
 		o.Debounce = 100 * time.Millisecond
+	}
+	if o.MaxReprotects <= 0 {
+		o.MaxReprotects = maxReprotects
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -269,7 +275,7 @@ func (ws *watchState) check(path string) {
 	}
 	now := ws.o.now()
 	recent := slices.DeleteFunc(ws.reprotects[path], func(t time.Time) bool { return now.Sub(t) > reprotectWindow })
-	if len(recent) >= maxReprotects {
+	if len(recent) >= ws.o.MaxReprotects {
 		ws.reprotects[path] = recent
 		ws.notify(path, fmt.Sprintf("%s; %s keeps writing its own entries back, so Rootkeeper stopped protecting %s again: restart %s, then run hosts protect %s",
 			what, h.Name, path, h.Name, h.ID))

@@ -1,14 +1,18 @@
 package hosts
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"rootkeeper/app"
 )
 
 // notices collects what Watch says, by topic.
@@ -167,4 +171,76 @@ func TestWatchKeepsAKeptHostProtected(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the notice to go after restore", func() bool { return n.get(topic) == "" })
+}
+
+// BenchmarkWatchReprotect is the time from a host writing its own entry
+// back to the file running the bridge again, for a kept host (with the
+// watcher's default debounce, 100 ms); it reports the p99 (goal: 2 s).
+func BenchmarkWatchReprotect(b *testing.B) {
+	h, _ := Lookup("claude-code")
+	home := b.TempDir()
+	w := World{GOOS: "linux", Home: home}
+	store, err := app.OpenStore(filepath.Join(b.TempDir(), "state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := h.Files(w)[0]
+	orig, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"time": map[string]any{"type": "stdio", "command": "uvx", "args": []string{"mcp-server-time"}}}})
+	os.WriteFile(path, orig, 0o600)
+	o := Options{World: w, Store: store, Executable: fakeExe, Keep: true}
+	if _, err := Protect(h, o); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Keep = false
+	go Watch(ctx, WatchOptions{Options: o, MaxReprotects: 1 << 30})
+	time.Sleep(100 * time.Millisecond)
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		tmp := path + ".tmp"
+		os.WriteFile(tmp, orig, 0o600)
+		os.Rename(tmp, path)
+		for {
+			data, _ := os.ReadFile(path)
+			if bytes.Contains(data, []byte(fakeExe)) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)*99/100].Milliseconds()), "p99-ms")
+	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "p50-ms")
+}
+
+// A host that keeps writing its entry back is protected again at most
+// MaxReprotects times, then told about.
+func TestWatchGivesUpOnAHostThatKeepsWriting(t *testing.T) {
+	h, _ := Lookup("cursor")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := map[string]any{"mcpServers": map[string]any{"time": map[string]any{"command": "uvx"}}}
+	writeJSON(t, path, orig)
+	if _, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	n := &notices{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Watch(ctx, WatchOptions{Options: Options{World: w, Store: store, Executable: fakeExe}, Notify: n.set, Debounce: 10 * time.Millisecond, MaxReprotects: 2})
+	topic := NoticePrefix + path
+	eventually(t, "the watcher to give up", func() bool {
+		if strings.Contains(string(mustRead(t, path)), fakeExe) {
+			writeJSON(t, path, orig)
+		}
+		time.Sleep(20 * time.Millisecond)
+		return strings.Contains(n.get(topic), "keeps writing its own entries back")
+	})
+	if data := mustRead(t, path); strings.Contains(string(data), fakeExe) {
+		t.Errorf("protected again after giving up:\n%s", data)
+	}
 }
