@@ -53,7 +53,7 @@ func newHostsTab(u *ui) *hostsTab {
 // this rootkeeper, and its state folder (named to the bridge when it is not
 // the default).
 func hostsOptions(store *app.Store) hosts.Options {
-	o := hosts.Options{World: hosts.ThisWorld(), Store: store}
+	o := hosts.Options{World: hosts.ThisWorld(), Store: store, Probe: hosts.ProbeOAuth}
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			o.Executable = real

@@ -20,6 +20,7 @@ import (
 // only if the link does: the resolved path is what hosts run).
 var (
 	HostsWorld      = hosts.ThisWorld
+	HostsProbe      = hosts.ProbeOAuth
 	HostsExecutable = func() (string, error) {
 		exe, err := os.Executable()
 		if err != nil {
@@ -311,6 +312,7 @@ func (c *command) printRestore(r hosts.FileResult, would string) {
 // --state-dir when the state folder is not the default.
 func setBridge(o *hosts.Options, store *app.Store) error {
 	var err error
+	o.Probe = HostsProbe
 	if o.Executable, err = HostsExecutable(); err != nil {
 		return fmt.Errorf("finding rootkeeper's own path: %w", err)
 	}

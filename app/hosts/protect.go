@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,10 @@ type Options struct {
 	Keep bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Probe (protect), when set, asks a remote entry's server whether the
+	// bridge can stand in for the host; a reason not to leaves the entry
+	// to the host (ProbeOAuth: the server wants an OAuth sign-in).
+	Probe func(ctx context.Context, srv app.Server) string
 }
 
 func (o Options) now() time.Time {
@@ -288,6 +293,13 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 		case e.Skip != "":
 			res.Skipped = append(res.Skipped, e)
 			continue
+		}
+		if o.Probe != nil && e.Server.Type != app.TransportStdio {
+			if why := o.Probe(context.Background(), e.Server); why != "" {
+				e.Skip = why
+				res.Skipped = append(res.Skipped, e)
+				continue
+			}
 		}
 		if _, err := d.render(append(clone(e.base), e.d.command), ""); err != nil {
 			e.Skip = err.Error() // a shape Rootkeeper does not edit
