@@ -65,9 +65,9 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 }
 
 func FuzzJSON(f *testing.F) {
-	fuzzFormat(f, JSON, "claude.json", "vscode.json", "zed.json", "gemini.json", "windsurf.json")
+	fuzzFormat(f, JSON, "claude.json", "vscode.json", "zed.json", "gemini.json", "windsurf.json", "opencode.jsonc", "copilot.json", "amp.json")
 }
 
 func FuzzTOML(f *testing.F) { fuzzFormat(f, TOML, "codex.toml") }
 
-func FuzzYAML(f *testing.F) { fuzzFormat(f, YAML, "goose.yaml") }
+func FuzzYAML(f *testing.F) { fuzzFormat(f, YAML, "goose.yaml", "continue.yaml") }
