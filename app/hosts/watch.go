@@ -222,7 +222,9 @@ func driftOf(h *Host, fr fileRecord, f File) Drift {
 		er, had := recorded[strings.Join(e.Key, "\x00")]
 		switch {
 		case had && !(e.Protected && e.Rootkeeper == er.Name && e.Server.Command == er.Command):
-			if !e.Protected && e.Skip == "" {
+			// Told even when it can no longer be bridged: it runs
+			// without Rootkeeper all the same.
+			if !e.Protected {
 				out.Unbridged = append(out.Unbridged, e)
 			}
 		case !had && !e.Protected && e.Skip == "":
@@ -269,6 +271,19 @@ func (ws *watchState) check(path string) {
 	}
 	ws.told[path] = false
 	what := describeDrift(h, drift, ws.o.World.Home)
+	var cannot []string
+	protectable := len(drift.New)
+	for _, e := range drift.Unbridged {
+		if e.Skip != "" {
+			cannot = append(cannot, e.Name+": "+e.Skip)
+		} else {
+			protectable++
+		}
+	}
+	if protectable == 0 {
+		ws.notify(path, fmt.Sprintf("%s; it cannot be put behind the bridge (%s)", what, strings.Join(cannot, "; ")))
+		return
+	}
 	if !fr.Keep || ws.o.DryRun {
 		ws.notify(path, what+" (hosts protect "+h.ID+" puts it back behind Rootkeeper)")
 		return
@@ -287,8 +302,8 @@ func (ws *watchState) check(path string) {
 		ws.notify(path, fmt.Sprintf("%s; protecting it again failed: %v", what, err))
 		return
 	}
-	ws.log("%s: protected %s again (%d entries)", h.Name, path, len(res.Changes))
 	ws.told[path] = true
+	ws.log("%s: protected %s again (%d entries)", h.Name, path, len(res.Changes))
 	ws.notify(path, fmt.Sprintf("%s; Rootkeeper protected it again (the file before: %s)", what, res.Backup))
 }
 

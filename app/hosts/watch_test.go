@@ -244,3 +244,28 @@ func TestWatchGivesUpOnAHostThatKeepsWriting(t *testing.T) {
 		t.Errorf("protected again after giving up:\n%s", data)
 	}
 }
+
+// A host that puts back an entry the bridge cannot run (a variable only
+// the host expands) is told about, and not fought with.
+func TestWatchTellsOfAnEntryThatCannotBeBridged(t *testing.T) {
+	h, _ := Lookup("cursor")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	writeJSON(t, path, map[string]any{"mcpServers": map[string]any{"time": map[string]any{"command": "uvx"}}})
+	if _, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	n := startWatch(t, Options{World: w, Store: store, Executable: fakeExe})
+	time.Sleep(50 * time.Millisecond)
+	writeJSON(t, path, map[string]any{"mcpServers": map[string]any{"time": map[string]any{"command": "uvx", "args": []any{"${workspaceFolder}"}}}})
+	topic := NoticePrefix + path
+	eventually(t, "the notice", func() bool { return strings.Contains(n.get(topic), "cannot be put behind the bridge") })
+	if msg := n.get(topic); !strings.Contains(msg, "Cursor starts time on its own again") || !strings.Contains(msg, "only the host expands") {
+		t.Errorf("notice: %q", msg)
+	}
+	backups, _ := os.ReadDir(filepath.Join(store.Dir(), "hosts", "backups"))
+	if len(backups) != 1 {
+		t.Errorf("%d backups: the file was handled as if it could be protected", len(backups))
+	}
+}
