@@ -787,3 +787,48 @@ func TestContinueListItems(t *testing.T) {
 		t.Errorf("restore:\n%s\nwant\n%s", back, want)
 	}
 }
+
+// Continue's block files in a project: YAML with an mcpServers list, and
+// JSON in Claude Desktop's shape, side by side.
+func TestContinueBlockFiles(t *testing.T) {
+	h, _ := Lookup("continue")
+	w, project, store := testWorld(t)
+	dir := filepath.Join(project, ".continue", "mcpServers")
+	os.MkdirAll(dir, 0o755)
+	files := map[string][]byte{
+		filepath.Join(dir, "sqlite.yaml"):      []byte("name: SQLite block\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: sqlite\n    command: npx\n    args: [\"-y\", \"mcp-sqlite\"]\n"),
+		filepath.Join(dir, "from-cursor.json"): []byte("{\n  \"mcpServers\": {\n    \"time\": { \"command\": \"uvx\", \"args\": [\"mcp-server-time\"] }\n  }\n}\n"),
+	}
+	for p, data := range files {
+		os.WriteFile(p, data, 0o600)
+	}
+	o := Options{World: w, Store: store, Executable: fakeExe, Projects: []string{project}}
+	res, err := Protect(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bridged []string
+	for _, r := range res {
+		for _, ch := range r.Changes {
+			bridged = append(bridged, ch.Entry.Rootkeeper)
+		}
+	}
+	sort.Strings(bridged)
+	tag := baseTag(project)
+	if d := cmp.Diff([]string{"continue." + tag + ".sqlite", "continue." + tag + ".time"}, bridged); d != "" {
+		t.Errorf("bridged (-want +got):\n%s", d)
+	}
+	for p := range files {
+		if !bytes.Contains(mustRead(t, p), []byte(fakeExe)) {
+			t.Errorf("%s not protected", p)
+		}
+	}
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range files {
+		if back := mustRead(t, p); !bytes.Equal(back, data) {
+			t.Errorf("%s not restored:\n%s", p, back)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		// points to is what gets edited.
 		path = real
 	}
-	f := File{Host: h.ID, Path: path, Format: h.Format, Project: ref.project != "", ProjectDir: ref.project}
+	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, false, nil
@@ -131,7 +131,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		return f, true, err
 	}
 	f.data = data
-	d, err := parseDoc(h.Format, path, ref.project, data)
+	d, err := parseDoc(h.formatOf(path), path, ref.project, data)
 	if err != nil {
 		f.parsed = err
 		f.Err = err.Error()

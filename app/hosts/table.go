@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Format is how a config file is written.
@@ -23,7 +24,8 @@ type Host struct {
 	ID string
 	// Name is the name people know it by ("Claude Code").
 	Name string
-	// Format of its config files.
+	// Format of its config files (but a ".json" file of a YAML host is
+	// JSON: Continue's block files).
 	Format Format
 	// files returns the host's user config files in w; a file listed
 	// need not exist, and may be a glob (VS Code's profiles).
@@ -306,7 +308,9 @@ var Hosts = []*Host{
 		files: func(w World) []string {
 			return one(filepath.Join(w.dotDir("CONTINUE_GLOBAL_DIR", ".continue"), "config.yaml"))
 		},
-		project: in(".continue/mcpServers/*.yaml"),
+		// Block files: YAML with an mcpServers list, or JSON in Claude
+		// Desktop's shape.
+		project: in(".continue/mcpServers/*.yaml", ".continue/mcpServers/*.json"),
 		dialect: jsonDialect, servers: table("mcpServers", "project"),
 	},
 	{
@@ -407,6 +411,14 @@ var Hosts = []*Host{
 		project: in(".trae/mcp.json"),
 		dialect: jsonDialect, servers: mcpServers,
 	},
+}
+
+// formatOf is the format of the host's file at path.
+func (h *Host) formatOf(path string) Format {
+	if h.Format == YAML && strings.EqualFold(filepath.Ext(path), ".json") {
+		return JSON
+	}
+	return h.Format
 }
 
 // Lookup finds a host by its ID.
