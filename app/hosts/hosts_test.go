@@ -832,3 +832,23 @@ func TestContinueBlockFiles(t *testing.T) {
 		}
 	}
 }
+
+// A root that is the home folder: its "project" files that are the hosts'
+// own user files are read once, as user files.
+func TestHomeAsAProject(t *testing.T) {
+	h, _ := Lookup("gemini")
+	w, _, store := testWorld(t)
+	path, _ := install(t, h, w, "gemini.json", "/p")
+	found, err := List(Options{World: w, Store: store, Projects: []string{w.Home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		if f.ID != "gemini" {
+			continue
+		}
+		if len(f.Files) != 1 || f.Files[0].Path != path || f.Files[0].Project {
+			t.Errorf("gemini's files: %+v", f.Files)
+		}
+	}
+}

@@ -87,14 +87,23 @@ type Found struct {
 // they match.
 func (h *Host) filesFor(o Options) []fileRef {
 	var out []fileRef
+	seen := map[string]bool{}
+	one := func(p, project string) {
+		// A project that is the home folder holds user files too
+		// (~/.codex/config.toml): each file is read once, as the host's.
+		if p = filepath.Clean(p); !seen[p] {
+			seen[p] = true
+			out = append(out, fileRef{path: p, project: project})
+		}
+	}
 	add := func(p, project string) {
 		if !strings.ContainsAny(p, "*?[") {
-			out = append(out, fileRef{path: p, project: project})
+			one(p, project)
 			return
 		}
 		matches, _ := filepath.Glob(p)
 		for _, m := range matches {
-			out = append(out, fileRef{path: m, project: project})
+			one(m, project)
 		}
 	}
 	for _, p := range h.files(o.World) {
