@@ -169,20 +169,20 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 			}
 		}})
 	}
-	// Protected hosts' files: a host writing its own entries back is told
-	// about, and protected again where the person asked (--keep).
-	watchHosts := func(ctx context.Context) error {
-		return cli.WatchHosts(ctx, store, core.SetNotice, func(msg string) { logger.Info(msg) })
-	}
 	for name, run := range map[string]func(context.Context) error{
 		"state watcher":       core.Run,
 		"health monitor":      monitor.Run,
 		"control channel":     ctl.Serve,
 		"state folder budget": keepBudget,
-		"hosts watcher":       watchHosts,
 	} {
 		loop(name, run)
 	}
+
+	// Protected hosts' files: a host writing its own entries back is told
+	// about, and protected again where the person asked (--keep).
+	loop("hosts watcher", func(ctx context.Context) error {
+		return cli.WatchHosts(ctx, store, core.SetNotice, func(msg string) { logger.Info(msg) })
+	})
 	rt.startMCP = sync.OnceFunc(func() { loop("mcp clients", rt.manager.Run) })
 	if !holdMCP {
 		rt.startMCP()
