@@ -179,6 +179,12 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 	} {
 		loop(name, run)
 	}
+
+	// Protected hosts' files: a host writing its own entries back is told
+	// about, and protected again where the person asked (--keep).
+	loop("hosts watcher", func(ctx context.Context) error {
+		return cli.WatchHosts(ctx, store, core.SetNotice, func(msg string) { logger.Info(msg) })
+	})
 	rt.startMCP = sync.OnceFunc(func() { loop("mcp clients", rt.manager.Run) })
 	if !holdMCP {
 		rt.startMCP()

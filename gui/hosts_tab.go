@@ -53,7 +53,7 @@ func newHostsTab(u *ui) *hostsTab {
 // this rootkeeper, and its state folder (named to the bridge when it is not
 // the default).
 func hostsOptions(store *app.Store) hosts.Options {
-	o := hosts.Options{World: hosts.ThisWorld(), Store: store}
+	o := hosts.Options{World: hosts.ThisWorld(), Store: store, Probe: hosts.ProbeOAuth}
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			o.Executable = real
@@ -61,6 +61,10 @@ func hostsOptions(store *app.Store) hosts.Options {
 	}
 	if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != store.Dir() {
 		o.StateDirArg = store.Dir()
+	}
+	// The projects Rootkeeper knows bring their project files.
+	if withProjects, err := o.WithKnownProjects(); err == nil {
+		o = withProjects
 	}
 	return o
 }

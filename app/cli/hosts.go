@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"rootkeeper/app"
@@ -17,6 +20,7 @@ import (
 // only if the link does: the resolved path is what hosts run).
 var (
 	HostsWorld      = hosts.ThisWorld
+	HostsProbe      = hosts.ProbeOAuth
 	HostsExecutable = func() (string, error) {
 		exe, err := os.Executable()
 		if err != nil {
@@ -42,6 +46,10 @@ func (c *command) hostsVerb(args []string) error {
 	return usagef("unknown hosts command %q (want list, protect or restore)", args[0])
 }
 
+// hostsOptions are the options of a hosts command: the projects given
+// with --project, then every project Rootkeeper knows (its roots), whose
+// project files (.mcp.json, .vscode/mcp.json…) are listed and protected
+// with the hosts'.
 func (c *command) hostsOptions(projects []string) (hosts.Options, error) {
 	o := hosts.Options{World: HostsWorld(), Store: c.store}
 	for _, p := range projects {
@@ -53,12 +61,13 @@ func (c *command) hostsOptions(projects []string) (hosts.Options, error) {
 		}
 		o.Projects = append(o.Projects, filepath.Clean(p))
 	}
-	return o, nil
+	return o.WithKnownProjects()
 }
 
 func (c *command) hostsList(args []string) error {
 	f := newFlags("hosts list")
 	asJSON := f.Bool("json")
+	known := f.Bool("known")
 	projects := f.List("project")
 	pos, _, err := f.parse(args)
 	if err != nil {
@@ -66,6 +75,9 @@ func (c *command) hostsList(args []string) error {
 	}
 	if err := exactly("hosts list", pos); err != nil {
 		return err
+	}
+	if *known {
+		return c.hostsKnown(*asJSON)
 	}
 	o, err := c.hostsOptions(*projects)
 	if err != nil {
@@ -85,27 +97,83 @@ func (c *command) hostsList(args []string) error {
 		c.printf("no MCP host config found\n")
 		return nil
 	}
+	// The hosts' own files first, then each project's files together.
+	byProject := map[string][]hosts.File{}
 	for _, h := range found {
-		c.printf("%s (%s): %d server(s), %d protected\n", h.ID, h.Name, h.Servers, h.Protected)
+		var own []hosts.File
+		servers, protected := 0, 0
 		for _, f := range h.Files {
-			note := ""
+			if f.ProjectDir != "" {
+				byProject[f.ProjectDir] = append(byProject[f.ProjectDir], f)
+				continue
+			}
+			own = append(own, f)
+			servers += len(f.Entries)
+			protected += f.Protected
+		}
+		if len(own) == 0 {
+			continue
+		}
+		c.printf("%s (%s): %d server(s), %d protected\n", h.ID, h.Name, servers, protected)
+		for _, f := range own {
+			c.printHostFile(f, "")
+		}
+	}
+	for _, dir := range slices.Sorted(maps.Keys(byProject)) {
+		c.printf("project %s\n", dir)
+		for _, f := range byProject[dir] {
+			name := f.Host
+			if h, ok := hosts.Lookup(f.Host); ok {
+				name = h.Name
+			}
+			c.printHostFile(f, name+": ")
+		}
+	}
+	return nil
+}
+
+func (c *command) printHostFile(f hosts.File, prefix string) {
+	note := ""
+	switch {
+	case f.Err != "":
+		note = " — " + f.Err
+	case f.ChangedSinceProtect:
+		note = " — changed since Rootkeeper protected it"
+	}
+	c.printf("  %s%s%s\n", prefix, f.Path, note)
+	for _, e := range f.Entries {
+		state := "not protected"
+		switch {
+		case e.Protected:
+			state = "protected as " + e.Rootkeeper
+		case e.Skip != "":
+			state = "cannot protect: " + e.Skip
+		}
+		c.printf("    %-24s %-12s %s\n", e.Name, e.Scope, state)
+	}
+}
+
+// hostsKnown is `hosts list --known`: every host Rootkeeper knows and the
+// files it looks at on this OS, found or not.
+func (c *command) hostsKnown(asJSON bool) error {
+	known := hosts.KnownHosts(HostsWorld())
+	if asJSON {
+		return c.printJSON(known)
+	}
+	for _, k := range known {
+		c.printf("%s (%s, %s)\n", k.ID, k.Name, k.Format)
+		for _, f := range k.Files {
 			switch {
-			case f.Err != "":
-				note = " — " + f.Err
-			case f.ChangedSinceProtect:
-				note = " — changed since Rootkeeper protected it"
+			case len(f.Found) == 0:
+				c.printf("  %s (not found)\n", f.Path)
+			case len(f.Found) == 1 && f.Found[0] == f.Path:
+				c.printf("  %s (found)\n", f.Path)
+			default:
+				c.printf("  %s (found: %s)\n", f.Path, strings.Join(f.Found, ", "))
 			}
-			c.printf("  %s%s\n", f.Path, note)
-			for _, e := range f.Entries {
-				state := "not protected"
-				switch {
-				case e.Protected:
-					state = "protected as " + e.Rootkeeper
-				case e.Skip != "":
-					state = "cannot protect: " + e.Skip
-				}
-				c.printf("    %-24s %-12s %s\n", e.Name, e.Scope, state)
-			}
+		}
+		if len(k.ProjectFiles) > 0 {
+			c.printf("  in each project: %s\n", strings.Join(k.ProjectFiles, ", "))
 		}
 	}
 	return nil
@@ -115,6 +183,10 @@ func (c *command) hostsChange(verb string, args []string) error {
 	f := newFlags("hosts " + verb)
 	all := f.Bool("all")
 	dry := f.Bool("dry-run")
+	keep := new(bool)
+	if verb == "protect" {
+		keep = f.Bool("keep")
+	}
 	projects := f.List("project")
 	pos, _, err := f.parse(args)
 	if err != nil {
@@ -141,12 +213,10 @@ func (c *command) hostsChange(verb string, args []string) error {
 		return err
 	}
 	o.DryRun = *dry
+	o.Keep = *keep
 	if verb == "protect" {
-		if o.Executable, err = HostsExecutable(); err != nil {
-			return fmt.Errorf("finding rootkeeper's own path: %w", err)
-		}
-		if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != c.store.Dir() {
-			o.StateDirArg = c.store.Dir()
+		if err := setBridge(&o, c.store); err != nil {
+			return err
 		}
 	}
 	would := ""
@@ -172,6 +242,9 @@ func (c *command) hostsChange(verb string, args []string) error {
 				c.printRestore(r, would)
 			}
 		}
+	}
+	if verb == "protect" && o.Keep && total > 0 && !o.DryRun {
+		c.printf("kept: while Rootkeeper runs, a host writing its own entries back is protected again (backed up first), and you are told\n")
 	}
 	if total == 0 {
 		if verb == "protect" {
@@ -233,6 +306,31 @@ func (c *command) printRestore(r hosts.FileResult, would string) {
 	if r.Written {
 		c.printf("  %s (its servers stay in Rootkeeper: servers remove NAME forgets one)\n", restartAdvice(r.Host))
 	}
+}
+
+// setBridge fills in what protected entries run: this rootkeeper, with
+// --state-dir when the state folder is not the default.
+func setBridge(o *hosts.Options, store *app.Store) error {
+	var err error
+	o.Probe = HostsProbe
+	if o.Executable, err = HostsExecutable(); err != nil {
+		return fmt.Errorf("finding rootkeeper's own path: %w", err)
+	}
+	if def, err := app.DefaultStateDir(); err != nil || filepath.Clean(def) != store.Dir() {
+		o.StateDirArg = store.Dir()
+	}
+	return nil
+}
+
+// WatchHosts watches the files Rootkeeper protected while the app runs
+// (hosts.Watch), telling through notify (core.SetNotice) what hosts
+// changed, and protecting again the files of hosts kept with --keep.
+func WatchHosts(ctx context.Context, store *app.Store, notify func(topic, msg string), log func(string)) error {
+	o := hosts.Options{World: HostsWorld(), Store: store}
+	if err := setBridge(&o, store); err != nil {
+		return err
+	}
+	return hosts.Watch(ctx, hosts.WatchOptions{Options: o, Notify: notify, Log: log})
 }
 
 // restartAdvice tells a person what a running host needs: a restart, by

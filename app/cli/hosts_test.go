@@ -118,3 +118,72 @@ func TestHostsProjectFile(t *testing.T) {
 		t.Errorf("project file:\n%s", data)
 	}
 }
+
+// TestHostsKnownProjects: the project files of every root Rootkeeper knows
+// are listed under their project and protected with --all.
+func TestHostsKnownProjects(t *testing.T) {
+	h, _ := hostsHarness(t)
+	api, web := h.folder("api"), h.folder("web")
+	h.ok("roots", "add", api)
+	h.ok("roots", "add", web)
+	files := map[string]string{
+		filepath.Join(api, ".mcp.json"):           `{"mcpServers": {"db": {"command": "db-mcp"}}}`,
+		filepath.Join(api, ".cursor", "mcp.json"): `{"mcpServers": {"lint": {"command": "lint-mcp"}}}`,
+		filepath.Join(web, "opencode.json"):       `{"mcp": {"fs": {"type": "local", "command": ["fs-mcp", "--ro"]}}}`,
+		filepath.Join(web, ".roo", "mcp.json"):    `{"mcpServers": {"roo": {"command": "roo-mcp"}}}`,
+	}
+	for p, text := range files {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(text), 0o600)
+	}
+	out := h.ok("hosts", "list")
+	apiAt, webAt := strings.Index(out, "project "+api+"\n"), strings.Index(out, "project "+web+"\n")
+	if apiAt < 0 || webAt < 0 {
+		t.Fatalf("list does not group by project:\n%s", out)
+	}
+	for p := range files {
+		if !strings.Contains(out, p) {
+			t.Errorf("list misses %s:\n%s", p, out)
+		}
+	}
+	if i := strings.Index(out, filepath.Join(web, "opencode.json")); i < webAt {
+		t.Errorf("web's opencode.json is not under web:\n%s", out)
+	}
+	out = h.ok("hosts", "protect", "--all")
+	for _, name := range []string{"db", "lint", "fs", "roo"} {
+		if !strings.Contains(out, name+" bridged as ") {
+			t.Errorf("protect --all did not bridge %s:\n%s", name, out)
+		}
+	}
+	for p := range files {
+		if data, _ := os.ReadFile(p); !strings.Contains(string(data), `"bridge"`) {
+			t.Errorf("%s not protected:\n%s", p, data)
+		}
+	}
+	h.ok("hosts", "restore", "--all")
+	for p, text := range files {
+		if data, _ := os.ReadFile(p); string(data) != text {
+			t.Errorf("%s not restored:\n%s", p, data)
+		}
+	}
+}
+
+func TestHostsListKnown(t *testing.T) {
+	h, home := hostsHarness(t)
+	codex := filepath.Join(home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(codex), 0o755)
+	os.WriteFile(codex, nil, 0o600)
+	var known []hosts.Known
+	if err := json.Unmarshal([]byte(h.ok("hosts", "list", "--known", "--json")), &known); err != nil {
+		t.Fatal(err)
+	}
+	if len(known) != len(hosts.Hosts) {
+		t.Errorf("%d hosts known, want %d", len(known), len(hosts.Hosts))
+	}
+	out := h.ok("hosts", "list", "--known")
+	for _, want := range []string{codex + " (found)", filepath.Join(home, ".cursor", "mcp.json") + " (not found)", "in each project: .vscode/mcp.json"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--known misses %q:\n%s", want, out)
+		}
+	}
+}

@@ -72,3 +72,42 @@ func BenchmarkReadBigClaudeJSON(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkListTwoHundredProjects is `hosts list` over a home with a
+// config for every host and 200 known projects, half of them with project
+// files (goal: well under 0.5 s).
+func BenchmarkListTwoHundredProjects(b *testing.B) {
+	home := b.TempDir()
+	w := World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config")}
+	store, err := app.OpenStore(filepath.Join(b.TempDir(), "state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, fx := range fixtures {
+		h, _ := Lookup(fx.host)
+		data, err := os.ReadFile(filepath.Join("testdata", fx.file))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := h.Files(w)[0]
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, data, 0o600)
+	}
+	var projects []string
+	for i := range 200 {
+		dir := filepath.Join(home, "src", fmt.Sprintf("p%03d", i))
+		os.MkdirAll(filepath.Join(dir, ".vscode"), 0o755)
+		if i%2 == 0 {
+			os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers": {"db": {"command": "db-mcp", "args": ["--dir", "."]}}}`), 0o600)
+			os.WriteFile(filepath.Join(dir, ".vscode", "mcp.json"), []byte(`{"servers": {"x": {"type": "stdio", "command": "x"}}}`), 0o600)
+		}
+		projects = append(projects, dir)
+	}
+	o := Options{World: w, Store: store, Projects: projects}
+	for b.Loop() {
+		found, err := List(o)
+		if err != nil || len(found) < 24 {
+			b.Fatalf("%d hosts, %v", len(found), err)
+		}
+	}
+}

@@ -1,7 +1,16 @@
 // Package hosts finds the MCP hosts on this machine (Claude Code, Claude
-// Desktop, Cursor, VS Code, Windsurf, Gemini CLI, Zed, Codex, Goose, Cline),
-// reads the servers in their config files, puts each behind Rootkeeper's
-// bridge (protect) and gives the files back (restore).
+// Desktop, Cursor, VS Code and its forks, Windsurf, Gemini CLI, Qwen Code,
+// Zed, Codex, Goose, Cline, Roo Code, Kilo Code, Continue, opencode, Crush,
+// GitHub Copilot CLI, Amp, Auggie, Factory Droid, Kiro, Junie, Amazon Q,
+// LM Studio, Trae: the table is Hosts), reads the servers in their config
+// files, user and project ones, puts each behind Rootkeeper's bridge
+// (protect) and gives the files back (restore).
+//
+// Hosts write servers in a few shapes, each a dialect (which key holds
+// the command, args, env, URL, transport): an object of named entries
+// (mcpServers, servers, mcp, context_servers, extensions, mcp_servers),
+// or a YAML list of entries that name themselves (Continue); the command
+// a string with an args array, or one array of both (opencode).
 //
 //	host config file ──parse──> doc (JSONC, TOML, YAML) ──> []Entry
 //	                                 │ set/del one field at a time, in place
@@ -26,6 +35,9 @@ import (
 type doc interface {
 	path() string
 	isProject() bool
+	// projectDir is the project folder of a project's file ("" for a
+	// user file).
+	projectDir() string
 	// tree is the document's meaning, as maps, slices and scalars.
 	tree() map[string]any
 	// keys lists the member names of the object at key, in file order.
@@ -47,7 +59,7 @@ type doc interface {
 const atStart = "\x00start"
 
 // parseDoc parses a config file in format f.
-func parseDoc(f Format, path string, project bool, data []byte) (doc, error) {
+func parseDoc(f Format, path string, project string, data []byte) (doc, error) {
 	var (
 		d   doc
 		err error
@@ -84,10 +96,13 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ExitCode is 2: the input is bad.
 func (e *ParseError) ExitCode() int { return 2 }
 
+// docBase is what every doc knows besides its text: its file and, for a
+// project's file, the project's folder.
 type docBase struct {
 	file    string
-	project bool
+	project string
 }
 
-func (b docBase) path() string    { return filepath.Clean(b.file) }
-func (b docBase) isProject() bool { return b.project }
+func (b docBase) path() string       { return filepath.Clean(b.file) }
+func (b docBase) isProject() bool    { return b.project != "" }
+func (b docBase) projectDir() string { return b.project }

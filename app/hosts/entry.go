@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"rootkeeper/app"
@@ -33,6 +34,9 @@ type dialect struct {
 	// legacyCommand: the command may be an object {path, args, env}
 	// (Zed's older settings).
 	legacyCommand bool
+	// commandArray: the command is an array of the program and its
+	// arguments, and there is no args key (opencode).
+	commandArray bool
 }
 
 type urlKey struct{ key, transport string }
@@ -53,6 +57,18 @@ var (
 	codexDialect = dialect{command: "command", args: "args", env: "env", cwd: "cwd", headers: "http_headers",
 		urls: []urlKey{{"url", app.TransportHTTP}}, types: commonTypes,
 		hostOnly: []string{"bearer_token_env_var", "env_http_headers"}}
+	// opencode: {"type": "local", "command": [program, args…],
+	// "environment": {…}} or {"type": "remote", "url", "headers"}; its
+	// "oauth" makes opencode run the authorization itself.
+	opencodeDialect = dialect{command: "command", env: "environment", headers: "headers",
+		urls: []urlKey{{"url", app.TransportHTTP}}, typ: "type", stdio: "local",
+		types:    map[string]string{"local": app.TransportStdio, "remote": app.TransportHTTP},
+		hostOnly: []string{"oauth"}, commandArray: true}
+	// GitHub Copilot CLI writes "type": "local" for a stdio server.
+	copilotDialect = dialect{command: "command", args: "args", env: "env", cwd: "cwd", headers: "headers",
+		urls: []urlKey{{"url", ""}}, typ: "type", stdio: "local",
+		types: map[string]string{"": "", "local": app.TransportStdio, "stdio": app.TransportStdio,
+			"http": app.TransportHTTP, "sse": app.TransportSSE}}
 	gooseDialect = dialect{command: "cmd", args: "args", env: "envs", headers: "headers",
 		urls: []urlKey{{"uri", ""}}, typ: "type", stdio: "stdio",
 		types: map[string]string{"stdio": app.TransportStdio, "sse": app.TransportSSE, "streamable_http": app.TransportHTTP}}
@@ -108,6 +124,16 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 		e.Skip = "not an object"
 		return e
 	}
+	if list, _ := dig(d.tree(), t.key); list != nil {
+		if _, isList := list.([]any); isList {
+			// A list of servers (Continue's mcpServers): each names
+			// itself.
+			if n, ok := obj["name"].(string); ok && n != "" {
+				e.Name = n
+				e.Rootkeeper = rootkeeperName(h.ID, t.tag, n)
+			}
+		}
+	}
 	dl := h.dialect
 	if dl.legacyCommand {
 		if inner, ok := obj[dl.command].(map[string]any); ok {
@@ -133,6 +159,16 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 		typ = commonTypes[strings.ToLower(t)]
 	}
 	srv.Command = str(dl.command)
+	if cmd, ok := obj[dl.command].([]any); ok && dl.commandArray && len(cmd) > 0 {
+		srv.Command = fmt.Sprint(cmd[0])
+		for _, a := range cmd[1:] {
+			s, ok := a.(string)
+			if !ok {
+				s = fmt.Sprint(a)
+			}
+			srv.Args = append(srv.Args, s)
+		}
+	}
 	for _, u := range dl.urls {
 		if s := str(u.key); s != "" {
 			srv.URL = s
@@ -149,7 +185,7 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 		typ = app.TransportHTTP
 	}
 	srv.Type = typ
-	if args, ok := obj[dl.args].([]any); ok {
+	if args, ok := obj[dl.args].([]any); ok && dl.args != "" {
 		for _, a := range args {
 			s, ok := a.(string)
 			if !ok {
@@ -237,11 +273,19 @@ func stringMap(v any) map[string]string {
 
 func dig(v any, key []string) (any, bool) {
 	for _, k := range key {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[k]; !ok {
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[k]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c) || strconv.Itoa(i) != k {
+				return nil, false
+			}
+			v = c[i]
+		default:
 			return nil, false
 		}
 	}
@@ -299,14 +343,4 @@ func baseTag(dir string) string {
 		b = b[:20]
 	}
 	return nameSafe(b) + "-" + shortHash(filepath.Clean(dir))
-}
-
-// projectTag is the tag of a project file's folder (".mcp.json" in DIR,
-// or ".vscode/mcp.json" in DIR).
-func projectTag(file string) string {
-	dir := filepath.Dir(file)
-	if strings.HasPrefix(filepath.Base(dir), ".") {
-		dir = filepath.Dir(dir)
-	}
-	return baseTag(dir)
 }

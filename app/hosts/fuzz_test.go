@@ -26,7 +26,7 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 	f.Add([]byte("extensions:\n  x: {cmd: a, type: stdio}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := bytes.Clone(data)
-		_, err := parseDoc(format, "/nonexistent/config", false, data)
+		_, err := parseDoc(format, "/nonexistent/config", "", data)
 		if !bytes.Equal(in, data) {
 			t.Fatal("the parser changed its input")
 		}
@@ -42,7 +42,7 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 			if h.Format != format {
 				continue
 			}
-			hd, err := parseDoc(format, "/nonexistent/config", false, data)
+			hd, err := parseDoc(format, "/nonexistent/config", "", data)
 			if err != nil {
 				t.Fatalf("parsed once, not twice: %v", err)
 			}
@@ -57,7 +57,7 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 					continue // refused, as protect would report it
 				}
 			}
-			if _, err := parseDoc(format, "/nonexistent/config", false, hd.bytes()); err != nil {
+			if _, err := parseDoc(format, "/nonexistent/config", "", hd.bytes()); err != nil {
 				t.Fatalf("%s: protect made a file that does not parse: %v\n%q\n->\n%q", h.ID, err, data, hd.bytes())
 			}
 		}
@@ -65,9 +65,9 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 }
 
 func FuzzJSON(f *testing.F) {
-	fuzzFormat(f, JSON, "claude.json", "vscode.json", "zed.json", "gemini.json", "windsurf.json")
+	fuzzFormat(f, JSON, "claude.json", "vscode.json", "zed.json", "gemini.json", "windsurf.json", "opencode.jsonc", "copilot.json", "amp.json")
 }
 
 func FuzzTOML(f *testing.F) { fuzzFormat(f, TOML, "codex.toml") }
 
-func FuzzYAML(f *testing.F) { fuzzFormat(f, YAML, "goose.yaml") }
+func FuzzYAML(f *testing.F) { fuzzFormat(f, YAML, "goose.yaml", "continue.yaml") }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,6 +36,40 @@ var fixtures = []fixture{
 	{host: "cline", file: "windsurf.json", bridged: []string{"remote", "local"}},
 	{host: "codex", file: "codex.toml", bridged: []string{"fs", "docs"}, skipped: []string{"secret"}},
 	{host: "goose", file: "goose.yaml", bridged: []string{"github", "search"}, skipped: []string{"developer"}},
+	{host: "vscode-insiders", file: "vscode.json", bridged: []string{"memory"}, skipped: []string{"api", "ws"}},
+	{host: "vscodium", file: "vscode.json", bridged: []string{"memory"}, skipped: []string{"api", "ws"}},
+	{host: "qwen", file: "qwen.json", bridged: []string{"fs", "web"}},
+	{host: "roo", file: "roo.json", bridged: []string{"local", "remote", "old"}},
+	{host: "kilo", file: "roo.json", bridged: []string{"local", "remote", "old"}},
+	{host: "continue", file: "continue.yaml", bridged: []string{"SQLite", "time", "docs", "search"}, skipped: []string{"from-workspace"}},
+	{host: "opencode", file: "opencode.jsonc", bridged: []string{"fs", "context7"}, skipped: []string{"sentry"}},
+	{host: "crush", file: "crush.json", bridged: []string{"filesystem", "github"}},
+	{host: "copilot", file: "copilot.json", bridged: []string{"fs", "stripe"}},
+	{host: "amp", file: "amp.json", bridged: []string{"playwright", "linear"}},
+	{host: "augment", file: "augment.json", bridged: []string{"fs"}},
+	{host: "factory", file: "kiro.json", bridged: []string{"fetch", "aws-docs"}},
+	{host: "kiro", file: "kiro.json", bridged: []string{"fetch", "aws-docs"}},
+	{host: "junie", file: "windsurf.json", bridged: []string{"remote", "local"}},
+	{host: "amazonq", file: "kiro.json", bridged: []string{"fetch", "aws-docs"}},
+	{host: "lmstudio", file: "windsurf.json", bridged: []string{"remote", "local"}},
+	{host: "trae", file: "windsurf.json", bridged: []string{"remote", "local"}},
+}
+
+// TestEveryHostHasAFixture: a host added to the table is tested in its
+// real format.
+func TestEveryHostHasAFixture(t *testing.T) {
+	have := map[string]bool{}
+	for _, fx := range fixtures {
+		have[fx.host] = true
+	}
+	for _, h := range Hosts {
+		if !have[h.ID] {
+			t.Errorf("host %s has no fixture", h.ID)
+		}
+	}
+	if len(Hosts) < 24 {
+		t.Errorf("%d hosts known", len(Hosts))
+	}
 }
 
 // testWorld makes a home folder, a project folder in it and a state store.
@@ -83,7 +118,7 @@ func TestProtectRestoreFixtures(t *testing.T) {
 			path, orig := install(t, h, w, fx.file, project)
 			o := Options{World: w, Store: store, Executable: fakeExe, StateDirArg: store.Dir()}
 
-			before, err := parseDoc(h.Format, path, false, orig)
+			before, err := parseDoc(h.Format, path, "", orig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,14 +155,15 @@ func TestProtectRestoreFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			after, err := parseDoc(h.Format, path, false, now)
+			after, err := parseDoc(h.Format, path, "", now)
 			if err != nil {
 				t.Fatalf("protected file does not parse: %v\n%s", err, now)
 			}
 			st, _ := store.Load()
 			origTree, newTree := before.tree(), after.tree()
 			for _, ch := range res[0].Changes {
-				e := readEntry(h, after, serverTable{key: ch.Entry.Key[:len(ch.Entry.Key)-1]}, ch.Entry.Name)
+				n := len(ch.Entry.Key)
+				e := readEntry(h, after, serverTable{key: ch.Entry.Key[:n-1]}, ch.Entry.Key[n-1])
 				if !e.Protected || e.Server.Command != fakeExe {
 					t.Errorf("%s is not bridged: %+v", ch.Entry.Name, e.Server)
 				}
@@ -303,7 +339,7 @@ func TestRestoreAfterHostEdit(t *testing.T) {
 	// The host edits the file: a key of its own, and the person points
 	// one bridged entry elsewhere.
 	data, _ := os.ReadFile(path)
-	d, err := parseDoc(JSON, path, false, data)
+	d, err := parseDoc(JSON, path, "", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,11 +359,11 @@ func TestRestoreAfterHostEdit(t *testing.T) {
 		t.Fatalf("restore: %+v", res)
 	}
 	back, _ := os.ReadFile(path)
-	bd, err := parseDoc(JSON, path, false, back)
+	bd, err := parseDoc(JSON, path, "", back)
 	if err != nil {
 		t.Fatal(err)
 	}
-	od, _ := parseDoc(JSON, path, false, orig)
+	od, _ := parseDoc(JSON, path, "", orig)
 	for _, k := range [][]string{{"mcpServers", "fs"}, {"mcpServers", "remote"}, {"projects", project, "mcpServers", "fs"}} {
 		got, _ := bd.get(k)
 		want, _ := od.get(k)
@@ -366,7 +402,7 @@ func TestConcurrentEditLosesNothing(t *testing.T) {
 		t.Fatalf("the hook ran %d times", writes)
 	}
 	data, _ := os.ReadFile(path)
-	d, err := parseDoc(JSON, path, false, data)
+	d, err := parseDoc(JSON, path, "", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,6 +588,46 @@ func TestPathsPerOS(t *testing.T) {
 	w := World{GOOS: "linux", Home: "/h", Getenv: func(k string) string {
 		return map[string]string{"CLAUDE_CONFIG_DIR": "/cc", "CODEX_HOME": "/cx"}[k]
 	}}
+	for _, c := range []struct{ goos, host, want string }{
+		{"darwin", "vscode-insiders", "/h/Library/Application Support/Code - Insiders/User/mcp.json"},
+		{"windows", "vscodium", "/appdata/VSCodium/User/mcp.json"},
+		{"linux", "roo", "/h/.cfg/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"},
+		{"windows", "kilo", "/appdata/Code/User/globalStorage/kilocode.kilo-code/settings/mcp_settings.json"},
+		{"windows", "continue", "/h/.continue/config.yaml"},
+		{"linux", "opencode", "/h/.cfg/opencode/opencode.json"},
+		{"linux", "crush", "/h/.cfg/crush/crush.json"},
+		{"windows", "crush", "/h/AppData/Local/crush/crush.json"},
+		{"darwin", "copilot", "/h/.copilot/mcp-config.json"},
+		{"linux", "qwen", "/h/.qwen/settings.json"},
+		{"linux", "amp", "/h/.cfg/amp/settings.json"},
+		{"windows", "amp", "/h/.config/amp/settings.json"},
+		{"darwin", "augment", "/h/.augment/settings.json"},
+		{"linux", "factory", "/h/.factory/mcp.json"},
+		{"linux", "kiro", "/h/.kiro/settings/mcp.json"},
+		{"linux", "junie", "/h/.junie/mcp/mcp.json"},
+		{"windows", "amazonq", "/h/.aws/amazonq/mcp.json"},
+		{"windows", "lmstudio", "/h/.lmstudio/mcp.json"},
+		{"darwin", "trae", "/h/Library/Application Support/Trae/User/mcp.json"},
+	} {
+		h, _ := Lookup(c.host)
+		w := World{GOOS: c.goos, Home: "/h", XDGConfigHome: "/h/.cfg", AppData: "/appdata"}
+		if got := filepath.ToSlash(h.Files(w)[0]); got != c.want {
+			t.Errorf("%s on %s: %s, want %s", c.host, c.goos, got, c.want)
+		}
+	}
+	// Every variable a host honours moves its file.
+	vars := map[string]string{"GEMINI_CLI_HOME": "/gh", "QWEN_HOME": "/qh", "COPILOT_HOME": "/ch",
+		"CRUSH_GLOBAL_CONFIG": "/crush", "OPENCODE_CONFIG": "/oc/my.json", "CONTINUE_GLOBAL_DIR": "/cont",
+		"LOCALAPPDATA": "/lad"}
+	ew := World{GOOS: "linux", Home: "/h", Getenv: func(k string) string { return vars[k] }}
+	for host, want := range map[string]string{"gemini": "/gh/.gemini/settings.json", "qwen": "/qh/settings.json",
+		"copilot": "/ch/mcp-config.json", "crush": "/crush/crush.json", "opencode": "/oc/my.json",
+		"continue": "/cont/config.yaml"} {
+		h, _ := Lookup(host)
+		if files := h.Files(ew); !slices.Contains(files, want) {
+			t.Errorf("%s with its variable set: %v, want %s among them", host, files, want)
+		}
+	}
 	claude, _ := Lookup("claude-code")
 	codex, _ := Lookup("codex")
 	if a, b := claude.Files(w)[0], codex.Files(w)[0]; a != "/cc/.claude.json" || b != "/cx/config.toml" {
@@ -599,7 +675,7 @@ func TestProtectAgainAfterHostAddedAServer(t *testing.T) {
 		t.Fatalf("restore: %+v %v", rr, err)
 	}
 	back, _ := os.ReadFile(path)
-	d, err := parseDoc(JSON, path, false, back)
+	d, err := parseDoc(JSON, path, "", back)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,13 +713,142 @@ func TestTransportsByHost(t *testing.T) {
 		{"zed", `{"url": "https://x.example/mcp"}`, app.TransportHTTP},
 	} {
 		h, _ := Lookup(c.host)
-		d, err := parseJSON("/x", false, []byte(`{"s": `+c.entry+`}`))
+		d, err := parseJSON("/x", "", []byte(`{"s": `+c.entry+`}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := readEntry(h, d, serverTable{}, "s")
 		if e.Server.Type != c.want || e.Skip != "" {
 			t.Errorf("%s %s: %q (skip %q), want %s", c.host, c.entry, e.Server.Type, e.Skip, c.want)
+		}
+	}
+}
+
+// TestVSCodeProfiles: a profile's mcp.json is found, protected under the
+// profile's scope and restored byte for byte.
+func TestVSCodeProfiles(t *testing.T) {
+	h, _ := Lookup("vscode")
+	w, _, store := testWorld(t)
+	data := mustRead(t, filepath.Join("testdata", "vscode.json"))
+	path := filepath.Join(w.XDGConfigHome, "Code", "User", "profiles", "-4a5b6c", "mcp.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, data, 0o600)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	list, err := List(o)
+	if err != nil || len(list) != 1 || len(list[0].Files) != 1 || list[0].Files[0].Path != path {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	e := list[0].Files[0].Entries[0]
+	if e.Scope != "profile -4a5b6c" || e.Rootkeeper != "vscode.profile-4a5b6c.memory" {
+		t.Errorf("profile entry: %s %s", e.Scope, e.Rootkeeper)
+	}
+	if res, err := Protect(h, o); err != nil || len(res) != 1 || len(res[0].Changes) != 1 {
+		t.Fatalf("protect: %+v %v", res, err)
+	}
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	if back := mustRead(t, path); !bytes.Equal(back, data) {
+		t.Errorf("not restored byte for byte:\n%s", back)
+	}
+}
+
+// TestContinueListItems: Continue's servers are a YAML list; a server whose
+// first key is edited keeps its "- ", and an entry-by-entry restore puts
+// back a first key that protect removed.
+func TestContinueListItems(t *testing.T) {
+	h, _ := Lookup("continue")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := []byte("mcpServers:\n  - url: https://a.example.com/mcp # remote\n    type: streamable-http\n    name: a\n  - command: uvx\n    name: b\n")
+	os.WriteFile(path, orig, 0o600)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	got := mustRead(t, path)
+	d, err := parseDoc(YAML, path, "", got)
+	if err != nil {
+		t.Fatalf("protected file does not parse: %v\n%s", err, got)
+	}
+	for i, name := range []string{"a", "b"} {
+		e := readEntry(h, d, serverTable{key: []string{"mcpServers"}}, strconv.Itoa(i))
+		if !e.Protected || e.Name != name || e.Rootkeeper != "continue."+name {
+			t.Errorf("item %d: %+v\n%s", i, e, got)
+		}
+	}
+	// Edited since: restore goes entry by entry.
+	os.WriteFile(path, append(got, "# edited\n"...), 0o600)
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	if back, want := mustRead(t, path), append(bytes.Clone(orig), "# edited\n"...); !bytes.Equal(back, want) {
+		t.Errorf("restore:\n%s\nwant\n%s", back, want)
+	}
+}
+
+// Continue's block files in a project: YAML with an mcpServers list, and
+// JSON in Claude Desktop's shape, side by side.
+func TestContinueBlockFiles(t *testing.T) {
+	h, _ := Lookup("continue")
+	w, project, store := testWorld(t)
+	dir := filepath.Join(project, ".continue", "mcpServers")
+	os.MkdirAll(dir, 0o755)
+	files := map[string][]byte{
+		filepath.Join(dir, "sqlite.yaml"):      []byte("name: SQLite block\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: sqlite\n    command: npx\n    args: [\"-y\", \"mcp-sqlite\"]\n"),
+		filepath.Join(dir, "from-cursor.json"): []byte("{\n  \"mcpServers\": {\n    \"time\": { \"command\": \"uvx\", \"args\": [\"mcp-server-time\"] }\n  }\n}\n"),
+	}
+	for p, data := range files {
+		os.WriteFile(p, data, 0o600)
+	}
+	o := Options{World: w, Store: store, Executable: fakeExe, Projects: []string{project}}
+	res, err := Protect(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bridged []string
+	for _, r := range res {
+		for _, ch := range r.Changes {
+			bridged = append(bridged, ch.Entry.Rootkeeper)
+		}
+	}
+	sort.Strings(bridged)
+	tag := baseTag(project)
+	if d := cmp.Diff([]string{"continue." + tag + ".sqlite", "continue." + tag + ".time"}, bridged); d != "" {
+		t.Errorf("bridged (-want +got):\n%s", d)
+	}
+	for p := range files {
+		if !bytes.Contains(mustRead(t, p), []byte(fakeExe)) {
+			t.Errorf("%s not protected", p)
+		}
+	}
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range files {
+		if back := mustRead(t, p); !bytes.Equal(back, data) {
+			t.Errorf("%s not restored:\n%s", p, back)
+		}
+	}
+}
+
+// A root that is the home folder: its "project" files that are the hosts'
+// own user files are read once, as user files.
+func TestHomeAsAProject(t *testing.T) {
+	h, _ := Lookup("gemini")
+	w, _, store := testWorld(t)
+	path, _ := install(t, h, w, "gemini.json", "/p")
+	found, err := List(Options{World: w, Store: store, Projects: []string{w.Home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		if f.ID != "gemini" {
+			continue
+		}
+		if len(f.Files) != 1 || f.Files[0].Path != path || f.Files[0].Project {
+			t.Errorf("gemini's files: %+v", f.Files)
 		}
 	}
 }

@@ -26,7 +26,7 @@ type jsonDoc struct {
 	dirtyData, dirtyMeta bool
 }
 
-func parseJSON(path string, project bool, data []byte) (*jsonDoc, error) {
+func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
 	root, err := hujson.Parse(data)
 	if err != nil {
 		return nil, err

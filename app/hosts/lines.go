@@ -58,6 +58,10 @@ func (l *lineDoc) put(key []string, after string, raw []byte) error {
 		raw = append(bytes.Clone(raw), '\n')
 	}
 	if s, e, ok := l.span(key); ok {
+		if _, mid := l.itemStart(s); mid {
+			// The first key of a list item: the "- " before it stays.
+			raw = bytes.TrimLeft(raw, " ")
+		}
 		return l.splice(s, e, raw)
 	}
 	parent := key[:len(key)-1]
@@ -82,10 +86,28 @@ func (l *lineDoc) put(key []string, after string, raw []byte) error {
 	if at < 0 {
 		return fmt.Errorf("cannot find where %q ends", strings.Join(parent, "."))
 	}
-	if at > 0 && l.data[at-1] != '\n' {
+	if col, mid := l.itemStart(at); mid {
+		// Before the first key of a list item: the new field takes the
+		// "- ", the old first key moves to the next line.
+		raw = append(bytes.TrimLeft(raw, " "), strings.Repeat(" ", col)...)
+	} else if at > 0 && l.data[at-1] != '\n' {
 		raw = append([]byte("\n"), raw...)
 	}
 	return l.splice(at, at, raw)
+}
+
+// itemStart reports whether at is inside a line, after nothing but the
+// indentation and "- " of a list item, and at which column.
+func (l *lineDoc) itemStart(at int) (int, bool) {
+	if at <= 0 || at >= len(l.data) || l.data[at-1] == '\n' {
+		return 0, false
+	}
+	s, _ := fullLines(l.data, at, at)
+	prefix := l.data[s:at]
+	if len(bytes.Trim(prefix, " ")) == 0 || len(bytes.Trim(prefix, " -")) != 0 {
+		return 0, false
+	}
+	return at - s, true
 }
 
 // endOf is the end of the last field of the object at key.
@@ -103,6 +125,18 @@ func (l *lineDoc) del(key []string) error {
 	s, e, ok := l.span(key)
 	if !ok {
 		return nil
+	}
+	if col, mid := l.itemStart(s); mid {
+		// The first key of a list item: the next field moves up to take
+		// its "- ".
+		next := e
+		for next < len(l.data) && l.data[next] == ' ' {
+			next++
+		}
+		if next-e != col {
+			return fmt.Errorf("cannot remove %q, the only field of its list item", strings.Join(key, "."))
+		}
+		e = next
 	}
 	return l.splice(s, e, nil)
 }

@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"rootkeeper/app"
@@ -30,8 +32,15 @@ type Options struct {
 	Projects []string
 	// DryRun computes everything and writes nothing.
 	DryRun bool
+	// Keep (protect): the files stay protected; while the app runs, a
+	// host writing its own entries back is protected again.
+	Keep bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Probe (protect), when set, asks a remote entry's server whether the
+	// bridge can stand in for the host; a reason not to leaves the entry
+	// to the host (ProbeOAuth: the server wants an OAuth sign-in).
+	Probe func(ctx context.Context, srv app.Server) string
 }
 
 func (o Options) now() time.Time {
@@ -43,12 +52,14 @@ func (o Options) now() time.Time {
 
 // File is one config file of a host, as found.
 type File struct {
-	Host    string  `json:"host"`
-	Path    string  `json:"path"`
-	Format  Format  `json:"format"`
-	Project bool    `json:"project,omitempty"`
-	Err     string  `json:"error,omitempty"`
-	Entries []Entry `json:"servers"`
+	Host    string `json:"host"`
+	Path    string `json:"path"`
+	Format  Format `json:"format"`
+	Project bool   `json:"project,omitempty"`
+	// ProjectDir is the project of a project's file.
+	ProjectDir string  `json:"projectDir,omitempty"`
+	Err        string  `json:"error,omitempty"`
+	Entries    []Entry `json:"servers"`
 	// Protected counts entries that run the bridge.
 	Protected int `json:"protected"`
 	// Recorded: Rootkeeper protected this file and remembers how.
@@ -71,24 +82,45 @@ type Found struct {
 	Protected int `json:"protected"`
 }
 
-// files lists a host's files for o: user files and, for hosts that have
-// them, the project files of o.Projects that exist.
+// filesFor lists a host's files for o: user files and, for hosts that have
+// them, the project files of o.Projects; globs are expanded to the files
+// they match.
 func (h *Host) filesFor(o Options) []fileRef {
 	var out []fileRef
+	seen := map[string]bool{}
+	one := func(p, project string) {
+		// A project that is the home folder holds user files too
+		// (~/.codex/config.toml): each file is read once, as the host's.
+		if p = filepath.Clean(p); !seen[p] {
+			seen[p] = true
+			out = append(out, fileRef{path: p, project: project})
+		}
+	}
+	add := func(p, project string) {
+		if !strings.ContainsAny(p, "*?[") {
+			one(p, project)
+			return
+		}
+		matches, _ := filepath.Glob(p)
+		for _, m := range matches {
+			one(m, project)
+		}
+	}
 	for _, p := range h.files(o.World) {
-		out = append(out, fileRef{path: p})
+		add(p, "")
 	}
 	for _, dir := range o.Projects {
-		if p, ok := h.ProjectFile(dir); ok {
-			out = append(out, fileRef{path: p, project: true})
+		for _, p := range h.ProjectFiles(dir) {
+			add(p, dir)
 		}
 	}
 	return out
 }
 
+// fileRef is a file to look at, and for a project's file the project.
 type fileRef struct {
 	path    string
-	project bool
+	project string
 }
 
 // readFile reads and parses one file; ok is false when it does not exist.
@@ -99,7 +131,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		// points to is what gets edited.
 		path = real
 	}
-	f := File{Host: h.ID, Path: path, Format: h.Format, Project: ref.project}
+	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, false, nil
@@ -108,7 +140,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		return f, true, err
 	}
 	f.data = data
-	d, err := parseDoc(h.Format, path, ref.project, data)
+	d, err := parseDoc(h.formatOf(path), path, ref.project, data)
 	if err != nil {
 		f.parsed = err
 		f.Err = err.Error()
@@ -233,6 +265,9 @@ func Protect(h *Host, o Options) ([]FileResult, error) {
 				out = append(out, res)
 			}
 		}
+		if o.Keep && !o.DryRun {
+			return markKept(o.Store.Dir(), h.ID, true)
+		}
 		return nil
 	})
 	return out, err
@@ -268,6 +303,13 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 			res.Skipped = append(res.Skipped, e)
 			continue
 		}
+		if o.Probe != nil && e.Server.Type != app.TransportStdio {
+			if why := o.Probe(context.Background(), e.Server); why != "" {
+				e.Skip = why
+				res.Skipped = append(res.Skipped, e)
+				continue
+			}
+		}
 		if _, err := d.render(append(clone(e.base), e.d.command), ""); err != nil {
 			e.Skip = err.Error() // a shape Rootkeeper does not edit
 			res.Skipped = append(res.Skipped, e)
@@ -294,7 +336,7 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 		if err != nil {
 			return res, true, err
 		}
-		rec.Files = append(rec.Files, fileRecord{Host: h.ID, Path: f.Path, Backup: b, Before: hashOf(f.data), Exact: true})
+		rec.Files = append(rec.Files, fileRecord{Host: h.ID, Path: f.Path, Backup: b, Before: hashOf(f.data), Exact: true, Project: ref.project, Keep: o.Keep})
 		fr, _ = rec.file(f.Path)
 	} else if hashOf(f.data) != fr.After {
 		// Edited by someone else since the last protect: the backup is
@@ -383,6 +425,11 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	steps := []func() error{
 		func() error { return edit([]string{dl.command}, anchor, o.Executable, false) },
 		func() error { return edit([]string{dl.args}, dl.command, args, false) },
+	}
+	if dl.commandArray {
+		steps = []func() error{
+			func() error { return edit([]string{dl.command}, anchor, ch.Bridge, false) },
+		}
 	}
 	for _, u := range dl.urls {
 		steps = append(steps, func() error { return edit([]string{u.key}, "", nil, true) })

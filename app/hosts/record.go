@@ -35,7 +35,12 @@ type fileRecord struct {
 	After  string `json:"after"`
 	// Exact: nobody else changed the file between protects, so when it
 	// still hashes to After, the backup is the file to give back.
-	Exact   bool          `json:"exact"`
+	Exact bool `json:"exact"`
+	// Project is the project folder of a project's file.
+	Project string `json:"project,omitempty"`
+	// Keep: the person asked that the file stay protected (protect
+	// --keep); while the app runs, a host's rewrite is protected again.
+	Keep    bool          `json:"keep,omitempty"`
 	At      time.Time     `json:"at"`
 	Entries []entryRecord `json:"entries"`
 }

@@ -36,7 +36,7 @@ func RepairTakenOff(store *app.Store, home string) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		d, err := parseDoc(h.Format, fr.Path, false, data)
+		d, err := parseDoc(h.formatOf(fr.Path), fr.Path, fr.Project, data)
 		if err != nil {
 			continue
 		}

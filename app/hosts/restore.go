@@ -76,7 +76,7 @@ func restoreFile(h *Host, fr fileRecord, o Options) (FileResult, error) {
 			return res, nil
 		}
 	}
-	d, err := parseDoc(h.Format, fr.Path, false, data)
+	d, err := parseDoc(h.formatOf(fr.Path), fr.Path, fr.Project, data)
 	if err != nil {
 		return res, err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Format is how a config file is written.
@@ -23,14 +24,15 @@ type Host struct {
 	ID string
 	// Name is the name people know it by ("Claude Code").
 	Name string
-	// Format of its config files.
+	// Format of its config files (but a ".json" file of a YAML host is
+	// JSON: Continue's block files).
 	Format Format
-	// files returns the host's config files on this machine, in env's
-	// world; a file listed need not exist.
+	// files returns the host's user config files in w; a file listed
+	// need not exist, and may be a glob (VS Code's profiles).
 	files func(w World) []string
-	// project returns the per-project file for a folder ("DIR/.mcp.json"),
-	// nil for hosts without one.
-	project func(dir string) string
+	// project returns the per-project files of a folder ("DIR/.mcp.json"),
+	// which may be globs; nil for hosts without any.
+	project func(dir string) []string
 	// dialect says which keys hold what in a server entry.
 	dialect dialect
 	// servers finds the server tables in a parsed file: each is a path
@@ -108,14 +110,84 @@ func (w World) xdgDir() string {
 	return filepath.Join(w.Home, ".config")
 }
 
-// vscodeUser is VS Code's user settings folder.
-func (w World) vscodeUser() string { return filepath.Join(w.configDir(), "Code", "User") }
+// vscodeUser is the user settings folder of VS Code or one of its forks
+// ("Code", "Code - Insiders", "VSCodium", "Trae").
+func (w World) vscodeUser(app string) string { return filepath.Join(w.configDir(), app, "User") }
+
+// dotDir is a folder a host keeps in the home folder (~/.gemini), or the
+// folder the variable env names when it is set to an absolute path.
+func (w World) dotDir(env, name string) string {
+	if d := w.env(env); env != "" && d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(w.Home, name)
+}
+
+// localAppData is %LOCALAPPDATA% on Windows.
+func (w World) localAppData() string {
+	if d := w.env("LOCALAPPDATA"); d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(w.Home, "AppData", "Local")
+}
 
 func one(p string) []string { return []string{p} }
 
+// in returns the files of a project: each name (a path relative to the
+// project, slash-separated, globs allowed) inside dir.
+func in(names ...string) func(dir string) []string {
+	return func(dir string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = filepath.Join(dir, filepath.FromSlash(n))
+		}
+		return out
+	}
+}
+
+// table returns the server tables of a host whose servers all sit in one
+// top-level object (key): "user" scope in a user file, scope in a
+// project's file.
+func table(key, scope string) func(doc) []serverTable {
+	return func(d doc) []serverTable {
+		if d.isProject() {
+			return []serverTable{{key: []string{key}, scope: scope, tag: baseTag(d.projectDir())}}
+		}
+		if profile := profileOf(d.path()); profile != "" {
+			return []serverTable{{key: []string{key}, scope: "profile " + profile, tag: "profile-" + nameSafe(profile)}}
+		}
+		return []serverTable{{key: []string{key}, scope: "user"}}
+	}
+}
+
+// profileOf is the VS Code profile a user file belongs to
+// (.../User/profiles/ID/mcp.json), or "".
+func profileOf(path string) string {
+	dir := filepath.Dir(path)
+	if filepath.Base(filepath.Dir(dir)) == "profiles" && filepath.Base(filepath.Dir(filepath.Dir(dir))) == "User" {
+		return filepath.Base(dir)
+	}
+	return ""
+}
+
 // mcpServers is the common shape: a top-level "mcpServers" object.
-func mcpServers(doc) []serverTable {
-	return []serverTable{{key: []string{"mcpServers"}, scope: "user"}}
+var mcpServers = table("mcpServers", "project")
+
+// vscodeFamily is a VS Code-like editor: mcp.json in its User folder and
+// in each profile's folder.
+func vscodeFamily(app string) func(w World) []string {
+	return func(w World) []string {
+		u := w.vscodeUser(app)
+		return []string{filepath.Join(u, "mcp.json"), filepath.Join(u, "profiles", "*", "mcp.json")}
+	}
+}
+
+// extensionFile is the settings file of a VS Code extension (Cline, Roo
+// Code, Kilo Code) in VS Code's global storage.
+func extensionFile(id, name string) func(w World) []string {
+	return func(w World) []string {
+		return one(filepath.Join(w.vscodeUser("Code"), "globalStorage", id, "settings", name))
+	}
 }
 
 // Hosts is every host Rootkeeper knows, in the order they are listed. The
@@ -124,18 +196,15 @@ var Hosts = []*Host{
 	{
 		ID: "claude-code", Name: "Claude Code", Format: JSON,
 		files: func(w World) []string {
-			if d := w.env("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
-				return one(filepath.Join(d, ".claude.json"))
-			}
-			return one(filepath.Join(w.Home, ".claude.json"))
+			return one(filepath.Join(w.dotDir("CLAUDE_CONFIG_DIR", ""), ".claude.json"))
 		},
-		project: func(dir string) string { return filepath.Join(dir, ".mcp.json") },
+		project: in(".mcp.json"),
 		dialect: jsonDialect,
 		servers: func(d doc) []serverTable {
-			out := []serverTable{{key: []string{"mcpServers"}, scope: "user"}}
 			if d.isProject() {
-				return []serverTable{{key: []string{"mcpServers"}, scope: "project", tag: projectTag(d.path())}}
+				return []serverTable{{key: []string{"mcpServers"}, scope: "project", tag: baseTag(d.projectDir())}}
 			}
+			out := []serverTable{{key: []string{"mcpServers"}, scope: "user"}}
 			for _, p := range d.keys([]string{"projects"}) {
 				out = append(out, serverTable{key: []string{"projects", p, "mcpServers"}, scope: "local " + p, tag: baseTag(p)})
 			}
@@ -152,26 +221,24 @@ var Hosts = []*Host{
 	{
 		ID: "cursor", Name: "Cursor", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".cursor", "mcp.json")) },
-		project: func(dir string) string { return filepath.Join(dir, ".cursor", "mcp.json") },
-		dialect: jsonDialect,
-		servers: func(d doc) []serverTable {
-			if d.isProject() {
-				return []serverTable{{key: []string{"mcpServers"}, scope: "project", tag: projectTag(d.path())}}
-			}
-			return mcpServers(d)
-		},
+		project: in(".cursor/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
 	},
 	{
 		ID: "vscode", Name: "VS Code", Format: JSON,
-		files:   func(w World) []string { return one(filepath.Join(w.vscodeUser(), "mcp.json")) },
-		project: func(dir string) string { return filepath.Join(dir, ".vscode", "mcp.json") },
-		dialect: jsonDialect,
-		servers: func(d doc) []serverTable {
-			if d.isProject() {
-				return []serverTable{{key: []string{"servers"}, scope: "workspace", tag: projectTag(d.path())}}
-			}
-			return []serverTable{{key: []string{"servers"}, scope: "user"}}
-		},
+		files:   vscodeFamily("Code"),
+		project: in(".vscode/mcp.json"),
+		dialect: jsonDialect, servers: table("servers", "workspace"),
+	},
+	{
+		ID: "vscode-insiders", Name: "VS Code Insiders", Format: JSON,
+		files:   vscodeFamily("Code - Insiders"),
+		dialect: jsonDialect, servers: table("servers", "workspace"),
+	},
+	{
+		ID: "vscodium", Name: "VSCodium", Format: JSON,
+		files:   vscodeFamily("VSCodium"),
+		dialect: jsonDialect, servers: table("servers", "workspace"),
 	},
 	{
 		ID: "windsurf", Name: "Windsurf", Format: JSON,
@@ -182,36 +249,32 @@ var Hosts = []*Host{
 	},
 	{
 		ID: "gemini", Name: "Gemini CLI", Format: JSON,
-		files:   func(w World) []string { return one(filepath.Join(w.Home, ".gemini", "settings.json")) },
-		project: func(dir string) string { return filepath.Join(dir, ".gemini", "settings.json") },
-		dialect: geminiDialect,
-		servers: func(d doc) []serverTable {
-			if d.isProject() {
-				return []serverTable{{key: []string{"mcpServers"}, scope: "project", tag: projectTag(d.path())}}
-			}
-			return mcpServers(d)
+		files: func(w World) []string {
+			// GEMINI_CLI_HOME stands for the home folder: its .gemini
+			// holds the settings.
+			return one(filepath.Join(w.dotDir("GEMINI_CLI_HOME", ""), ".gemini", "settings.json"))
 		},
+		project: in(".gemini/settings.json"),
+		dialect: geminiDialect, servers: mcpServers,
+	},
+	{
+		ID: "qwen", Name: "Qwen Code", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.dotDir("QWEN_HOME", ".qwen"), "settings.json")) },
+		project: in(".qwen/settings.json"),
+		dialect: geminiDialect, servers: mcpServers,
 	},
 	{
 		ID: "zed", Name: "Zed", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.xdgDir(), "zed", "settings.json")) },
-		dialect: zedDialect,
-		servers: func(doc) []serverTable {
-			return []serverTable{{key: []string{"context_servers"}, scope: "user"}}
-		},
+		dialect: zedDialect, servers: table("context_servers", "project"),
 	},
 	{
 		ID: "codex", Name: "Codex", Format: TOML,
 		files: func(w World) []string {
-			if d := w.env("CODEX_HOME"); d != "" && filepath.IsAbs(d) {
-				return one(filepath.Join(d, "config.toml"))
-			}
-			return one(filepath.Join(w.Home, ".codex", "config.toml"))
+			return one(filepath.Join(w.dotDir("CODEX_HOME", ".codex"), "config.toml"))
 		},
-		dialect: codexDialect,
-		servers: func(doc) []serverTable {
-			return []serverTable{{key: []string{"mcp_servers"}, scope: "user"}}
-		},
+		project: in(".codex/config.toml"),
+		dialect: codexDialect, servers: table("mcp_servers", "project"),
 	},
 	{
 		ID: "goose", Name: "Goose", Format: YAML,
@@ -221,18 +284,141 @@ var Hosts = []*Host{
 			}
 			return one(filepath.Join(w.xdgDir(), "goose", "config.yaml"))
 		},
-		dialect: gooseDialect,
-		servers: func(doc) []serverTable {
-			return []serverTable{{key: []string{"extensions"}, scope: "user"}}
-		},
+		dialect: gooseDialect, servers: table("extensions", "project"),
 	},
 	{
 		ID: "cline", Name: "Cline", Format: JSON,
+		files:   extensionFile("saoudrizwan.claude-dev", "cline_mcp_settings.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "roo", Name: "Roo Code", Format: JSON,
+		files:   extensionFile("rooveterinaryinc.roo-cline", "mcp_settings.json"),
+		project: in(".roo/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "kilo", Name: "Kilo Code", Format: JSON,
+		files:   extensionFile("kilocode.kilo-code", "mcp_settings.json"),
+		project: in(".kilocode/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "continue", Name: "Continue", Format: YAML,
 		files: func(w World) []string {
-			return one(filepath.Join(w.vscodeUser(), "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"))
+			return one(filepath.Join(w.dotDir("CONTINUE_GLOBAL_DIR", ".continue"), "config.yaml"))
+		},
+		// Block files: YAML with an mcpServers list, or JSON in Claude
+		// Desktop's shape.
+		project: in(".continue/mcpServers/*.yaml", ".continue/mcpServers/*.json"),
+		dialect: jsonDialect, servers: table("mcpServers", "project"),
+	},
+	{
+		ID: "opencode", Name: "opencode", Format: JSON,
+		files: func(w World) []string {
+			// opencode follows the XDG layout on every OS.
+			dir := filepath.Join(w.Home, ".config")
+			if w.XDGConfigHome != "" && filepath.IsAbs(w.XDGConfigHome) {
+				dir = w.XDGConfigHome
+			}
+			dir = filepath.Join(dir, "opencode")
+			out := []string{filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc"), filepath.Join(dir, "config.json")}
+			if d := w.env("OPENCODE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
+				out = append(out, filepath.Join(d, "opencode.json"), filepath.Join(d, "opencode.jsonc"))
+			}
+			if f := w.env("OPENCODE_CONFIG"); f != "" && filepath.IsAbs(f) {
+				out = append(out, f)
+			}
+			return out
+		},
+		project: in("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc"),
+		dialect: opencodeDialect, servers: table("mcp", "project"),
+	},
+	{
+		ID: "crush", Name: "Crush", Format: JSON,
+		files: func(w World) []string {
+			if d := w.env("CRUSH_GLOBAL_CONFIG"); d != "" && filepath.IsAbs(d) {
+				return one(filepath.Join(d, "crush.json"))
+			}
+			if w.GOOS == "windows" {
+				return one(filepath.Join(w.localAppData(), "crush", "crush.json"))
+			}
+			return one(filepath.Join(w.xdgDir(), "crush", "crush.json"))
+		},
+		project: in(".crush.json", "crush.json"),
+		dialect: jsonDialect, servers: table("mcp", "project"),
+	},
+	{
+		ID: "copilot", Name: "GitHub Copilot CLI", Format: JSON,
+		files: func(w World) []string {
+			return one(filepath.Join(w.dotDir("COPILOT_HOME", ".copilot"), "mcp-config.json"))
+		},
+		dialect: copilotDialect, servers: mcpServers,
+	},
+	{
+		ID: "amp", Name: "Amp", Format: JSON,
+		files: func(w World) []string {
+			// ~/.config/amp on every OS (%USERPROFILE%\.config\amp on
+			// Windows).
+			dir := filepath.Join(w.Home, ".config")
+			if w.GOOS != "windows" && w.XDGConfigHome != "" && filepath.IsAbs(w.XDGConfigHome) {
+				dir = w.XDGConfigHome
+			}
+			return []string{filepath.Join(dir, "amp", "settings.json"), filepath.Join(dir, "amp", "settings.jsonc")}
+		},
+		project: in(".amp/settings.json", ".amp/settings.jsonc"),
+		dialect: jsonDialect, servers: table("amp.mcpServers", "workspace"),
+	},
+	{
+		ID: "augment", Name: "Augment (Auggie)", Format: JSON,
+		files: func(w World) []string {
+			return one(filepath.Join(w.dotDir("", ".augment"), "settings.json"))
 		},
 		dialect: jsonDialect, servers: mcpServers,
 	},
+	{
+		ID: "factory", Name: "Factory Droid", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.Home, ".factory", "mcp.json")) },
+		project: in(".factory/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "kiro", Name: "Kiro", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.Home, ".kiro", "settings", "mcp.json")) },
+		project: in(".kiro/settings/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "junie", Name: "JetBrains Junie", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.Home, ".junie", "mcp", "mcp.json")) },
+		project: in(".junie/mcp/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "amazonq", Name: "Amazon Q Developer CLI", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.Home, ".aws", "amazonq", "mcp.json")) },
+		project: in(".amazonq/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "lmstudio", Name: "LM Studio", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.Home, ".lmstudio", "mcp.json")) },
+		dialect: jsonDialect, servers: mcpServers,
+	},
+	{
+		ID: "trae", Name: "Trae", Format: JSON,
+		files:   func(w World) []string { return one(filepath.Join(w.vscodeUser("Trae"), "mcp.json")) },
+		project: in(".trae/mcp.json"),
+		dialect: jsonDialect, servers: mcpServers,
+	},
+}
+
+// formatOf is the format of the host's file at path.
+func (h *Host) formatOf(path string) Format {
+	if h.Format == YAML && strings.EqualFold(filepath.Ext(path), ".json") {
+		return JSON
+	}
+	return h.Format
 }
 
 // Lookup finds a host by its ID.
@@ -254,14 +440,15 @@ func IDs() []string {
 	return out
 }
 
-// Files returns the host's user config files in w (existing or not).
+// Files returns the host's user config files in w (existing or not; a
+// glob stands for the files it matches).
 func (h *Host) Files(w World) []string { return h.files(w) }
 
-// ProjectFile returns the host's per-project config file inside dir, and
-// false for hosts that have none.
-func (h *Host) ProjectFile(dir string) (string, bool) {
+// ProjectFiles returns the host's per-project config files inside dir
+// (globs included), none for hosts that have no project files.
+func (h *Host) ProjectFiles(dir string) []string {
 	if h.project == nil {
-		return "", false
+		return nil
 	}
-	return h.project(dir), true
+	return h.project(dir)
 }

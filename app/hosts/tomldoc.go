@@ -22,7 +22,7 @@ type tomlDoc struct {
 	order  [][]string        // keys in file order (tables and fields)
 }
 
-func parseTOML(path string, project bool, data []byte) (*tomlDoc, error) {
+func parseTOML(path string, project string, data []byte) (*tomlDoc, error) {
 	var meta map[string]any
 	if err := toml.Unmarshal(data, &meta); err != nil {
 		return nil, err

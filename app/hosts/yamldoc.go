@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,7 +21,7 @@ type yamlDoc struct {
 	root *yaml.Node // the top-level mapping (nil for an empty file)
 }
 
-func parseYAML(path string, project bool, data []byte) (*yamlDoc, error) {
+func parseYAML(path string, project string, data []byte) (*yamlDoc, error) {
 	var meta map[string]any
 	if err := yaml.Unmarshal(data, &meta); err != nil {
 		return nil, err
@@ -79,6 +80,15 @@ func (d *yamlDoc) tree() map[string]any { return d.meta }
 func (d *yamlDoc) node(key []string) (k, v *yaml.Node) {
 	cur := d.root
 	for _, name := range key {
+		if cur != nil && cur.Kind == yaml.SequenceNode {
+			// A list of servers (Continue's mcpServers): items by index.
+			i, err := strconv.Atoi(name)
+			if err != nil || i < 0 || i >= len(cur.Content) || strconv.Itoa(i) != name {
+				return nil, nil
+			}
+			k, cur = nil, cur.Content[i]
+			continue
+		}
 		if cur == nil || cur.Kind != yaml.MappingNode {
 			return nil, nil
 		}
@@ -109,6 +119,13 @@ func (d *yamlDoc) mapping(key []string) *yaml.Node {
 
 func (d *yamlDoc) keys(key []string) []string {
 	m := d.mapping(key)
+	if m != nil && m.Kind == yaml.SequenceNode {
+		out := make([]string, len(m.Content))
+		for i := range m.Content {
+			out[i] = strconv.Itoa(i)
+		}
+		return out
+	}
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -154,6 +171,11 @@ func (d *yamlDoc) span(key []string) (int, int, bool) {
 	col := k.Column - 1
 	s := starts[k.Line]
 	_, e := fullLines(d.data, s, s)
+	if s+col <= len(d.data) && len(bytes.Trim(d.data[s:s+col], " ")) > 0 {
+		// The first key of a list item ("  - command: x"): the field
+		// starts at its key; the "- " before it stays.
+		s += col
+	}
 	seq := v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0
 	for e < len(d.data) {
 		_, next := fullLines(d.data, e, e)
