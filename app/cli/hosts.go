@@ -258,6 +258,9 @@ func (c *command) hostsChange(verb string, args []string) error {
 
 func (c *command) printProtect(r hosts.FileResult, would string) {
 	c.printf("%s: %s\n", r.Host, r.Path)
+	if r.Refused != "" {
+		c.printf("  %s\n", r.Refused)
+	}
 	for _, ch := range r.Changes {
 		c.printf("  %s %sbridged as %s: %s\n", ch.Entry.Name, would, ch.Entry.Rootkeeper, ch.Program)
 		if would != "" {

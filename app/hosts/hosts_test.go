@@ -852,3 +852,34 @@ func TestHomeAsAProject(t *testing.T) {
 		}
 	}
 }
+
+// A project's config file that is a link to a file outside the project (an
+// untrusted repository's .mcp.json pointing at ~/.cursor/mcp.json) is left
+// as it is: protect never edits through it, and says why.
+func TestProjectLinkOutsideTheProjectIsLeftAlone(t *testing.T) {
+	w, project, store := testWorld(t)
+	target := filepath.Join(w.Home, ".cursor", "mcp.json")
+	data := []byte(`{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server"]}}}`)
+	os.MkdirAll(filepath.Dir(target), 0o755)
+	if err := os.WriteFile(target, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(project, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := Lookup("claude-code")
+	res, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe, Projects: []string{project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(target); !bytes.Equal(after, data) {
+		t.Errorf("protect edited the file outside the project through the link:\n%s", after)
+	}
+	var said string
+	for _, r := range res {
+		said += r.Refused
+	}
+	if !strings.Contains(said, "outside the project") {
+		t.Errorf("protect did not say why it left the link: %+v", res)
+	}
+}

@@ -67,9 +67,10 @@ type File struct {
 	// ChangedSinceProtect: the file changed since Rootkeeper last wrote it.
 	ChangedSinceProtect bool `json:"changedSinceProtect"`
 
-	data   []byte
-	doc    doc
-	parsed error
+	data    []byte
+	doc     doc
+	parsed  error
+	refused string // why the file is not to be touched (see readFile)
 }
 
 // Found is a host with the files of it that exist.
@@ -126,10 +127,24 @@ type fileRef struct {
 // readFile reads and parses one file; ok is false when it does not exist.
 func readFile(h *Host, ref fileRef) (File, bool, error) {
 	path := ref.path
+	outside := ""
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		// A dotfile manager's symlink stays a symlink: the file it
-		// points to is what gets edited.
+		// points to is what gets edited. But a project's file is the
+		// project's: a link out of it (an untrusted repository pointing
+		// at another host's user file) is never edited through.
+		if ref.project != "" && real != path {
+			dir, derr := filepath.EvalSymlinks(ref.project)
+			if derr != nil || !app.IsWithin(real, dir) {
+				outside = fmt.Sprintf("%s is a link to %s, outside the project: left as it is", path, real)
+			}
+		}
 		path = real
+	}
+	if outside != "" {
+		f := File{Host: h.ID, Path: ref.path, Format: h.formatOf(ref.path), Project: true, ProjectDir: ref.project, Err: outside}
+		f.refused = outside
+		return f, true, nil
 	}
 	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project}
 	data, err := os.ReadFile(path)
@@ -243,6 +258,9 @@ type FileResult struct {
 	Kept []string `json:"kept,omitempty"`
 	// Written: the file was written.
 	Written bool `json:"written"`
+	// Refused says why the file was left as it is (a project's link to a
+	// file outside the project).
+	Refused string `json:"refused,omitempty"`
 }
 
 // maxAttempts bounds how often protect starts over when the host keeps
@@ -287,6 +305,9 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 	f, found, err := readFile(h, ref)
 	if err != nil || !found {
 		return FileResult{}, found, err
+	}
+	if f.refused != "" {
+		return FileResult{Host: h.ID, Path: f.Path, Refused: f.refused}, true, nil
 	}
 	if f.parsed != nil {
 		return FileResult{}, true, f.parsed
