@@ -1,0 +1,25 @@
+package hosts
+
+import "testing"
+
+func TestDisplayName(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"claude-code.filesystem", "filesystem (Claude Code)"},
+		{"cursor.everything", "everything (Cursor)"},
+		{"claude-code." + baseTag("/home/ada/src/api") + ".postgres", "postgres (Claude Code, api)"},
+		{"vscode." + projectTag("/home/ada/web/.vscode/mcp.json") + ".git", "git (VS Code, web)"},
+		{"claude-desktop.my.server", "my.server (Claude Desktop)"}, // dots in the host's name
+		{"cursor", "Cursor"},
+		{"filesystem", "filesystem"},
+		{"nohost.filesystem", "nohost.filesystem"},
+		{"claude-code.", "claude-code."},
+	} {
+		if got := DisplayName(c.name); got != c.want {
+			t.Errorf("DisplayName(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	// The name protect gives is read back.
+	if got := DisplayName(rootkeeperName("gemini", "", "fetch")); got != "fetch (Gemini CLI)" {
+		t.Errorf("DisplayName of protect's name = %q", got)
+	}
+}
