@@ -77,7 +77,10 @@ type accessTab struct {
 	under   *widget.Button
 	rest    *widget.Button
 	list    *widget.List
-	empty   *widget.Label
+	empty   *emptyState
+	// toHosts and find are the empty state's actions.
+	toHosts *widget.Button
+	find    *widget.Button
 
 	grid  *app.Grid
 	all   []accessLine
@@ -105,10 +108,14 @@ func newAccessTab(u *ui) *accessTab {
 	t.under = widget.NewButtonWithIcon("Allow all under…", theme.ConfirmIcon(), t.askUnder)
 	t.rest = widget.NewButtonWithIcon("Deny the rest", theme.CancelIcon(), t.denyRest)
 	t.list = widget.NewList(func() int { return len(t.shown) }, t.newItem, t.updateItem)
-	t.empty = hint("")
+	t.empty = newEmptyState()
+	t.toHosts = widget.NewButtonWithIcon("Add a server or protect a host", theme.ContentAddIcon(), func() { u.selectTab("Hosts") })
+	t.toHosts.Importance = widget.HighImportance
+	t.find = widget.NewButtonWithIcon("Find projects", theme.SearchIcon(), func() { u.selectTab("Roots"); u.findProjects() })
+	t.find.Importance = widget.HighImportance
 	pick := container.NewBorder(nil, nil, widget.NewLabel("Server:"), container.NewHBox(t.under, t.rest), t.server)
 	top := container.NewVBox(pick, t.summary, t.filter)
-	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
+	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, t.empty))
 	return t
 }
 
@@ -196,14 +203,11 @@ func (t *accessTab) apply() {
 	case len(t.shown) > 0:
 		t.empty.Hide()
 	case t.server.Selected == "":
-		t.empty.SetText("No server takes folders yet.\nAdd one in Servers.")
-		t.empty.Show()
+		t.empty.show("No server takes folders yet.\nAdd one, or protect a host such as Claude Code or Cursor: its servers then ask you first.", t.toHosts)
 	case len(t.all) > 0:
-		t.empty.SetText("No folder matches the filter.")
-		t.empty.Show()
+		t.empty.show("No folder matches the filter.")
 	default:
-		t.empty.SetText("No folders yet.\nUse Discover to find your projects, or Add folder… in Roots.")
-		t.empty.Show()
+		t.empty.show("No folders yet.\nRootkeeper can find your projects; nothing is shared until you allow it.", t.find)
 	}
 }
 

@@ -8,6 +8,10 @@
 //	                                         └─ consent queue (one dialog per server)
 //	clicks ──> ui.update(fn) ──goroutine──> core.Update ──> (next snapshot)
 //
+// When the window opens, the Discover tab's scan runs by itself; the Roots
+// tab shows it on the first launch and, later, only projects no earlier
+// start found (found.go; what to offer is app.Offerable's answer).
+//
 // Sampling requests arrive from the MCP client's goroutines through the
 // app.SamplingReviewer the window hands out (Options.SetReviewer): each
 // request and each answer waits in a queue of dialogs, one on screen at a

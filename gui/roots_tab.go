@@ -24,8 +24,16 @@ type rootsTab struct {
 	content fyne.CanvasObject
 	filter  *widget.Entry
 	list    *widget.List
-	empty   *widget.Label
+	empty   *emptyState
 	add     *widget.Button
+	// find and addHere are the empty state's actions.
+	find    *widget.Button
+	addHere *widget.Button
+	// found shows the scan at start (found.go): in big, filling the tab,
+	// while there are no folders; in small, above the list, after.
+	found *foundPanel
+	big   *fyne.Container
+	small *fyne.Container
 
 	all   []rootLine // every root, naturally sorted by path
 	shown []rootLine // those the filter keeps
@@ -51,11 +59,52 @@ func newRootsTab(u *ui) *rootsTab {
 	t.filter.SetPlaceHolder("Filter by name, path, branch or server")
 	t.filter.OnChanged = func(string) { t.apply() }
 	t.list = widget.NewList(func() int { return len(t.shown) }, t.newItem, t.updateItem)
-	t.empty = hint("")
+	t.empty = newEmptyState()
+	t.find = widget.NewButtonWithIcon("Find projects", theme.SearchIcon(), u.findProjects)
+	t.find.Importance = widget.HighImportance
+	if u.opts.Scan == nil {
+		t.find.Disable()
+	}
+	t.addHere = widget.NewButtonWithIcon("Add folder…", theme.FolderOpenIcon(), t.pick)
+	t.found = newFoundPanel(u)
+	t.big = container.NewStack()
+	t.small = container.NewStack()
+	t.big.Hide()
+	t.small.Hide()
 	intro := widget.NewLabel("Folders servers may be shown. Nothing is shown to a server until you allow it.")
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, t.add, intro), t.filter)
-	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, t.add, intro), t.small, t.filter)
+	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, t.empty, t.big))
 	return t
+}
+
+// renderFound shows the scan at start, or takes it away: filling the tab
+// while there are no folders, above the list once there are some.
+func (t *rootsTab) renderFound() {
+	show := t.found.render()
+	inBig := show && len(t.all) == 0
+	inSmall := show && !inBig
+	place := func(slot *fyne.Container, on bool) {
+		has := len(slot.Objects) > 0
+		switch {
+		case on && !has:
+			slot.Objects = []fyne.CanvasObject{t.found.content}
+			slot.Show()
+			slot.Refresh()
+		case !on && has:
+			slot.Objects = nil
+			slot.Hide()
+		}
+	}
+	place(t.big, false) // never in both
+	place(t.small, false)
+	if inSmall {
+		t.found.scroll.SetMinSize(fyne.NewSize(0, min(t.found.groups.MinSize().Height, 220)))
+	} else {
+		t.found.scroll.SetMinSize(fyne.NewSize(0, 0))
+	}
+	place(t.big, inBig)
+	place(t.small, inSmall)
+	t.showEmpty()
 }
 
 // render computes the rows of snap and draws what changed.
@@ -109,15 +158,20 @@ func (t *rootsTab) apply() {
 	prev := t.shown
 	t.shown = next
 	redrawRows(t.list, &t.rows, prev, next, t.updateItem)
+	t.renderFound()
+}
+
+// showEmpty says what to do when the list is empty (and the scan at start
+// does not fill the tab).
+func (t *rootsTab) showEmpty() {
 	switch {
-	case len(t.shown) > 0:
+	case len(t.shown) > 0 || len(t.big.Objects) > 0:
 		t.empty.Hide()
 	case len(t.all) > 0:
-		t.empty.SetText("No folder matches the filter.")
-		t.empty.Show()
+		t.empty.show("No folder matches the filter.")
 	default:
-		t.empty.SetText("No folders yet.\nUse Discover to find your projects, or Add folder… to pick one.")
-		t.empty.Show()
+		t.empty.show("No folders yet.\nRootkeeper can find your projects, or you can pick a folder. Nothing is shared until you allow it.",
+			t.find, t.addHere)
 	}
 }
 
@@ -188,7 +242,7 @@ func (t *rootsTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 	it.seen.TextStyle.Italic = l.Nobody
 	it.seen.SetText(l.Seen)
-	it.where.setText(l.Root.Path, l.Root.Path)
+	it.where.setPath(l.Root.Path, t.u.home())
 	setCheckedQuietly(it.enabled, l.Enabled)
 }
 

@@ -84,6 +84,8 @@ type ui struct {
 	// settling: askNext is waiting for servers still starting (see
 	// app.Grid.Settling) and will ask again.
 	settling bool
+	// find is the scan the Roots tab shows (found.go), nil before any.
+	find *finder
 	// folderView is the open per-folder view of consent, nil when none.
 	folderView *folderAccess
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
@@ -126,6 +128,8 @@ func (u *ui) build() fyne.CanvasObject {
 	u.servers = newServersTab(u)
 	u.activity = newActivityTab(u)
 	u.hosts = newHostsTab(u)
+	u.discover.onScan = u.roots.renderFound
+	u.discover.onDone = u.finishFinding
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Roots", u.roots.content),
 		container.NewTabItem("Access", u.access.content),
