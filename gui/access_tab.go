@@ -259,7 +259,7 @@ func (t *accessTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	t.rows.bind(id, it)
 	it.path = l.Root.Path
 	it.name.SetText(app.SafeText(l.Root.Name))
-	it.where.setText(l.Root.Path, l.Root.Path)
+	it.where.setPath(l.Root.Path, t.u.home())
 	if l.Seen {
 		it.seen.SetResource(theme.NewSuccessThemedResource(theme.VisibilityIcon()))
 	} else {
@@ -334,7 +334,7 @@ func parentFolders(snap *app.Snapshot) []string {
 type folderAccess struct {
 	u     *ui
 	path  string
-	title *widget.Label
+	title *pathLabel
 	list  *widget.List
 	lines []folderAccessLine
 	dlg   dialog.Dialog
@@ -355,8 +355,8 @@ func (u *ui) showFolderAccess(path string) {
 		return
 	}
 	f := &folderAccess{u: u, path: path}
-	f.title = widget.NewLabel(app.SafeText(r.Path))
-	f.title.Truncation = fyne.TextTruncateEllipsis
+	f.title = newPathLabel("")
+	f.title.setPath(r.Path, u.home())
 	f.list = widget.NewList(func() int { return len(f.lines) }, f.newItem, f.updateItem)
 	f.render(u.core.Snapshot(), app.NewGrid(u.core.Snapshot()))
 	body := container.NewBorder(f.title, nil, nil, nil, f.list)
@@ -425,7 +425,7 @@ func (f *folderAccess) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 	l := f.lines[id]
 	it.server = l.Server
-	it.name.SetText(app.SafeText(l.Server))
+	it.name.SetText(personName(l.Server))
 	if l.Seen {
 		it.seen.SetResource(theme.NewSuccessThemedResource(theme.VisibilityIcon()))
 	} else {

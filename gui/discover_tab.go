@@ -127,7 +127,9 @@ func (t *discoverTab) render(snap *app.Snapshot) {
 	for _, dir := range snap.State.SearchFolders {
 		dir := dir
 		rm := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { t.removeFolder(dir) })
-		t.folders.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.FolderIcon()), rm, newPathLabel(dir)))
+		where := newPathLabel("")
+		where.setPath(dir, t.u.home())
+		t.folders.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.FolderIcon()), rm, where))
 	}
 	t.folders.Refresh()
 	t.list.Refresh() // "Added" marks follow the roots
@@ -442,7 +444,7 @@ func (t *discoverTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.icon.SetResource(theme.FolderIcon())
 	}
 	it.name.SetText(filepath.Base(c.Path))
-	it.path.setText(c.Path, c.Path)
+	it.path.setPath(c.Path, t.u.home())
 	it.detail.SetText(candDetail(c))
 	added := t.snap != nil
 	if added {

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // requestDialog asks about one request: a host (through the bridge) or a
@@ -21,6 +22,8 @@ import (
 type requestDialog struct {
 	Request app.Request
 	Info    rootInfo
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the answer: allow or deny, with the scope.
 	OnSubmit func(allow bool, scope app.Scope)
 	// OnLater is called when the person puts it off.
@@ -35,7 +38,7 @@ type requestDialog struct {
 }
 
 func (d *requestDialog) content() fyne.CanvasObject {
-	d.intro = widget.NewLabel(app.RequestText(d.Request) + ". It does not see it until you allow it.")
+	d.intro = widget.NewLabel(app.RequestTextFor(d.Request, d.Home, hosts.DisplayName) + ". It does not see it until you allow it.")
 	d.intro.Wrapping = fyne.TextWrapWord
 	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
 	d.scope.Horizontal = true
@@ -51,13 +54,13 @@ func (d *requestDialog) content() fyne.CanvasObject {
 		}
 	})
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
-	return container.NewVBox(d.intro, rootConsentRow(widget.NewLabel(d.Info.Root.Name), d.Info), remember)
+	return container.NewVBox(d.intro, rootConsentRow(widget.NewLabel(app.SafeText(d.Info.Root.Name)), d.Info, d.Home), remember)
 }
 
 // Show opens the dialog over parent.
 func (d *requestDialog) Show(parent fyne.Window) {
 	body := d.content()
-	d.dlg = dialog.NewCustomWithoutButtons(d.Request.Server+" is asked to see a folder", body, parent)
+	d.dlg = dialog.NewCustomWithoutButtons(personName(d.Request.Server)+" is asked to see a folder", body, parent)
 	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
 	d.dlg.Resize(fyne.NewSize(640, 0))
 	d.dlg.Show()
@@ -93,7 +96,7 @@ func (u *ui) askRequest() bool {
 				if u.consent != key {
 					return
 				}
-				d := &requestDialog{Request: r, Info: info}
+				d := &requestDialog{Request: r, Info: info, Home: home}
 				d.OnLater = func() {
 					if u.later == nil {
 						u.later = map[string]bool{}
@@ -114,7 +117,7 @@ func (u *ui) askRequest() bool {
 					}, func(error) { delete(u.busy, key) })
 				}
 				u.raise()
-				u.notify("Rootkeeper", app.RequestText(r)+".")
+				u.notify("Rootkeeper", app.RequestTextFor(r, home, hosts.DisplayName)+".")
 				d.Show(u.win)
 				u.openDialog = d
 			})

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // Grouping choices of the review.
@@ -33,6 +34,8 @@ type reviewDialog struct {
 	Questions []app.Question
 	// Info holds each root's access check and warnings, by path.
 	Info map[string]rootInfo
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the indexes (into Questions) of the ticked questions
 	// and the scope; every other question is to be denied.
 	OnSubmit func(allowed map[int]bool, scope app.Scope)
@@ -110,7 +113,7 @@ func (d *reviewDialog) sayWho() {
 	}
 	who := plural(len(servers), "server") + " ask"
 	if len(servers) == 1 {
-		who = app.SafeText(d.Questions[0].Server) + " asks"
+		who = personName(d.Questions[0].Server) + " asks"
 	}
 	d.intro.SetText(fmt.Sprintf("%s to see folders: %s in all. Nothing is seen until you allow it. "+
 		"Tick what may be seen; the rest is denied. You can change any answer later in Access.",
@@ -169,7 +172,7 @@ func (d *reviewDialog) regroup() {
 	d.members = map[string][]int{}
 	var groups []string
 	for i, qu := range d.Questions {
-		if q != "" && !strings.Contains(strings.ToLower(qu.Server+"\x00"+qu.Root.Name+"\x00"+qu.Root.Path), q) {
+		if q != "" && !strings.Contains(strings.ToLower(qu.Server+"\x00"+hosts.DisplayName(qu.Server)+"\x00"+qu.Root.Name+"\x00"+qu.Root.Path), q) {
 			continue
 		}
 		g := d.groupOf(i)
@@ -286,9 +289,9 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		n := len(d.members[r.Group])
 		if d.group.Selected == byFolder {
 			it.title.SetText(app.SafeText(baseOf(r.Group)) + " · " + plural(n, "server"))
-			it.where.setText(r.Group, r.Group)
+			it.where.setPath(r.Group, d.Home)
 		} else {
-			it.title.SetText(app.SafeText(r.Group) + " · " + plural(n, "folder"))
+			it.title.SetText(personName(r.Group) + " · " + plural(n, "folder"))
 			it.where.setText("", "")
 		}
 		it.note.SetText("")
@@ -300,11 +303,11 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	it.inset.SetMinSize(fyne.NewSize(theme.Padding()*6, 1))
 	it.title.TextStyle.Bold = false
 	if d.group.Selected == byFolder {
-		it.title.SetText(app.SafeText(q.Server))
+		it.title.SetText(personName(q.Server))
 		it.where.setText("", "")
 	} else {
 		it.title.SetText(app.SafeText(q.Root.Name))
-		it.where.setText(q.Root.Path, q.Root.Path)
+		it.where.setPath(q.Root.Path, d.Home)
 	}
 	info := d.Info[q.Root.Path]
 	switch {

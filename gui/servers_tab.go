@@ -173,7 +173,7 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 		box.Add(iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
 			widget.WarningImportance))
 	}
-	for _, line := range bridgeLines(snap, name) {
+	for _, line := range bridgeLines(snap, name, t.u.home()) {
 		box.Add(newPathLabel(line))
 	}
 	if st.Error != "" {

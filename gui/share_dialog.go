@@ -19,6 +19,8 @@ type shareDialog struct {
 	Root    rootInfo
 	Servers []string // the servers to ask about
 	IsNew   bool     // the folder is not a root yet
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the ticked and unticked server names and the scope.
 	OnSubmit func(allowed, denied []string, scope app.Scope)
 	OnCancel func()
@@ -31,8 +33,8 @@ type shareDialog struct {
 }
 
 func (d *shareDialog) content() fyne.CanvasObject {
-	title := widget.NewLabelWithStyle(d.Root.Root.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	info := rootConsentRow(title, d.Root)
+	title := widget.NewLabelWithStyle(app.SafeText(d.Root.Root.Name), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	info := rootConsentRow(title, d.Root, d.Home)
 	servers := container.NewVBox()
 	d.checks = nil
 	if len(d.Servers) == 0 {
@@ -42,7 +44,7 @@ func (d *shareDialog) content() fyne.CanvasObject {
 	} else {
 		servers.Add(widget.NewLabel("Which servers may see it?"))
 		for _, name := range d.Servers {
-			c := widget.NewCheck(name, nil)
+			c := widget.NewCheck(personName(name), nil)
 			d.checks = append(d.checks, c)
 			servers.Add(c)
 		}

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // pathLabel shows a path (or any text), cut with an ellipsis when it does
@@ -153,6 +154,12 @@ func withAlpha(c color.Color, a uint8) color.Color {
 	r, g, b, _ := c.RGBA()
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
 }
+
+// personName is how a dialog names a server or a host to a person:
+// "filesystem (Claude Code)" for the "claude-code.filesystem" that hosts
+// protect imported (hosts.DisplayName). status and the state file keep
+// the internal name.
+func personName(name string) string { return app.SafeText(hosts.DisplayName(name)) }
 
 // emptyState is what a list shows while it has nothing in it: a sentence
 // or two, centred, and the action that fills it. Its label does not wrap:

@@ -8,12 +8,19 @@ import (
 // "claude-code.filesystem" is "filesystem (Claude Code)", and a project's
 // or a local scope's "claude-code.api-1a2b3c.postgres" is "postgres
 // (Claude Code, api)". A host's ID alone ("cursor") is the host's name
-// ("Cursor"). Any other name is returned as it is. It is for the window's
+// ("Cursor"), and "claude-code 2.1.3" (a bridged host and its version)
+// "Claude Code 2.1.3". Any other name is returned as it is. It is for the window's
 // dialogs only: status, the command line and the state file keep the
 // internal name, which is what `grant` and `bridge` take.
 func DisplayName(name string) string {
 	if h, ok := Lookup(name); ok {
 		return h.Name
+	}
+	if id, version, ok := strings.Cut(name, " "); ok { // a host's "ID VERSION"
+		if h, ok := Lookup(id); ok {
+			return h.Name + " " + version
+		}
+		return name
 	}
 	id, rest, ok := strings.Cut(name, ".")
 	if !ok || rest == "" {

@@ -10,6 +10,8 @@ func TestDisplayName(t *testing.T) {
 		{"vscode." + projectTag("/home/ada/web/.vscode/mcp.json") + ".git", "git (VS Code, web)"},
 		{"claude-desktop.my.server", "my.server (Claude Desktop)"}, // dots in the host's name
 		{"cursor", "Cursor"},
+		{"claude-code 2.1.330", "Claude Code 2.1.330"},
+		{"someone 1.0", "someone 1.0"},
 		{"filesystem", "filesystem"},
 		{"nohost.filesystem", "nohost.filesystem"},
 		{"claude-code.", "claude-code."},
