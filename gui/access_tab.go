@@ -292,8 +292,8 @@ func (t *accessTab) askUnder() {
 	} else if len(parents) > 0 {
 		entry.SetText(parents[0])
 	}
-	form := dialog.NewForm("Allow "+app.SafeText(server)+" every folder under…", "Allow", "Cancel",
-		[]*widget.FormItem{widget.NewFormItem("Folder", entry)}, func(ok bool) {
+	form := newConfirm(nil, "Allow "+personName(server)+" every folder under…",
+		widget.NewForm(widget.NewFormItem("Folder", entry)), "Allow", "Cancel", func(ok bool) {
 			if ok {
 				t.allowUnder(server, filepath.Clean(strings.TrimSpace(entry.Text)))
 			}
@@ -360,7 +360,7 @@ func (u *ui) showFolderAccess(path string) {
 	f.list = widget.NewList(func() int { return len(f.lines) }, f.newItem, f.updateItem)
 	f.render(u.core.Snapshot(), app.NewGrid(u.core.Snapshot()))
 	body := container.NewBorder(f.title, nil, nil, nil, f.list)
-	f.dlg = dialog.NewCustom("Who may see "+app.SafeText(r.Name), "Close", body, u.win)
+	f.dlg = newInfo("Who may see "+app.SafeText(r.Name), body, "Close", u.win)
 	f.dlg.SetOnClosed(func() {
 		if u.folderView == f {
 			u.folderView = nil

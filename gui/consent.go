@@ -202,6 +202,18 @@ func (u *ui) askServer(server string, pending []app.Root) {
 				return
 			}
 			d := &pendingDialog{Server: server, Roots: infos, Home: home}
+			d.OnLater = func() { // as the review's Later: the banner asks again
+				u.consent = ""
+				u.openDialog = nil
+				if u.reviewLater == nil {
+					u.reviewLater = map[string]bool{}
+				}
+				for _, in := range infos {
+					u.reviewLater[server+"\x00"+in.Root.Path] = true
+				}
+				u.snap = nil
+				u.refresh()
+			}
 			d.OnSubmit = func(allowed, denied []string, scope app.Scope) {
 				u.consent = ""
 				u.busy[server] = true

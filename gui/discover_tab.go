@@ -14,7 +14,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -162,7 +161,7 @@ func (t *discoverTab) removeFolder(dir string) {
 }
 
 func (t *discoverTab) browse() {
-	dialog.ShowFolderOpen(func(dir fyne.ListableURI, err error) {
+	pickFolder(t.u.win, func(dir fyne.ListableURI, err error) {
 		if err != nil {
 			t.u.showError(err)
 			return
@@ -170,7 +169,7 @@ func (t *discoverTab) browse() {
 		if dir != nil {
 			t.addFolder(dir.Path())
 		}
-	}, t.u.win)
+	})
 }
 
 // scanBuffer collects what the scanner reports from its goroutines until

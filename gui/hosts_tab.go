@@ -32,7 +32,7 @@ type hostsTab struct {
 	// result is the open result dialog, and guide the guided start's
 	// question, for tests.
 	result dialog.Dialog
-	guide  *dialog.ConfirmDialog
+	guide  *confirmDialog
 	// home (the world's, from the last listing) shortens the config
 	// files' paths to ~/… on the cards.
 	home string
@@ -171,7 +171,7 @@ func (t *hostsTab) act(id string, protect bool) {
 				text.Wrapping = fyne.TextWrapWord
 				scroll := container.NewVScroll(text)
 				scroll.SetMinSize(fyne.NewSize(560, 240))
-				t.result = dialog.NewCustom(h.Name, "OK", scroll, t.u.win)
+				t.result = newInfo(h.Name, scroll, "OK", t.u.win)
 				t.result.Show()
 			}
 			t.reload()
@@ -276,7 +276,7 @@ func (u *ui) guideHosts() {
 				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
 				"The folders they were given become requests for you to decide. Restore gives the files back.",
 				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], plural(n, "server"))
-			u.hosts.guide = dialog.NewConfirm("Protect your MCP hosts?", msg, func(yes bool) {
+			u.hosts.guide = confirmText("Protect your MCP hosts?", msg, "Protect", "Not now", func(yes bool) {
 				answered()
 				if !yes {
 					return
@@ -301,7 +301,7 @@ func (u *ui) guideHosts() {
 						text.Wrapping = fyne.TextWrapWord
 						scroll := container.NewVScroll(text)
 						scroll.SetMinSize(fyne.NewSize(560, 240))
-						u.hosts.result = dialog.NewCustom("Hosts protected", "OK", scroll, u.win)
+						u.hosts.result = newInfo("Hosts protected", scroll, "OK", u.win)
 						u.hosts.result.Show()
 						u.selectTab("Hosts")
 						u.hosts.reload()

@@ -30,24 +30,23 @@ type requestDialog struct {
 	OnLater func()
 
 	intro *widget.Label
-	scope *widget.RadioGroup
-	allow *widget.Button
-	deny  *widget.Button
-	later *widget.Button
+	scope *keyRadio
+	allow *keyButton
+	deny  *keyButton
+	later *keyButton
 	dlg   *dialog.CustomDialog
+	keys  *dialogKeys // Enter allows, Escape is Later
 }
 
 func (d *requestDialog) content() fyne.CanvasObject {
 	d.intro = widget.NewLabel(app.RequestTextFor(d.Request, d.Home, hosts.DisplayName) + ". It does not see it until you allow it.")
 	d.intro.Wrapping = fyne.TextWrapWord
-	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
-	d.scope.Horizontal = true
-	d.scope.Required = true
-	d.scope.SetSelected(scopeAlways)
-	d.deny = widget.NewButtonWithIcon("Deny", theme.CancelIcon(), func() { d.submit(false) })
-	d.allow = widget.NewButtonWithIcon("Allow", theme.ConfirmIcon(), func() { d.submit(true) })
+	d.keys = newDialogKeys()
+	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.deny = d.keys.button("Deny", theme.CancelIcon(), func() { d.submit(false) })
+	d.allow = d.keys.button("Allow", theme.ConfirmIcon(), func() { d.submit(true) })
 	d.allow.Importance = widget.HighImportance
-	d.later = widget.NewButton("Later", func() {
+	d.later = d.keys.button("Later", nil, func() {
 		d.hide()
 		if d.OnLater != nil {
 			d.OnLater()
@@ -63,6 +62,7 @@ func (d *requestDialog) Show(parent fyne.Window) {
 	d.dlg = dialog.NewCustomWithoutButtons(personName(d.Request.Server)+" is asked to see a folder", body, parent)
 	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
 	d.dlg.Resize(fyne.NewSize(640, 0))
+	d.keys.attach(parent, d.dlg, press(d.allow, d.allow.OnTapped), press(d.later, d.later.OnTapped))
 	d.dlg.Show()
 }
 

@@ -47,17 +47,18 @@ type reviewDialog struct {
 	growing bool            // questions are being added (see add)
 	intro   *widget.Label
 	rows    []reviewRow
-	group   *widget.RadioGroup
-	filter  *widget.Entry
+	group   *keyRadio
+	filter  *keyEntry
 	count   *widget.Label
-	all     *widget.Button
-	none    *widget.Button
-	list    *widget.List
-	scope   *widget.RadioGroup
-	allow   *widget.Button
-	deny    *widget.Button
-	later   *widget.Button
+	all     *keyButton
+	none    *keyButton
+	list    *keyList
+	scope   *keyRadio
+	allow   *keyButton
+	deny    *keyButton
+	later   *keyButton
 	dlg     *dialog.CustomDialog
+	keys    *dialogKeys      // Enter allows the ticked, Escape is Later
 	members map[string][]int // group -> question indexes shown
 }
 
@@ -76,25 +77,21 @@ func (d *reviewDialog) content() fyne.CanvasObject {
 	d.intro = widget.NewLabel("")
 	d.intro.Wrapping = fyne.TextWrapWord
 	d.sayWho()
-	d.group = widget.NewRadioGroup([]string{byServer, byFolder}, func(string) { d.regroup() })
-	d.group.Horizontal = true
-	d.group.Required = true
-	d.filter = widget.NewEntry()
+	d.keys = newDialogKeys()
+	d.group = d.keys.radio([]string{byServer, byFolder}, func(string) { d.regroup() })
+	d.filter = d.keys.entry(false)
 	d.filter.SetPlaceHolder("Filter by server, folder name or path")
 	d.filter.OnChanged = func(string) { d.regroup() }
 	d.count = widget.NewLabel("")
-	d.all = widget.NewButton("Select all", func() { d.tickShown(true) })
-	d.none = widget.NewButton("Select none", func() { d.tickShown(false) })
-	d.list = widget.NewList(func() int { return len(d.rows) }, d.newItem, d.updateItem)
-	d.group.SetSelected(byServer)
-	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
-	d.scope.Horizontal = true
-	d.scope.Required = true
-	d.scope.SetSelected(scopeAlways)
-	d.deny = widget.NewButtonWithIcon("Deny all", theme.CancelIcon(), func() { d.submit(false) })
-	d.allow = widget.NewButtonWithIcon("Allow ticked", theme.ConfirmIcon(), func() { d.submit(true) })
+	d.all = d.keys.button("Select all", nil, func() { d.tickShown(true) })
+	d.none = d.keys.button("Select none", nil, func() { d.tickShown(false) })
+	d.list = d.keys.list(func() int { return len(d.rows) }, d.newItem, d.updateItem)
+	d.regroup()
+	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.deny = d.keys.button("Deny all", theme.CancelIcon(), func() { d.submit(false) })
+	d.allow = d.keys.button("Allow ticked", theme.ConfirmIcon(), func() { d.submit(true) })
 	d.allow.Importance = widget.HighImportance
-	d.later = widget.NewButton("Later", func() {
+	d.later = d.keys.button("Later", nil, func() {
 		d.hide()
 		if d.OnLater != nil {
 			d.OnLater()
@@ -146,6 +143,7 @@ func (d *reviewDialog) Show(parent fyne.Window) {
 	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
 	size := parent.Canvas().Size()
 	d.dlg.Resize(fyne.NewSize(max(640, size.Width-80), max(480, size.Height-80)))
+	d.keys.attach(parent, d.dlg, press(d.allow, d.allow.OnTapped), press(d.later, d.later.OnTapped))
 	d.dlg.Show()
 }
 
@@ -239,7 +237,7 @@ func (d *reviewDialog) groupTicked(g string) bool {
 type reviewItem struct {
 	widget.BaseWidget
 	row   reviewRow
-	check *widget.Check
+	check *keyCheck
 	title *widget.Label
 	where *pathLabel
 	note  *widget.Label
@@ -249,7 +247,7 @@ type reviewItem struct {
 
 func (d *reviewDialog) newItem() fyne.CanvasObject {
 	it := &reviewItem{
-		check: widget.NewCheck("", nil),
+		check: d.keys.check("", nil),
 		title: widget.NewLabel(""),
 		where: newPathLabel(""),
 		note:  widget.NewLabel(""),
@@ -295,7 +293,7 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 			it.where.setText("", "")
 		}
 		it.note.SetText("")
-		setCheckedQuietly(it.check, d.groupTicked(r.Group))
+		setCheckedQuietly(&it.check.Check, d.groupTicked(r.Group))
 		it.Refresh()
 		return
 	}
@@ -321,7 +319,7 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.note.Importance = widget.MediumImportance
 		it.note.SetText("")
 	}
-	setCheckedQuietly(it.check, d.ticked[r.Q])
+	setCheckedQuietly(&it.check.Check, d.ticked[r.Q])
 	it.Refresh()
 }
 

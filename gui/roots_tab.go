@@ -7,7 +7,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -281,18 +280,19 @@ func (t *rootsTab) confirmRemove(path string) {
 	if !ok {
 		return
 	}
-	dialog.ShowConfirm("Remove "+app.SafeText(r.Name)+"?",
+	confirmText("Remove "+app.SafeText(r.Name)+"?",
 		"Rootkeeper forgets this folder and every decision about it. No server will see it. The folder itself is not touched.",
+		"Remove", "Cancel",
 		func(ok bool) {
 			if ok {
 				t.u.update("remove "+r.Name, func(s *app.State) error { return s.RemoveRoot(r.Path) }, nil)
 			}
-		}, t.u.win)
+		}, t.u.win).Show()
 }
 
 // pick lets the person choose a folder and then asks whom to share it with.
 func (t *rootsTab) pick() {
-	dialog.ShowFolderOpen(func(dir fyne.ListableURI, err error) {
+	pickFolder(t.u.win, func(dir fyne.ListableURI, err error) {
 		if err != nil {
 			t.u.showError(err)
 			return
@@ -301,7 +301,7 @@ func (t *rootsTab) pick() {
 			return
 		}
 		t.u.shareFolder(dir.Path(), app.SourcePicked, "", "")
-	}, t.u.win)
+	})
 }
 
 // shareFolder turns a folder into a root (off the UI goroutine: it resolves

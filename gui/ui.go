@@ -219,8 +219,13 @@ func (u *ui) update(what string, fn func(*app.State) error, then func(error)) {
 }
 
 // showError shows err in a dialog over the window.
-func (u *ui) showError(err error) {
-	dialog.ShowError(err, u.win)
+func (u *ui) showError(err error) { showErrorOn(u.win, err) }
+
+// showErrorOn shows err over win; Enter and Escape close it.
+func showErrorOn(win fyne.Window, err error) {
+	d := dialog.NewError(err, win)
+	keyed(win, d, d.Hide, d.Hide)
+	d.Show()
 }
 
 // renderBanner shows the notices and the paused state above the tabs.
