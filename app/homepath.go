@@ -7,10 +7,11 @@ import (
 )
 
 // HomeShort writes path the way people read it: under home it becomes
-// "~/rest" (home itself "~"), anything else is unchanged. It is for
-// labels only: the consent dialogs and the audit log keep whole paths, so
-// that what is decided is never ambiguous. A path that merely starts with
-// home's text ("/home/ada2" for "/home/ada") is not under it.
+// "~/rest" (home itself "~"), anything else is unchanged. It is for what
+// people read in the window (the dialogs too, with the whole path on
+// hover); the command line, status --json and the audit log keep whole
+// paths, so that what scripts read is never ambiguous. A path that merely
+// starts with home's text ("/home/ada2" for "/home/ada") is not under it.
 func HomeShort(path, home string) string {
 	home = strings.TrimRight(home, `/\`)
 	if home == "" || !filepath.IsAbs(path) {

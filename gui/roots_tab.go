@@ -103,6 +103,12 @@ func (t *rootsTab) renderFound() {
 	}
 	place(t.big, inBig)
 	place(t.small, inSmall)
+	// No folders: nothing to filter.
+	if len(t.all) == 0 {
+		t.filter.Hide()
+	} else {
+		t.filter.Show()
+	}
 	t.showEmpty()
 }
 
