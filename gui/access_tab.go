@@ -41,15 +41,16 @@ func accessOfLabel(label string) app.Access {
 }
 
 // newAccessSwitch is the one switch of a (server, folder) pair; moving it
-// calls set with the new position.
-func newAccessSwitch(set func(app.Access)) *widget.Select {
-	s := widget.NewSelect(accessOptions(), nil)
+// calls set with the new position. In a dialog, k passes Escape and Enter
+// on to it (nil in a tab).
+func newAccessSwitch(k *dialogKeys, set func(app.Access)) *keySelect {
+	s := k.choice(accessOptions(), nil)
 	s.OnChanged = func(label string) { set(accessOfLabel(label)) }
 	return s
 }
 
 // showAccess puts the switch at a without calling its OnChanged.
-func showAccess(s *widget.Select, a app.Access) {
+func showAccess(s *keySelect, a app.Access) {
 	f := s.OnChanged
 	s.OnChanged = nil
 	s.SetSelected(accessLabels[a])
@@ -219,7 +220,7 @@ type accessItem struct {
 	where  *pathLabel
 	note   *widget.Label
 	seen   *widget.Icon
-	choice *widget.Select
+	choice *keySelect
 	box    fyne.CanvasObject
 }
 
@@ -231,7 +232,7 @@ func (t *accessTab) newItem() fyne.CanvasObject {
 		seen:  widget.NewIcon(nil),
 	}
 	it.note.TextStyle.Italic = true
-	it.choice = newAccessSwitch(func(a app.Access) {
+	it.choice = newAccessSwitch(nil, func(a app.Access) {
 		server, path := t.server.Selected, it.path
 		t.u.setAccess("change what "+server+" may see", []app.Change{{Server: server, Root: path, Access: a}})
 	})
@@ -338,6 +339,7 @@ type folderAccess struct {
 	list  *widget.List
 	lines []folderAccessLine
 	dlg   dialog.Dialog
+	keys  *dialogKeys // Escape and Enter close it, from its switches too
 	items []*folderAccessItem
 }
 
@@ -354,13 +356,13 @@ func (u *ui) showFolderAccess(path string) {
 	if !ok {
 		return
 	}
-	f := &folderAccess{u: u, path: path}
+	f := &folderAccess{u: u, path: path, keys: newDialogKeys()}
 	f.title = newPathLabel("")
 	f.title.setPath(r.Path, u.home())
 	f.list = widget.NewList(func() int { return len(f.lines) }, f.newItem, f.updateItem)
 	f.render(u.core.Snapshot(), app.NewGrid(u.core.Snapshot()))
 	body := container.NewBorder(f.title, nil, nil, nil, f.list)
-	f.dlg = newInfo("Who may see "+app.SafeText(r.Name), body, "Close", u.win)
+	f.dlg = newInfo(f.keys, "Who may see "+app.SafeText(r.Name), body, "Close", u.win)
 	f.dlg.SetOnClosed(func() {
 		if u.folderView == f {
 			u.folderView = nil
@@ -395,14 +397,14 @@ type folderAccessItem struct {
 	seen   *widget.Icon
 	name   *widget.Label
 	off    *widget.Label
-	choice *widget.Select
+	choice *keySelect
 	box    fyne.CanvasObject
 }
 
 func (f *folderAccess) newItem() fyne.CanvasObject {
 	it := &folderAccessItem{seen: widget.NewIcon(nil), name: widget.NewLabel(""), off: widget.NewLabel("takes no roots (roots mode off)")}
 	it.off.TextStyle.Italic = true
-	it.choice = newAccessSwitch(func(a app.Access) {
+	it.choice = newAccessSwitch(f.keys, func(a app.Access) {
 		f.u.setAccess("change what "+it.server+" may see", []app.Change{{Server: it.server, Root: f.path, Access: a}})
 	})
 	it.name.Truncation = fyne.TextTruncateEllipsis

@@ -171,7 +171,7 @@ func (t *hostsTab) act(id string, protect bool) {
 				text.Wrapping = fyne.TextWrapWord
 				scroll := container.NewVScroll(text)
 				scroll.SetMinSize(fyne.NewSize(560, 240))
-				t.result = newInfo(h.Name, scroll, "OK", t.u.win)
+				t.result = newInfo(nil, h.Name, scroll, "OK", t.u.win)
 				t.result.Show()
 			}
 			t.reload()
@@ -301,7 +301,7 @@ func (u *ui) guideHosts() {
 						text.Wrapping = fyne.TextWrapWord
 						scroll := container.NewVScroll(text)
 						scroll.SetMinSize(fyne.NewSize(560, 240))
-						u.hosts.result = newInfo("Hosts protected", scroll, "OK", u.win)
+						u.hosts.result = newInfo(nil, "Hosts protected", scroll, "OK", u.win)
 						u.hosts.result.Show()
 						u.selectTab("Hosts")
 						u.hosts.reload()

@@ -411,9 +411,12 @@ func (d *confirmDialog) answer(yes bool) {
 }
 
 // newInfo shows content with one button (label, "OK" or "Close"), which
-// Enter and Escape press too.
-func newInfo(title string, content fyne.CanvasObject, label string, win fyne.Window) *dialog.CustomDialog {
-	k := newDialogKeys()
+// Enter and Escape press too. k holds the keys content's widgets were made
+// with (nil: none were).
+func newInfo(k *dialogKeys, title string, content fyne.CanvasObject, label string, win fyne.Window) *dialog.CustomDialog {
+	if k == nil {
+		k = newDialogKeys()
+	}
 	d := dialog.NewCustomWithoutButtons(title, content, win)
 	ok := k.button(label, nil, d.Hide)
 	ok.Importance = widget.HighImportance

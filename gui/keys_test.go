@@ -230,3 +230,19 @@ func TestDialogKeysStack(t *testing.T) {
 		t.Error("the window keeps a dialog's key handler after every dialog closed")
 	}
 }
+
+// The per-folder view closes on Escape even from one of its switches.
+func TestFolderAccessKeyboard(t *testing.T) {
+	f := demoFixture(t, Options{})
+	c := f.win.Canvas()
+	f.u.showFolderAccess(rootA)
+	fv := f.u.folderView
+	if fv == nil || len(fv.items) == 0 {
+		t.Fatal("no per-folder view")
+	}
+	c.Focus(fv.items[0].choice)
+	typeKey(c, fyne.KeyEscape)
+	if f.u.folderView != nil {
+		t.Error("Escape on a focused switch left the per-folder view open")
+	}
+}

@@ -345,7 +345,7 @@ func (t *serversTab) showLog(name string) {
 			scroll := container.NewScroll(grid)
 			scroll.SetMinSize(fyne.NewSize(760, 420))
 			scroll.ScrollToBottom()
-			newInfo(personName(name)+": stderr", scroll, "Close", t.u.win).Show()
+			newInfo(nil, personName(name)+": stderr", scroll, "Close", t.u.win).Show()
 		})
 	})
 }

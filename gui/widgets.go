@@ -24,7 +24,13 @@ type pathLabel struct {
 	widget.Label
 	full  string
 	whole string // the path from ~, uncut, when set with setPath
-	tip   *widget.PopUp
+	// fitted is the whole and the width Text was last fitted to: a row
+	// laid out again at the same width measures nothing.
+	fitted struct {
+		whole string
+		width float32
+	}
+	tip *widget.PopUp
 }
 
 // newPathLabel shows path in a pathLabel. The text is not Rootkeeper's (a
@@ -42,7 +48,7 @@ func newPathLabel(path string) *pathLabel {
 
 // setText shows text, with full in the tooltip.
 func (l *pathLabel) setText(text, full string) {
-	l.whole = ""
+	l.whole, l.fitted.whole = "", ""
 	l.full = app.SafeText(full)
 	l.SetText(app.SafeText(text))
 }
@@ -73,7 +79,12 @@ func (l *pathLabel) Resize(size fyne.Size) {
 // middle. Before the label has a size it shows all of it.
 func (l *pathLabel) fit() {
 	text := l.whole
-	if room := l.Size().Width - 2*theme.InnerPadding(); room > 0 {
+	room := l.Size().Width - 2*theme.InnerPadding()
+	if l.fitted.whole == l.whole && l.fitted.width == room {
+		return
+	}
+	l.fitted.whole, l.fitted.width = l.whole, room
+	if room > 0 {
 		text = fitMiddle(l.whole, func(s string) bool {
 			return fyne.MeasureText(s, theme.TextSize(), l.TextStyle).Width <= room
 		})

@@ -47,4 +47,20 @@ func TestPathLabelCutsInTheMiddle(t *testing.T) {
 	if l.Text != "Seen by fs" {
 		t.Errorf("after setText: %q", l.Text)
 	}
+	// and a path set again after it is drawn again, at the same width.
+	l.setPath(path, "/home/ada")
+	if l.Text != "~/src/work/clients/acme/payments-api" {
+		t.Errorf("setPath after setText: %q", l.Text)
+	}
+}
+
+// BenchmarkPathLabelFit is the cost of fitting a long path to a new width,
+// which every visible row of the Roots tab pays on a resize.
+func BenchmarkPathLabelFit(b *testing.B) {
+	test.NewTempApp(b)
+	l := newPathLabel("")
+	l.setPath("/home/ada/src/work/clients/acme/backend/services/payments-api", "/home/ada")
+	for i := 0; b.Loop(); i++ {
+		l.Resize(fyne.NewSize(float32(120+i%200), 30))
+	}
 }
