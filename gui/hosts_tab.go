@@ -167,7 +167,7 @@ func (t *hostsTab) act(id string, protect bool) {
 			if err != nil {
 				t.u.showError(fmt.Errorf("%s %s: %w", map[bool]string{true: "Protecting", false: "Restoring"}[protect], h.Name, err))
 			} else {
-				text := widget.NewLabel(resultText(h, res, protect))
+				text := widget.NewLabel(resultText(h, res, protect, o.World.Home))
 				text.Wrapping = fyne.TextWrapWord
 				scroll := container.NewVScroll(text)
 				scroll.SetMinSize(fyne.NewSize(560, 240))
@@ -179,17 +179,18 @@ func (t *hostsTab) act(id string, protect bool) {
 	})
 }
 
-// resultText says in plain words what protect or restore did.
-func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
+// resultText says in plain words what protect or restore did, with paths
+// under home written from ~.
+func resultText(h *hosts.Host, res []hosts.FileResult, protect bool, home string) string {
 	var b strings.Builder
 	written := false
 	for _, r := range res {
-		fmt.Fprintf(&b, "%s\n", r.Path)
+		fmt.Fprintf(&b, "%s\n", app.HomeShort(r.Path, home))
 		if protect {
 			for _, ch := range r.Changes {
 				fmt.Fprintf(&b, "  %s now runs through Rootkeeper as %s\n", ch.Entry.Name, ch.Entry.Rootkeeper)
 				for _, p := range ch.Requests {
-					fmt.Fprintf(&b, "    it was given %s on its command line: that is now a request for you to decide\n", p)
+					fmt.Fprintf(&b, "    it was given %s on its command line: that is now a request for you to decide\n", app.HomeShort(p, home))
 				}
 				if len(ch.LostEnv) > 0 {
 					fmt.Fprintf(&b, "    warning: it will not get %s (withheld from servers, and expanded by the host)\n", strings.Join(ch.LostEnv, ", "))
@@ -202,7 +203,7 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
 				fmt.Fprintf(&b, "  %d already protected\n", r.Already)
 			}
 			if r.Written {
-				fmt.Fprintf(&b, "  backup: %s\n", r.Backup)
+				fmt.Fprintf(&b, "  backup: %s\n", app.HomeShort(r.Backup, home))
 			}
 		} else {
 			switch r.How {
@@ -290,7 +291,7 @@ func (u *ui) guideHosts() {
 							failed = fmt.Errorf("protecting %s: %w", h.Name, err)
 							break
 						}
-						b.WriteString(resultText(h, res, true) + "\n")
+						b.WriteString(resultText(h, res, true, o.World.Home) + "\n")
 					}
 					u.core.Reload()
 					u.do(func() {
