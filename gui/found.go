@@ -26,7 +26,7 @@ import (
 // the folders are added for nobody, and each server asks first.
 //
 //	startFinding ─async─> app.LoadSeenProjects ─do─> discover.scan()
-//	discover.onScan ──> roots.renderFound()       (progress, candidates)
+//	discover.onScan ──> showFinding: Roots tab, tray line  (progress, found)
 //	discover.onDone ──> finishFinding ─async─> app.SaveSeenProjects
 
 // findMode says how the Roots tab shows the scan.
@@ -72,7 +72,7 @@ func (u *ui) startFinding() {
 			}
 			u.find = &finder{mode: mode, seen: seen, known: known}
 			u.discover.scan()
-			u.roots.renderFound()
+			u.showFinding()
 		})
 	})
 }
@@ -91,7 +91,7 @@ func (u *ui) findProjects() {
 	if !u.discover.scanning {
 		u.discover.scan()
 	}
-	u.roots.renderFound()
+	u.showFinding()
 }
 
 // finishFinding records what a scan at start found, off the UI goroutine.
@@ -113,7 +113,7 @@ func (u *ui) finishFinding(err error) {
 		dir := u.core.Store().Dir()
 		u.async(func() { app.SaveSeenProjects(dir, paths, time.Now()) })
 	}
-	u.roots.renderFound()
+	u.showFinding()
 }
 
 // offer is what the panel offers now: everything found that is not a
@@ -171,7 +171,7 @@ func newFoundPanel(u *ui) *foundPanel {
 		if u.find != nil {
 			u.find.closed = true
 		}
-		u.roots.renderFound()
+		u.showFinding()
 	})
 	p.note = widget.NewLabel("Adding a folder shares it with no server: each server asks you before it sees it.")
 	p.note.TextStyle.Italic = true
@@ -350,10 +350,46 @@ func (p *foundPanel) addTicked() {
 				if u.find != nil && err == nil {
 					u.find.added += added
 				}
-				u.roots.renderFound()
+				u.showFinding()
 			})
 		})
 	})
+}
+
+// showFinding draws the scan in the Roots tab, and in the tray when its
+// line there changed.
+func (u *ui) showFinding() {
+	u.roots.renderFound()
+	if line := u.findingLine(); line != u.finding && u.snap != nil {
+		u.finding = line
+		u.onRefresh(u.snap)
+	}
+}
+
+// findingLine is the tray's line about the scan at start: while a first
+// launch looks, and once it found something to offer. It changes a few
+// times per scan, not with every folder read, so that the tray menu is
+// not rebuilt for each.
+func (u *ui) findingLine() string {
+	f := u.find
+	if f == nil || f.mode == findOff || f.closed {
+		return ""
+	}
+	if u.discover.scanning {
+		if f.mode == findLoud {
+			return "Looking for your projects…"
+		}
+		return ""
+	}
+	n := len(u.roots.found.offer)
+	switch {
+	case n == 0:
+		return ""
+	case f.mode == findQuiet:
+		return plural(n, "new project") + " found: add them…"
+	default:
+		return plural(n, "project") + " found: add them…"
+	}
 }
 
 // searchWhere says where scans look, for the panel's lines.

@@ -61,7 +61,15 @@ func TestFirstLaunchFindsProjects(t *testing.T) {
 		t.Fatal("the panel shows before any scan")
 	}
 
+	var tray []string // the tray's line each time the tray was redrawn
+	f.u.onRefresh = func(*app.Snapshot) { tray = append(tray, f.u.trayActions().Finding) }
 	f.u.startFinding()
+	if want := []string{"Looking for your projects…", "3 projects found: add them…"}; !slices.Equal(tray, want) {
+		t.Errorf("the tray said %q, want %q (once each)", tray, want)
+	}
+	if menu := menuText(trayMenu(f.core.Snapshot(), f.u.trayActions())); !strings.Contains(menu, "3 projects found: add them…") {
+		t.Errorf("tray menu:\n%s", menu)
+	}
 	if scans != 1 {
 		t.Fatalf("%d scans at start, want 1", scans)
 	}

@@ -220,5 +220,7 @@ func (u *ui) trayActions() trayActions {
 		ShowRoots:  func() { u.raise(); u.selectTab("Roots") },
 		Open:       u.raise,
 		Quit:       u.fa.Quit,
+		Finding:    u.findingLine(),
+		ShowFound:  func() { u.raise(); u.selectTab("Roots") },
 	}
 }

@@ -84,8 +84,10 @@ type ui struct {
 	// settling: askNext is waiting for servers still starting (see
 	// app.Grid.Settling) and will ask again.
 	settling bool
-	// find is the scan the Roots tab shows (found.go), nil before any.
-	find *finder
+	// find is the scan the Roots tab shows (found.go), nil before any;
+	// finding is the tray's line about it last shown.
+	find    *finder
+	finding string
 	// folderView is the open per-folder view of consent, nil when none.
 	folderView *folderAccess
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
@@ -128,7 +130,7 @@ func (u *ui) build() fyne.CanvasObject {
 	u.servers = newServersTab(u)
 	u.activity = newActivityTab(u)
 	u.hosts = newHostsTab(u)
-	u.discover.onScan = u.roots.renderFound
+	u.discover.onScan = u.showFinding
 	u.discover.onDone = u.finishFinding
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Roots", u.roots.content),
