@@ -54,6 +54,9 @@ type finder struct {
 	// added is how many folders the last "Add these" added, for the
 	// line that says so.
 	added int
+	// saveErr says why what was found could not be remembered (the next
+	// start then offers it all again).
+	saveErr error
 }
 
 // startFinding starts the background scan at start. Call once, when the
@@ -111,7 +114,11 @@ func (u *ui) finishFinding(err error) {
 			paths = append(paths, c.Path)
 		}
 		dir := u.core.Store().Dir()
-		u.async(func() { app.SaveSeenProjects(dir, paths, time.Now()) })
+		u.async(func() {
+			if err := app.SaveSeenProjects(dir, paths, time.Now()); err != nil {
+				u.do(func() { f.saveErr = err; u.showFinding() })
+			}
+		})
 	}
 	u.showFinding()
 }
@@ -235,6 +242,9 @@ func (p *foundPanel) render() bool {
 			p.status.SetText(app.SafeText("The scan stopped: " + f.err.Error()))
 		default:
 			p.status.SetText(fmt.Sprintf("Looked through %s in %s.", plural(d.last.Visited, "folder"), where))
+		}
+		if f.saveErr != nil {
+			p.status.SetText(p.status.Text + app.SafeText(" Could not remember them for the next start: "+f.saveErr.Error()))
 		}
 	}
 	p.setOffer(offer)
