@@ -1,6 +1,9 @@
 package app
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 func TestHomeShort(t *testing.T) {
 	const home = "/home/ada"
@@ -16,6 +19,55 @@ func TestHomeShort(t *testing.T) {
 	} {
 		if got := HomeShort(c.path, c.home); got != c.want {
 			t.Errorf("HomeShort(%q, %q) = %q, want %q", c.path, c.home, got, c.want)
+		}
+	}
+}
+
+func TestCutMiddle(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		max  int
+		want string
+	}{
+		{"~/src/api", 40, "~/src/api"},
+		{"~/src/work/clients/acme/payments-api", 20, "~/src/…/payments-api"},
+		{"~/src/work/clients/acme/payments-api", 30, "~/src/work/…/acme/payments-api"},
+		{"~/src/work/clients/acme/payments-api", 29, "~/src/…/acme/payments-api"},
+		{"~/src/work/clients/acme/payments-api", 36, "~/src/work/clients/acme/payments-api"},
+		{"/srv/data/projects/2026/big-thing", 22, "/srv/…/2026/big-thing"},
+		{"/srv/data/projects/2026/big-thing", 17, "/srv/…/big-thing"},
+		// the last name alone is too long: cut inside, start and end kept
+		{"~/src/an-extremely-long-project-name", 12, "~/src…t-name"},
+		{"~/a/b", 4, "~…/b"},
+		{"abcdef", 1, "…"},
+		{`C:\Users\ada\src\clients\payments-api`, 24, `C:\Users\…\payments-api`},
+		{"~/src/日本語/プロジェクト/とても長い名前のフォルダ", 20, "~/src/…/とても長い名前のフォルダ"},
+		{"~/src/日本語/プロジェクト/とても長い名前のフォルダ", 19, "~/…/とても長い名前のフォルダ"},
+	} {
+		got := CutMiddle(c.path, c.max)
+		if got != c.want {
+			t.Errorf("CutMiddle(%q, %d) = %q, want %q", c.path, c.max, got, c.want)
+		}
+		if n := utf8.RuneCountInString(got); n > c.max && c.max > 0 {
+			t.Errorf("CutMiddle(%q, %d) = %q: %d characters", c.path, c.max, got, n)
+		}
+	}
+}
+
+func TestRequestTextFor(t *testing.T) {
+	upper := func(s string) string { return "<" + s + ">" }
+	for _, c := range []struct {
+		r    Request
+		name func(string) string
+		want string
+	}{
+		{Request{Server: "claude-code.fs", Path: "/home/ada/Desktop", From: FromCommandLine}, upper, "<claude-code.fs> is configured with ~/Desktop"},
+		{Request{Server: "fs", Path: "/home/ada/src/x", From: "claude-code"}, upper, "<claude-code> asks that <fs> see ~/src/x"},
+		{Request{Server: "fs", Path: "/srv/x", From: FromCommandLine}, nil, "fs is configured with /srv/x"},
+		{Request{Server: "fs", Path: "/home/ada/\u202eevil", From: FromCommandLine}, nil, `fs is configured with ~/\u202eevil`},
+	} {
+		if got := RequestTextFor(c.r, "/home/ada", c.name); got != c.want {
+			t.Errorf("RequestTextFor(%+v) = %q, want %q", c.r, got, c.want)
 		}
 	}
 }

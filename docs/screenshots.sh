@@ -1,6 +1,7 @@
 #!/bin/sh
-# Regenerates the screenshots in docs/: each tab of the main window and both
-# consent dialogs, from the real binary under Xvfb with a demo state.
+# Regenerates the screenshots in docs/: each tab of the main window, the
+# first launch and the consent dialogs, from the real binary under Xvfb
+# with a demo state.
 #
 #   sh docs/screenshots.sh        (from the module root)
 #
@@ -79,6 +80,12 @@ shot dialog-share "$main" ROOTKEEPER_SHOW_SHARE="$HOME"
 "$BIN" --state-dir "$main" servers add git --env GIT_BASE_DIR="$HOME/src/infra" -- "$NPM/git-mcp-server" >/dev/null
 "$BIN" --state-dir "$main" deny git "$HOME/src/infra" >/dev/null
 shot servers "$main" ROOTKEEPER_SHOW_TAB=servers
+
+# The first launch: a fresh state folder. Rootkeeper looks for projects
+# by itself and the Roots tab offers what it found, grouped by folder.
+first=$DEMO/first
+mkdir -p "$first"
+shot first-launch "$first" ROOTKEEPER_SHOW_TAB=roots
 
 # A folder enabled that no server has been asked about: both servers ask
 # when they connect, one dialog at a time.

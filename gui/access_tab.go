@@ -41,15 +41,16 @@ func accessOfLabel(label string) app.Access {
 }
 
 // newAccessSwitch is the one switch of a (server, folder) pair; moving it
-// calls set with the new position.
-func newAccessSwitch(set func(app.Access)) *widget.Select {
-	s := widget.NewSelect(accessOptions(), nil)
+// calls set with the new position. In a dialog, k passes Escape and Enter
+// on to it (nil in a tab).
+func newAccessSwitch(k *dialogKeys, set func(app.Access)) *keySelect {
+	s := k.choice(accessOptions(), nil)
 	s.OnChanged = func(label string) { set(accessOfLabel(label)) }
 	return s
 }
 
 // showAccess puts the switch at a without calling its OnChanged.
-func showAccess(s *widget.Select, a app.Access) {
+func showAccess(s *keySelect, a app.Access) {
 	f := s.OnChanged
 	s.OnChanged = nil
 	s.SetSelected(accessLabels[a])
@@ -77,7 +78,10 @@ type accessTab struct {
 	under   *widget.Button
 	rest    *widget.Button
 	list    *widget.List
-	empty   *widget.Label
+	empty   *emptyState
+	// toHosts and find are the empty state's actions.
+	toHosts *widget.Button
+	find    *widget.Button
 
 	grid  *app.Grid
 	all   []accessLine
@@ -105,10 +109,14 @@ func newAccessTab(u *ui) *accessTab {
 	t.under = widget.NewButtonWithIcon("Allow all under…", theme.ConfirmIcon(), t.askUnder)
 	t.rest = widget.NewButtonWithIcon("Deny the rest", theme.CancelIcon(), t.denyRest)
 	t.list = widget.NewList(func() int { return len(t.shown) }, t.newItem, t.updateItem)
-	t.empty = hint("")
+	t.empty = newEmptyState()
+	t.toHosts = widget.NewButtonWithIcon("Add a server or protect a host", theme.ContentAddIcon(), func() { u.selectTab("Hosts") })
+	t.toHosts.Importance = widget.HighImportance
+	t.find = widget.NewButtonWithIcon("Find projects", theme.SearchIcon(), func() { u.selectTab("Roots"); u.findProjects() })
+	t.find.Importance = widget.HighImportance
 	pick := container.NewBorder(nil, nil, widget.NewLabel("Server:"), container.NewHBox(t.under, t.rest), t.server)
 	top := container.NewVBox(pick, t.summary, t.filter)
-	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
+	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, t.empty))
 	return t
 }
 
@@ -196,14 +204,11 @@ func (t *accessTab) apply() {
 	case len(t.shown) > 0:
 		t.empty.Hide()
 	case t.server.Selected == "":
-		t.empty.SetText("No server takes folders yet.\nAdd one in Servers.")
-		t.empty.Show()
+		t.empty.show("No server takes folders yet.\nAdd one, or protect a host such as Claude Code or Cursor: its servers then ask you first.", t.toHosts)
 	case len(t.all) > 0:
-		t.empty.SetText("No folder matches the filter.")
-		t.empty.Show()
+		t.empty.show("No folder matches the filter.")
 	default:
-		t.empty.SetText("No folders yet.\nUse Discover to find your projects, or Add folder… in Roots.")
-		t.empty.Show()
+		t.empty.show("No folders yet.\nRootkeeper can find your projects; nothing is shared until you allow it.", t.find)
 	}
 }
 
@@ -215,7 +220,7 @@ type accessItem struct {
 	where  *pathLabel
 	note   *widget.Label
 	seen   *widget.Icon
-	choice *widget.Select
+	choice *keySelect
 	box    fyne.CanvasObject
 }
 
@@ -227,7 +232,7 @@ func (t *accessTab) newItem() fyne.CanvasObject {
 		seen:  widget.NewIcon(nil),
 	}
 	it.note.TextStyle.Italic = true
-	it.choice = newAccessSwitch(func(a app.Access) {
+	it.choice = newAccessSwitch(nil, func(a app.Access) {
 		server, path := t.server.Selected, it.path
 		t.u.setAccess("change what "+server+" may see", []app.Change{{Server: server, Root: path, Access: a}})
 	})
@@ -255,7 +260,7 @@ func (t *accessTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	t.rows.bind(id, it)
 	it.path = l.Root.Path
 	it.name.SetText(app.SafeText(l.Root.Name))
-	it.where.setText(l.Root.Path, l.Root.Path)
+	it.where.setPath(l.Root.Path, t.u.home())
 	if l.Seen {
 		it.seen.SetResource(theme.NewSuccessThemedResource(theme.VisibilityIcon()))
 	} else {
@@ -288,8 +293,8 @@ func (t *accessTab) askUnder() {
 	} else if len(parents) > 0 {
 		entry.SetText(parents[0])
 	}
-	form := dialog.NewForm("Allow "+app.SafeText(server)+" every folder under…", "Allow", "Cancel",
-		[]*widget.FormItem{widget.NewFormItem("Folder", entry)}, func(ok bool) {
+	form := newConfirm(nil, "Allow "+personName(server)+" every folder under…",
+		widget.NewForm(widget.NewFormItem("Folder", entry)), "Allow", "Cancel", func(ok bool) {
 			if ok {
 				t.allowUnder(server, filepath.Clean(strings.TrimSpace(entry.Text)))
 			}
@@ -330,10 +335,11 @@ func parentFolders(snap *app.Snapshot) []string {
 type folderAccess struct {
 	u     *ui
 	path  string
-	title *widget.Label
+	title *pathLabel
 	list  *widget.List
 	lines []folderAccessLine
 	dlg   dialog.Dialog
+	keys  *dialogKeys // Escape and Enter close it, from its switches too
 	items []*folderAccessItem
 }
 
@@ -350,13 +356,13 @@ func (u *ui) showFolderAccess(path string) {
 	if !ok {
 		return
 	}
-	f := &folderAccess{u: u, path: path}
-	f.title = widget.NewLabel(app.SafeText(r.Path))
-	f.title.Truncation = fyne.TextTruncateEllipsis
+	f := &folderAccess{u: u, path: path, keys: newDialogKeys()}
+	f.title = newPathLabel("")
+	f.title.setPath(r.Path, u.home())
 	f.list = widget.NewList(func() int { return len(f.lines) }, f.newItem, f.updateItem)
 	f.render(u.core.Snapshot(), app.NewGrid(u.core.Snapshot()))
 	body := container.NewBorder(f.title, nil, nil, nil, f.list)
-	f.dlg = dialog.NewCustom("Who may see "+app.SafeText(r.Name), "Close", body, u.win)
+	f.dlg = newInfo(f.keys, "Who may see "+app.SafeText(r.Name), body, "Close", u.win)
 	f.dlg.SetOnClosed(func() {
 		if u.folderView == f {
 			u.folderView = nil
@@ -391,14 +397,14 @@ type folderAccessItem struct {
 	seen   *widget.Icon
 	name   *widget.Label
 	off    *widget.Label
-	choice *widget.Select
+	choice *keySelect
 	box    fyne.CanvasObject
 }
 
 func (f *folderAccess) newItem() fyne.CanvasObject {
 	it := &folderAccessItem{seen: widget.NewIcon(nil), name: widget.NewLabel(""), off: widget.NewLabel("takes no roots (roots mode off)")}
 	it.off.TextStyle.Italic = true
-	it.choice = newAccessSwitch(func(a app.Access) {
+	it.choice = newAccessSwitch(f.keys, func(a app.Access) {
 		f.u.setAccess("change what "+it.server+" may see", []app.Change{{Server: it.server, Root: f.path, Access: a}})
 	})
 	it.name.Truncation = fyne.TextTruncateEllipsis
@@ -421,7 +427,7 @@ func (f *folderAccess) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 	l := f.lines[id]
 	it.server = l.Server
-	it.name.SetText(app.SafeText(l.Server))
+	it.name.SetText(personName(l.Server))
 	if l.Seen {
 		it.seen.SetResource(theme.NewSuccessThemedResource(theme.VisibilityIcon()))
 	} else {

@@ -109,7 +109,7 @@ func (u *ui) askReview(qs []app.Question) {
 			for _, in := range infos {
 				info[in.Root.Path] = in
 			}
-			d := &reviewDialog{Questions: qs, Info: info}
+			d := &reviewDialog{Questions: qs, Info: info, Home: home}
 			d.OnLater = func() {
 				u.consent = ""
 				u.openDialog = nil
@@ -201,7 +201,19 @@ func (u *ui) askServer(server string, pending []app.Root) {
 			if u.consent != key {
 				return
 			}
-			d := &pendingDialog{Server: server, Roots: infos}
+			d := &pendingDialog{Server: server, Roots: infos, Home: home}
+			d.OnLater = func() { // as the review's Later: the banner asks again
+				u.consent = ""
+				u.openDialog = nil
+				if u.reviewLater == nil {
+					u.reviewLater = map[string]bool{}
+				}
+				for _, in := range infos {
+					u.reviewLater[server+"\x00"+in.Root.Path] = true
+				}
+				u.snap = nil
+				u.refresh()
+			}
 			d.OnSubmit = func(allowed, denied []string, scope app.Scope) {
 				u.consent = ""
 				u.busy[server] = true
@@ -210,7 +222,7 @@ func (u *ui) askServer(server string, pending []app.Root) {
 				}, func(error) { delete(u.busy, server) })
 			}
 			u.raise()
-			u.notify("Rootkeeper", fmt.Sprintf("%s is waiting for your decision about %s.", server, plural(len(infos), "folder")))
+			u.notify("Rootkeeper", fmt.Sprintf("%s is waiting for your decision about %s.", personName(server), plural(len(infos), "folder")))
 			d.Show(u.win)
 			u.openDialog = d
 		})
@@ -236,7 +248,7 @@ func (u *ui) askShare(root app.Root, isNew bool, servers []string) {
 			if u.consent != key {
 				return
 			}
-			d := &shareDialog{Root: info, Servers: servers, IsNew: isNew}
+			d := &shareDialog{Root: info, Servers: servers, IsNew: isNew, Home: home}
 			d.OnCancel = func() { u.consent = ""; u.refresh() }
 			d.OnSubmit = func(allowed, denied []string, scope app.Scope) {
 				u.consent = ""

@@ -14,7 +14,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -40,7 +39,8 @@ type discoverTab struct {
 	status      *widget.Label
 	filter      *widget.Entry
 	list        *widget.List
-	empty       *widget.Label
+	empty       *emptyState
+	scanNow     *widget.Button // the empty state's action
 
 	cands    []app.Candidate // everything found by the last scan
 	rows     []candRow       // what the list shows: grouped and filtered
@@ -48,6 +48,13 @@ type discoverTab struct {
 	cancel   context.CancelFunc
 	gen      int // counts scans, so a finished scan's late flushes are dropped
 	snap     *app.Snapshot
+	// last is the scan's latest progress report.
+	last app.ScanProgress
+	// onScan is told whenever the scan started, found something, made
+	// progress or ended (the Roots tab shows the scan at start); onDone
+	// when it ended, with its error. Both run on the UI goroutine; never nil.
+	onScan func()
+	onDone func(error)
 }
 
 // candRow is one line of the candidate list.
@@ -57,7 +64,7 @@ type candRow struct {
 }
 
 func newDiscoverTab(u *ui) *discoverTab {
-	t := &discoverTab{u: u}
+	t := &discoverTab{u: u, onScan: func() {}, onDone: func(error) {}}
 	t.folders = container.NewVBox()
 	t.newFolder = widget.NewEntry()
 	t.newFolder.SetPlaceHolder("Add a search folder: type a path or Browse…")
@@ -88,11 +95,13 @@ func newDiscoverTab(u *ui) *discoverTab {
 	t.filter.OnChanged = func(string) { t.regroup() }
 
 	t.list = widget.NewList(func() int { return len(t.rows) }, t.newItem, t.updateItem)
-	t.empty = hint("")
+	t.empty = newEmptyState()
+	t.scanNow = widget.NewButtonWithIcon("Scan now", theme.SearchIcon(), t.scan)
+	t.scanNow.Importance = widget.HighImportance
 	searchBox := container.NewVBox(
 		widget.NewLabelWithStyle("Search folders", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		t.folders, addRow, widget.NewSeparator(), scanRow, t.filter)
-	t.content = container.NewBorder(searchBox, nil, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
+	t.content = container.NewBorder(searchBox, nil, nil, nil, container.NewStack(t.list, t.empty))
 	t.updateEmpty()
 	return t
 }
@@ -117,7 +126,9 @@ func (t *discoverTab) render(snap *app.Snapshot) {
 	for _, dir := range snap.State.SearchFolders {
 		dir := dir
 		rm := widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { t.removeFolder(dir) })
-		t.folders.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.FolderIcon()), rm, newPathLabel(dir)))
+		where := newPathLabel("")
+		where.setPath(dir, t.u.home())
+		t.folders.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.FolderIcon()), rm, where))
 	}
 	t.folders.Refresh()
 	t.list.Refresh() // "Added" marks follow the roots
@@ -150,7 +161,7 @@ func (t *discoverTab) removeFolder(dir string) {
 }
 
 func (t *discoverTab) browse() {
-	dialog.ShowFolderOpen(func(dir fyne.ListableURI, err error) {
+	pickFolder(t.u.win, func(dir fyne.ListableURI, err error) {
 		if err != nil {
 			t.u.showError(err)
 			return
@@ -158,7 +169,7 @@ func (t *discoverTab) browse() {
 		if dir != nil {
 			t.addFolder(dir.Path())
 		}
-	}, t.u.win)
+	})
 }
 
 // scanBuffer collects what the scanner reports from its goroutines until
@@ -225,6 +236,8 @@ func (t *discoverTab) scan() {
 	t.progressBox.Show()
 	t.progressBox.Refresh()
 	t.status.SetText("Starting…")
+	t.last = app.ScanProgress{}
+	t.onScan()
 	var dirs []string
 	if t.snap != nil {
 		dirs = slices.Clone(t.snap.State.SearchFolders)
@@ -261,8 +274,10 @@ func (t *discoverTab) flush(gen int, buf *scanBuffer) {
 		t.regroup()
 	}
 	if t.scanning {
+		t.last = p
 		t.status.SetText(fmt.Sprintf("%d folders visited · %d found · %s", p.Visited, len(t.cands), p.Current))
 	}
+	t.onScan()
 }
 
 func (t *discoverTab) finish(gen int, sum app.ScanSummary, err error) {
@@ -289,6 +304,9 @@ func (t *discoverTab) finish(gen int, sum app.ScanSummary, err error) {
 	}
 	t.status.SetText(msg)
 	t.updateEmpty()
+	t.last.Visited = sum.Visited
+	t.onScan()
+	t.onDone(err)
 }
 
 func (t *discoverTab) stop() {
@@ -311,15 +329,14 @@ func (t *discoverTab) updateEmpty() {
 		t.empty.Hide()
 		return
 	case len(t.cands) > 0:
-		t.empty.SetText("Nothing matches the filter.")
+		t.empty.show("Nothing matches the filter.")
 	case t.scanning:
-		t.empty.SetText("Looking…")
+		t.empty.show("Looking…")
 	case t.u.opts.Scan == nil:
-		t.empty.SetText("Scanning is not available. Add folders by hand with Add folder… in Roots.")
+		t.empty.show("Scanning is not available.\nAdd folders by hand with Add folder… in Roots.")
 	default:
-		t.empty.SetText("No projects listed yet.\nPress Scan to find git repositories and project folders.")
+		t.empty.show("No projects listed yet.\nScan finds git repositories and project folders in the search folders.", t.scanNow)
 	}
-	t.empty.Show()
 }
 
 // groupCandidates orders candidates by repository: each repository (or lone
@@ -426,7 +443,7 @@ func (t *discoverTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.icon.SetResource(theme.FolderIcon())
 	}
 	it.name.SetText(filepath.Base(c.Path))
-	it.path.setText(c.Path, c.Path)
+	it.path.setPath(c.Path, t.u.home())
 	it.detail.SetText(candDetail(c))
 	added := t.snap != nil
 	if added {

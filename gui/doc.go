@@ -8,6 +8,15 @@
 //	                                         └─ consent queue (one dialog per server)
 //	clicks ──> ui.update(fn) ──goroutine──> core.Update ──> (next snapshot)
 //
+// When the window opens, the Discover tab's scan runs by itself; the Roots
+// tab shows it on the first launch and, later, only projects no earlier
+// start found (found.go; what to offer is app.Offerable's answer); the
+// tray has a line about it while it looks and once it found something.
+//
+// Every dialog answers Escape, Enter and Tab the same way, through one
+// helper (keys.go): a dialog's focusable widgets are made by its
+// dialogKeys, so that a focused one passes Escape and Enter on.
+//
 // Sampling requests arrive from the MCP client's goroutines through the
 // app.SamplingReviewer the window hands out (Options.SetReviewer): each
 // request and each answer waits in a queue of dialogs, one on screen at a

@@ -32,7 +32,7 @@ type hostsTab struct {
 	// result is the open result dialog, and guide the guided start's
 	// question, for tests.
 	result dialog.Dialog
-	guide  *dialog.ConfirmDialog
+	guide  *confirmDialog
 	// home (the world's, from the last listing) shortens the config
 	// files' paths to ~/… on the cards.
 	home string
@@ -171,11 +171,11 @@ func (t *hostsTab) act(id string, protect bool) {
 			if err != nil {
 				t.u.showError(fmt.Errorf("%s %s: %w", map[bool]string{true: "Protecting", false: "Restoring"}[protect], h.Name, err))
 			} else {
-				text := widget.NewLabel(resultText(h, res, protect))
+				text := widget.NewLabel(resultText(h, res, protect, o.World.Home))
 				text.Wrapping = fyne.TextWrapWord
 				scroll := container.NewVScroll(text)
 				scroll.SetMinSize(fyne.NewSize(560, 240))
-				t.result = dialog.NewCustom(h.Name, "OK", scroll, t.u.win)
+				t.result = newInfo(nil, h.Name, scroll, "OK", t.u.win)
 				t.result.Show()
 			}
 			t.reload()
@@ -183,17 +183,18 @@ func (t *hostsTab) act(id string, protect bool) {
 	})
 }
 
-// resultText says in plain words what protect or restore did.
-func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
+// resultText says in plain words what protect or restore did, with paths
+// under home written from ~.
+func resultText(h *hosts.Host, res []hosts.FileResult, protect bool, home string) string {
 	var b strings.Builder
 	written := false
 	for _, r := range res {
-		fmt.Fprintf(&b, "%s\n", r.Path)
+		fmt.Fprintf(&b, "%s\n", app.HomeShort(r.Path, home))
 		if protect {
 			for _, ch := range r.Changes {
 				fmt.Fprintf(&b, "  %s now runs through Rootkeeper as %s\n", ch.Entry.Name, ch.Entry.Rootkeeper)
 				for _, sl := range ch.Slots {
-					fmt.Fprintf(&b, "    it is configured with %s (%s): it starts once you allow it\n", sl.Path, sl.Where())
+					fmt.Fprintf(&b, "    it is configured with %s (%s): it starts once you allow it\n", app.HomeShort(sl.Path, home), sl.Where())
 				}
 				if len(ch.LostEnv) > 0 {
 					fmt.Fprintf(&b, "    warning: it will not get %s (withheld from servers, and expanded by the host)\n", strings.Join(ch.LostEnv, ", "))
@@ -206,7 +207,7 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool) string {
 				fmt.Fprintf(&b, "  %d already protected\n", r.Already)
 			}
 			if r.Written {
-				fmt.Fprintf(&b, "  backup: %s\n", r.Backup)
+				fmt.Fprintf(&b, "  backup: %s\n", app.HomeShort(r.Backup, home))
 			}
 		} else {
 			switch r.How {
@@ -280,7 +281,7 @@ func (u *ui) guideHosts() {
 				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
 				"The folders they were given become requests for you to decide. Restore gives the files back.",
 				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], plural(n, "server"))
-			u.hosts.guide = dialog.NewConfirm("Protect your MCP hosts?", msg, func(yes bool) {
+			u.hosts.guide = confirmText("Protect your MCP hosts?", msg, "Protect", "Not now", func(yes bool) {
 				answered()
 				if !yes {
 					return
@@ -294,7 +295,7 @@ func (u *ui) guideHosts() {
 							failed = fmt.Errorf("protecting %s: %w", h.Name, err)
 							break
 						}
-						b.WriteString(resultText(h, res, true) + "\n")
+						b.WriteString(resultText(h, res, true, o.World.Home) + "\n")
 					}
 					u.core.Reload()
 					u.do(func() {
@@ -305,7 +306,7 @@ func (u *ui) guideHosts() {
 						text.Wrapping = fyne.TextWrapWord
 						scroll := container.NewVScroll(text)
 						scroll.SetMinSize(fyne.NewSize(560, 240))
-						u.hosts.result = dialog.NewCustom("Hosts protected", "OK", scroll, u.win)
+						u.hosts.result = newInfo(nil, "Hosts protected", scroll, "OK", u.win)
 						u.hosts.result.Show()
 						u.selectTab("Hosts")
 						u.hosts.reload()

@@ -95,6 +95,20 @@ func TestHostsTab(t *testing.T) {
 	if f.u.hosts.result == nil {
 		t.Error("no word on what Protect did")
 	}
+	// It says which file, from home; Enter closes it.
+	said := ""
+	for _, o := range test.LaidOutObjects(f.win.Canvas().Overlays().Top()) {
+		if l, ok := o.(*widget.Label); ok {
+			said += l.Text + "\n"
+		}
+	}
+	if !strings.Contains(said, "~/.cursor/mcp.json\n") {
+		t.Errorf("Protect said:\n%s", said)
+	}
+	typeKey(f.win.Canvas(), fyne.KeyReturn)
+	if f.win.Canvas().Overlays().Top() != nil {
+		t.Error("Enter did not close the result")
+	}
 	got = labels(f.u.hosts.list)
 	if !strings.Contains(got, "1 server, 1 protected") || !strings.Contains(got, "protected (cursor.time)") {
 		t.Fatalf("after Protect the tab shows:\n%s", got)

@@ -6,7 +6,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
@@ -18,14 +17,16 @@ import (
 type pasteDialog struct {
 	OnImport func([]app.Server)
 
-	text    *widget.Entry
+	text    *keyEntry
 	preview *widget.Label
 	found   []app.Server
-	dlg     *dialog.ConfirmDialog
+	dlg     *confirmDialog
+	keys    *dialogKeys // Enter adds, Escape cancels
 }
 
 func (d *pasteDialog) content() fyne.CanvasObject {
-	d.text = widget.NewMultiLineEntry()
+	d.keys = newDialogKeys()
+	d.text = d.keys.entry(true)
 	d.text.SetPlaceHolder(`{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}}`)
 	d.text.SetMinRowsVisible(10)
 	d.text.Wrapping = fyne.TextWrapBreak
@@ -67,13 +68,13 @@ func (d *pasteDialog) parse() {
 // Show opens the dialog over parent.
 func (d *pasteDialog) Show(parent fyne.Window) {
 	body := d.content()
-	d.dlg = dialog.NewCustomConfirm("Paste servers from another app", "Add servers", "Cancel", body, func(ok bool) {
+	d.dlg = newConfirm(d.keys, "Paste servers from another app", body, "Add servers", "Cancel", func(ok bool) {
 		if !ok {
 			return
 		}
 		d.parse()
 		if len(d.found) == 0 {
-			dialog.ShowError(fmt.Errorf("no servers to add: %s", d.preview.Text), parent)
+			showErrorOn(parent, fmt.Errorf("no servers to add: %s", d.preview.Text))
 			return
 		}
 		if d.OnImport != nil {

@@ -24,35 +24,48 @@ const (
 type pendingDialog struct {
 	Server string
 	Roots  []rootInfo
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the ticked and unticked root paths and the scope.
 	OnSubmit func(allowed, denied []string, scope app.Scope)
+	// OnLater is called when the person puts the question off: nothing
+	// is decided, and the banner offers it again.
+	OnLater func()
 
-	checks []*widget.Check
-	scope  *widget.RadioGroup
-	allow  *widget.Button
-	deny   *widget.Button
+	checks []*keyCheck
+	scope  *keyRadio
+	allow  *keyButton
+	deny   *keyButton
+	later  *keyButton
 	dlg    *dialog.CustomDialog
+	keys   *dialogKeys // Enter allows the ticked, Escape is Later
 }
 
 // content builds the dialog's body and buttons.
 func (d *pendingDialog) content() fyne.CanvasObject {
-	intro := widget.NewLabel(d.Server + " has connected and may ask which folders it can see. " +
+	intro := widget.NewLabel(personName(d.Server) + " has connected and may ask which folders it can see. " +
 		"It sees none of these until you allow them. Tick the folders it may see:")
 	intro.Wrapping = fyne.TextWrapWord
+	d.keys = newDialogKeys()
 	rows := container.NewVBox()
 	d.checks = nil
 	for _, info := range d.Roots {
-		c := widget.NewCheck(info.Root.Name, nil)
+		c := d.keys.check(app.SafeText(info.Root.Name), nil)
 		d.checks = append(d.checks, c)
-		rows.Add(rootConsentRow(c, info))
+		rows.Add(rootConsentRow(c, info, d.Home))
 	}
-	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
-	d.scope.Horizontal = true
-	d.scope.Required = true
-	d.scope.SetSelected(scopeAlways)
-	d.deny = widget.NewButtonWithIcon("Deny all", theme.CancelIcon(), func() { d.submit(false) })
-	d.allow = widget.NewButtonWithIcon("Allow selected", theme.ConfirmIcon(), func() { d.submit(true) })
+	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.deny = d.keys.button("Deny all", theme.CancelIcon(), func() { d.submit(false) })
+	d.allow = d.keys.button("Allow selected", theme.ConfirmIcon(), func() { d.submit(true) })
 	d.allow.Importance = widget.HighImportance
+	d.later = d.keys.button("Later", nil, func() {
+		if d.dlg != nil {
+			d.dlg.Hide()
+		}
+		if d.OnLater != nil {
+			d.OnLater()
+		}
+	})
 	scroll := container.NewVScroll(rows)
 	scroll.SetMinSize(fyne.NewSize(560, min(rows.MinSize().Height, 360)))
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
@@ -65,9 +78,10 @@ func (d *pendingDialog) content() fyne.CanvasObject {
 // Show opens the dialog over parent.
 func (d *pendingDialog) Show(parent fyne.Window) {
 	body := d.content()
-	d.dlg = dialog.NewCustomWithoutButtons(d.Server+" asks to see folders", body, parent)
-	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, layout.NewSpacer(), d.allow})
+	d.dlg = dialog.NewCustomWithoutButtons(personName(d.Server)+" asks to see folders", body, parent)
+	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
 	d.dlg.Resize(fyne.NewSize(640, 0))
+	d.keys.attach(parent, d.dlg, press(d.allow, d.allow.OnTapped), press(d.later, d.later.OnTapped))
 	d.dlg.Show()
 }
 
@@ -96,13 +110,15 @@ func scopeOf(choice string) app.Scope {
 }
 
 // rootConsentRow shows one root in a consent dialog: the check (or title),
-// the resolved path, the access check and the warnings.
-func rootConsentRow(head fyne.CanvasObject, info rootInfo) fyne.CanvasObject {
+// the resolved path (from ~ under home, cut in the middle when long, whole
+// on hover), the access check and the warnings.
+func rootConsentRow(head fyne.CanvasObject, info rootInfo, home string) fyne.CanvasObject {
 	box := container.NewVBox(head)
-	path := newPathLabel(info.Root.Path)
+	path := newPathLabel("")
+	path.setPath(info.Root.Path, home)
 	box.Add(container.NewPadded(path))
 	if info.Root.Given != "" && info.Root.Given != info.Root.Path {
-		given := widget.NewLabel("picked as " + info.Root.Given)
+		given := widget.NewLabel("picked as " + app.SafeText(app.HomeShort(info.Root.Given, home)))
 		given.TextStyle.Italic = true
 		given.Truncation = fyne.TextTruncateEllipsis
 		box.Add(given)

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // requestDialog asks about one request: a host (through the bridge) or a
@@ -22,17 +23,20 @@ import (
 type requestDialog struct {
 	Request app.Request
 	Info    rootInfo
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the answer: allow or deny, with the scope.
 	OnSubmit func(allow bool, scope app.Scope)
 	// OnLater is called when the person puts it off.
 	OnLater func()
 
 	intro *widget.Label
-	scope *widget.RadioGroup
-	allow *widget.Button
-	deny  *widget.Button
-	later *widget.Button
+	scope *keyRadio
+	allow *keyButton
+	deny  *keyButton
+	later *keyButton
 	dlg   *dialog.CustomDialog
+	keys  *dialogKeys // Enter allows, Escape is Later
 }
 
 func (d *requestDialog) content() fyne.CanvasObject {
@@ -41,31 +45,30 @@ func (d *requestDialog) content() fyne.CanvasObject {
 		// A slot: the server runs only with the folder.
 		after = ". It is not started until you allow it."
 	}
-	d.intro = widget.NewLabel(app.RequestText(d.Request) + after)
+	d.intro = widget.NewLabel(app.RequestTextFor(d.Request, d.Home, hosts.DisplayName) + after)
 	d.intro.Wrapping = fyne.TextWrapWord
-	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
-	d.scope.Horizontal = true
-	d.scope.Required = true
-	d.scope.SetSelected(scopeAlways)
-	d.deny = widget.NewButtonWithIcon("Deny", theme.CancelIcon(), func() { d.submit(false) })
-	d.allow = widget.NewButtonWithIcon("Allow", theme.ConfirmIcon(), func() { d.submit(true) })
+	d.keys = newDialogKeys()
+	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.deny = d.keys.button("Deny", theme.CancelIcon(), func() { d.submit(false) })
+	d.allow = d.keys.button("Allow", theme.ConfirmIcon(), func() { d.submit(true) })
 	d.allow.Importance = widget.HighImportance
-	d.later = widget.NewButton("Later", func() {
+	d.later = d.keys.button("Later", nil, func() {
 		d.hide()
 		if d.OnLater != nil {
 			d.OnLater()
 		}
 	})
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
-	return container.NewVBox(d.intro, rootConsentRow(widget.NewLabel(d.Info.Root.Name), d.Info), remember)
+	return container.NewVBox(d.intro, rootConsentRow(widget.NewLabel(app.SafeText(d.Info.Root.Name)), d.Info, d.Home), remember)
 }
 
 // Show opens the dialog over parent.
 func (d *requestDialog) Show(parent fyne.Window) {
 	body := d.content()
-	d.dlg = dialog.NewCustomWithoutButtons(d.Request.Server+" is asked to see a folder", body, parent)
+	d.dlg = dialog.NewCustomWithoutButtons(personName(d.Request.Server)+" is asked to see a folder", body, parent)
 	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
 	d.dlg.Resize(fyne.NewSize(640, 0))
+	d.keys.attach(parent, d.dlg, press(d.allow, d.allow.OnTapped), press(d.later, d.later.OnTapped))
 	d.dlg.Show()
 }
 
@@ -101,7 +104,7 @@ func (u *ui) askRequest() bool {
 				if u.consent != key {
 					return
 				}
-				d := &requestDialog{Request: r, Info: info}
+				d := &requestDialog{Request: r, Info: info, Home: home}
 				d.OnLater = func() {
 					if u.later == nil {
 						u.later = map[string]time.Time{}
@@ -122,7 +125,7 @@ func (u *ui) askRequest() bool {
 					}, func(error) { delete(u.busy, key) })
 				}
 				u.raise()
-				u.notify("Rootkeeper", app.RequestText(r)+".")
+				u.notify("Rootkeeper", app.RequestTextFor(r, home, hosts.DisplayName)+".")
 				d.Show(u.win)
 				u.openDialog = d
 			})

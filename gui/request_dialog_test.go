@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
 )
@@ -49,7 +50,7 @@ func TestRequestDialogDecidesOneFolder(t *testing.T) {
 	if d.Request.Path != reqX {
 		t.Fatalf("dialog for %s, want %s", d.Request.Path, reqX)
 	}
-	want := "claude-code 2.1.330 asks that fs see " + reqX
+	want := "Claude Code 2.1.330 asks that fs see ~/src/x"
 	if !strings.Contains(d.intro.Text, want) {
 		t.Errorf("the dialog says %q, want %q in it", d.intro.Text, want)
 	}
@@ -104,11 +105,11 @@ func TestServersTabShowsBridgesAndRequests(t *testing.T) {
 	f.core.SeenBridge(app.BridgeSession{ID: 7, Server: "fs", Host: "claude-code\x1b[31m", HostVersion: "2.1.330",
 		ProtocolVersion: "2025-06-18", PID: 4242, LastSent: []string{"file:///home/ada/src/x"}, LastSentAt: time.Now()})
 	f.u.refresh()
-	lines := bridgeLines(f.core.Snapshot(), "fs")
+	lines := bridgeLines(f.core.Snapshot(), "fs", "/home/ada")
 	want := []string{
 		"Live: bridged for claude-code\\x1b[31m 2.1.330 (protocol 2025-06-18, server pid 4242), last sent 1 root",
-		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + reqX,
-		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + reqY,
+		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + app.HomeShort(reqX, "/home/ada"),
+		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + app.HomeShort(reqY, "/home/ada"),
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
@@ -149,5 +150,43 @@ func TestRequestPutOffIsAskedAgainWhenAHostWaits(t *testing.T) {
 	f.u.refresh()
 	if d := openRequest(t, f); d.Request.Path != reqX {
 		t.Fatalf("dialog for %s, want %s asked again", d.Request.Path, reqX)
+	}
+}
+
+// A folder on the command line of a host's protected server is asked
+// about as people say it: the server by its name and its host's, the
+// folder from ~. status keeps the internal name and the whole path.
+func TestRequestDialogSaysHomeAndHost(t *testing.T) {
+	const desktop = "/home/ada/Desktop"
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		if err := s.AddServer(stdio("claude-code.filesystem")); err != nil {
+			return err
+		}
+		_, err := s.AddRequest("claude-code.filesystem", desktop, app.FromCommandLine, time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC))
+		return err
+	})
+	d := openRequest(t, f)
+	if want := "filesystem (Claude Code) is configured with ~/Desktop. It is not started until you allow it."; d.intro.Text != want {
+		t.Errorf("the dialog says\n %q\nwant\n %q", d.intro.Text, want)
+	}
+	var paths []string
+	title := false
+	for _, o := range test.LaidOutObjects(f.win.Canvas().Overlays().Top()) {
+		if l, ok := o.(*pathLabel); ok {
+			paths = append(paths, l.Text+" | "+l.full)
+		}
+		if l, ok := o.(*widget.Label); ok && l.Text == "filesystem (Claude Code) is asked to see a folder" {
+			title = true
+		}
+	}
+	if !title {
+		t.Error("the title does not name filesystem (Claude Code)")
+	}
+	if want := []string{"~/Desktop | " + desktop}; !slices.Equal(paths, want) {
+		t.Errorf("path labels %q, want %q (the whole path on hover)", paths, want)
+	}
+	r, _ := f.core.Snapshot().State.Request("claude-code.filesystem", desktop)
+	if got := app.RequestText(r); got != "claude-code.filesystem is configured with "+desktop {
+		t.Errorf("status would say %q", got)
 	}
 }

@@ -104,7 +104,7 @@ func (d *resourcesDialog) build() fyne.CanvasObject {
 
 // Show opens the dialog over parent and starts loading the list.
 func (d *resourcesDialog) Show(parent fyne.Window) {
-	d.dlg = dialog.NewCustom(d.Server+": resources", "Close", d.build(), parent)
+	d.dlg = newInfo(nil, personName(d.Server)+": resources", d.build(), "Close", parent)
 	d.dlg.Resize(fyne.NewSize(900, 560))
 	if w, ok := d.Browser.(app.ResourceWatcher); ok {
 		d.stop = w.OnResourceEvent(func(server, uri string) {

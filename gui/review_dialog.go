@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // Grouping choices of the review.
@@ -33,6 +34,8 @@ type reviewDialog struct {
 	Questions []app.Question
 	// Info holds each root's access check and warnings, by path.
 	Info map[string]rootInfo
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the indexes (into Questions) of the ticked questions
 	// and the scope; every other question is to be denied.
 	OnSubmit func(allowed map[int]bool, scope app.Scope)
@@ -44,17 +47,18 @@ type reviewDialog struct {
 	growing bool            // questions are being added (see add)
 	intro   *widget.Label
 	rows    []reviewRow
-	group   *widget.RadioGroup
-	filter  *widget.Entry
+	group   *keyRadio
+	filter  *keyEntry
 	count   *widget.Label
-	all     *widget.Button
-	none    *widget.Button
-	list    *widget.List
-	scope   *widget.RadioGroup
-	allow   *widget.Button
-	deny    *widget.Button
-	later   *widget.Button
+	all     *keyButton
+	none    *keyButton
+	list    *keyList
+	scope   *keyRadio
+	allow   *keyButton
+	deny    *keyButton
+	later   *keyButton
 	dlg     *dialog.CustomDialog
+	keys    *dialogKeys      // Enter allows the ticked, Escape is Later
 	members map[string][]int // group -> question indexes shown
 }
 
@@ -73,25 +77,21 @@ func (d *reviewDialog) content() fyne.CanvasObject {
 	d.intro = widget.NewLabel("")
 	d.intro.Wrapping = fyne.TextWrapWord
 	d.sayWho()
-	d.group = widget.NewRadioGroup([]string{byServer, byFolder}, func(string) { d.regroup() })
-	d.group.Horizontal = true
-	d.group.Required = true
-	d.filter = widget.NewEntry()
+	d.keys = newDialogKeys()
+	d.group = d.keys.radio([]string{byServer, byFolder}, func(string) { d.regroup() })
+	d.filter = d.keys.entry(false)
 	d.filter.SetPlaceHolder("Filter by server, folder name or path")
 	d.filter.OnChanged = func(string) { d.regroup() }
 	d.count = widget.NewLabel("")
-	d.all = widget.NewButton("Select all", func() { d.tickShown(true) })
-	d.none = widget.NewButton("Select none", func() { d.tickShown(false) })
-	d.list = widget.NewList(func() int { return len(d.rows) }, d.newItem, d.updateItem)
-	d.group.SetSelected(byServer)
-	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
-	d.scope.Horizontal = true
-	d.scope.Required = true
-	d.scope.SetSelected(scopeAlways)
-	d.deny = widget.NewButtonWithIcon("Deny all", theme.CancelIcon(), func() { d.submit(false) })
-	d.allow = widget.NewButtonWithIcon("Allow ticked", theme.ConfirmIcon(), func() { d.submit(true) })
+	d.all = d.keys.button("Select all", nil, func() { d.tickShown(true) })
+	d.none = d.keys.button("Select none", nil, func() { d.tickShown(false) })
+	d.list = d.keys.list(func() int { return len(d.rows) }, d.newItem, d.updateItem)
+	d.regroup()
+	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
+	d.deny = d.keys.button("Deny all", theme.CancelIcon(), func() { d.submit(false) })
+	d.allow = d.keys.button("Allow ticked", theme.ConfirmIcon(), func() { d.submit(true) })
 	d.allow.Importance = widget.HighImportance
-	d.later = widget.NewButton("Later", func() {
+	d.later = d.keys.button("Later", nil, func() {
 		d.hide()
 		if d.OnLater != nil {
 			d.OnLater()
@@ -110,7 +110,7 @@ func (d *reviewDialog) sayWho() {
 	}
 	who := plural(len(servers), "server") + " ask"
 	if len(servers) == 1 {
-		who = app.SafeText(d.Questions[0].Server) + " asks"
+		who = personName(d.Questions[0].Server) + " asks"
 	}
 	d.intro.SetText(fmt.Sprintf("%s to see folders: %s in all. Nothing is seen until you allow it. "+
 		"Tick what may be seen; the rest is denied. You can change any answer later in Access.",
@@ -143,6 +143,7 @@ func (d *reviewDialog) Show(parent fyne.Window) {
 	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
 	size := parent.Canvas().Size()
 	d.dlg.Resize(fyne.NewSize(max(640, size.Width-80), max(480, size.Height-80)))
+	d.keys.attach(parent, d.dlg, press(d.allow, d.allow.OnTapped), press(d.later, d.later.OnTapped))
 	d.dlg.Show()
 }
 
@@ -169,7 +170,7 @@ func (d *reviewDialog) regroup() {
 	d.members = map[string][]int{}
 	var groups []string
 	for i, qu := range d.Questions {
-		if q != "" && !strings.Contains(strings.ToLower(qu.Server+"\x00"+qu.Root.Name+"\x00"+qu.Root.Path), q) {
+		if q != "" && !strings.Contains(strings.ToLower(qu.Server+"\x00"+hosts.DisplayName(qu.Server)+"\x00"+qu.Root.Name+"\x00"+qu.Root.Path), q) {
 			continue
 		}
 		g := d.groupOf(i)
@@ -236,7 +237,7 @@ func (d *reviewDialog) groupTicked(g string) bool {
 type reviewItem struct {
 	widget.BaseWidget
 	row   reviewRow
-	check *widget.Check
+	check *keyCheck
 	title *widget.Label
 	where *pathLabel
 	note  *widget.Label
@@ -246,7 +247,7 @@ type reviewItem struct {
 
 func (d *reviewDialog) newItem() fyne.CanvasObject {
 	it := &reviewItem{
-		check: widget.NewCheck("", nil),
+		check: d.keys.check("", nil),
 		title: widget.NewLabel(""),
 		where: newPathLabel(""),
 		note:  widget.NewLabel(""),
@@ -286,13 +287,13 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		n := len(d.members[r.Group])
 		if d.group.Selected == byFolder {
 			it.title.SetText(app.SafeText(baseOf(r.Group)) + " · " + plural(n, "server"))
-			it.where.setText(r.Group, r.Group)
+			it.where.setPath(r.Group, d.Home)
 		} else {
-			it.title.SetText(app.SafeText(r.Group) + " · " + plural(n, "folder"))
+			it.title.SetText(personName(r.Group) + " · " + plural(n, "folder"))
 			it.where.setText("", "")
 		}
 		it.note.SetText("")
-		setCheckedQuietly(it.check, d.groupTicked(r.Group))
+		setCheckedQuietly(&it.check.Check, d.groupTicked(r.Group))
 		it.Refresh()
 		return
 	}
@@ -300,11 +301,11 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	it.inset.SetMinSize(fyne.NewSize(theme.Padding()*6, 1))
 	it.title.TextStyle.Bold = false
 	if d.group.Selected == byFolder {
-		it.title.SetText(app.SafeText(q.Server))
+		it.title.SetText(personName(q.Server))
 		it.where.setText("", "")
 	} else {
 		it.title.SetText(app.SafeText(q.Root.Name))
-		it.where.setText(q.Root.Path, q.Root.Path)
+		it.where.setPath(q.Root.Path, d.Home)
 	}
 	info := d.Info[q.Root.Path]
 	switch {
@@ -318,7 +319,7 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.note.Importance = widget.MediumImportance
 		it.note.SetText("")
 	}
-	setCheckedQuietly(it.check, d.ticked[r.Q])
+	setCheckedQuietly(&it.check.Check, d.ticked[r.Q])
 	it.Refresh()
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -24,8 +23,16 @@ type rootsTab struct {
 	content fyne.CanvasObject
 	filter  *widget.Entry
 	list    *widget.List
-	empty   *widget.Label
+	empty   *emptyState
 	add     *widget.Button
+	// find and addHere are the empty state's actions.
+	find    *widget.Button
+	addHere *widget.Button
+	// found shows the scan at start (found.go): in big, filling the tab,
+	// while there are no folders; in small, above the list, after.
+	found *foundPanel
+	big   *fyne.Container
+	small *fyne.Container
 
 	all   []rootLine // every root, naturally sorted by path
 	shown []rootLine // those the filter keeps
@@ -51,11 +58,58 @@ func newRootsTab(u *ui) *rootsTab {
 	t.filter.SetPlaceHolder("Filter by name, path, branch or server")
 	t.filter.OnChanged = func(string) { t.apply() }
 	t.list = widget.NewList(func() int { return len(t.shown) }, t.newItem, t.updateItem)
-	t.empty = hint("")
+	t.empty = newEmptyState()
+	t.find = widget.NewButtonWithIcon("Find projects", theme.SearchIcon(), u.findProjects)
+	t.find.Importance = widget.HighImportance
+	if u.opts.Scan == nil {
+		t.find.Disable()
+	}
+	t.addHere = widget.NewButtonWithIcon("Add folder…", theme.FolderOpenIcon(), t.pick)
+	t.found = newFoundPanel(u)
+	t.big = container.NewStack()
+	t.small = container.NewStack()
+	t.big.Hide()
+	t.small.Hide()
 	intro := widget.NewLabel("Folders servers may be shown. Nothing is shown to a server until you allow it.")
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, t.add, intro), t.filter)
-	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, t.add, intro), t.small, t.filter)
+	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, t.empty, t.big))
 	return t
+}
+
+// renderFound shows the scan at start, or takes it away: filling the tab
+// while there are no folders, above the list once there are some.
+func (t *rootsTab) renderFound() {
+	show := t.found.render()
+	inBig := show && len(t.all) == 0
+	inSmall := show && !inBig
+	place := func(slot *fyne.Container, on bool) {
+		has := len(slot.Objects) > 0
+		switch {
+		case on && !has:
+			slot.Objects = []fyne.CanvasObject{t.found.content}
+			slot.Show()
+			slot.Refresh()
+		case !on && has:
+			slot.Objects = nil
+			slot.Hide()
+		}
+	}
+	place(t.big, false) // never in both
+	place(t.small, false)
+	if inSmall {
+		t.found.scroll.SetMinSize(fyne.NewSize(0, min(t.found.groups.MinSize().Height, 220)))
+	} else {
+		t.found.scroll.SetMinSize(fyne.NewSize(0, 0))
+	}
+	place(t.big, inBig)
+	place(t.small, inSmall)
+	// No folders: nothing to filter.
+	if len(t.all) == 0 {
+		t.filter.Hide()
+	} else {
+		t.filter.Show()
+	}
+	t.showEmpty()
 }
 
 // render computes the rows of snap and draws what changed.
@@ -109,15 +163,20 @@ func (t *rootsTab) apply() {
 	prev := t.shown
 	t.shown = next
 	redrawRows(t.list, &t.rows, prev, next, t.updateItem)
+	t.renderFound()
+}
+
+// showEmpty says what to do when the list is empty (and the scan at start
+// does not fill the tab).
+func (t *rootsTab) showEmpty() {
 	switch {
-	case len(t.shown) > 0:
+	case len(t.shown) > 0 || len(t.big.Objects) > 0:
 		t.empty.Hide()
 	case len(t.all) > 0:
-		t.empty.SetText("No folder matches the filter.")
-		t.empty.Show()
+		t.empty.show("No folder matches the filter.")
 	default:
-		t.empty.SetText("No folders yet.\nUse Discover to find your projects, or Add folder… to pick one.")
-		t.empty.Show()
+		t.empty.show("No folders yet.\nRootkeeper can find your projects, or you can pick a folder. Nothing is shared until you allow it.",
+			t.find, t.addHere)
 	}
 }
 
@@ -188,7 +247,7 @@ func (t *rootsTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 	it.seen.TextStyle.Italic = l.Nobody
 	it.seen.SetText(l.Seen)
-	it.where.setText(l.Root.Path, l.Root.Path)
+	it.where.setPath(l.Root.Path, t.u.home())
 	setCheckedQuietly(it.enabled, l.Enabled)
 }
 
@@ -227,18 +286,19 @@ func (t *rootsTab) confirmRemove(path string) {
 	if !ok {
 		return
 	}
-	dialog.ShowConfirm("Remove "+app.SafeText(r.Name)+"?",
+	confirmText("Remove "+app.SafeText(r.Name)+"?",
 		"Rootkeeper forgets this folder and every decision about it. No server will see it. The folder itself is not touched.",
+		"Remove", "Cancel",
 		func(ok bool) {
 			if ok {
 				t.u.update("remove "+r.Name, func(s *app.State) error { return s.RemoveRoot(r.Path) }, nil)
 			}
-		}, t.u.win)
+		}, t.u.win).Show()
 }
 
 // pick lets the person choose a folder and then asks whom to share it with.
 func (t *rootsTab) pick() {
-	dialog.ShowFolderOpen(func(dir fyne.ListableURI, err error) {
+	pickFolder(t.u.win, func(dir fyne.ListableURI, err error) {
 		if err != nil {
 			t.u.showError(err)
 			return
@@ -247,7 +307,7 @@ func (t *rootsTab) pick() {
 			return
 		}
 		t.u.shareFolder(dir.Path(), app.SourcePicked, "", "")
-	}, t.u.win)
+	})
 }
 
 // shareFolder turns a folder into a root (off the UI goroutine: it resolves

@@ -145,6 +145,7 @@ func Run(opts Options) error {
 		if !opts.Hidden {
 			u.guideHosts() // once: offer to protect the hosts' servers
 		}
+		u.startFinding() // projects found without a click (found.go)
 		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
 			u.selectTab(tab)
 			if strings.EqualFold(tab, "discover") {
@@ -220,5 +221,7 @@ func (u *ui) trayActions() trayActions {
 		Open:       u.raise,
 		Quit:       u.fa.Quit,
 		Home:       u.home(),
+		Finding:    u.findingLine(),
+		ShowFound:  func() { u.raise(); u.selectTab("Roots") },
 	}
 }

@@ -35,14 +35,14 @@ type samplingRequestDialog struct {
 	OnApprove func(app.SamplingRequest)
 	OnReject  func()
 
-	edit    *widget.Entry // the last user message; nil when there is none
-	approve *widget.Button
-	reject  *widget.Button
+	edit    *keyEntry // the last user message; nil when there is none
+	approve *keyButton
+	reject  *keyButton
 	answerOnce
 }
 
 func (d *samplingRequestDialog) Headline() string {
-	return d.Req.Server + " asks to use the language model. Review the request."
+	return personName(d.Req.Server) + " asks to use the language model. Review the request."
 }
 
 // Bounds of what a sampling dialog shows: a server's prompt can be 16 MiB,
@@ -64,7 +64,8 @@ const (
 var samplingArmDelay = 700 * time.Millisecond
 
 func (d *samplingRequestDialog) content() fyne.CanvasObject {
-	intro := widget.NewLabel(d.Req.Server + " asks the language model to answer the conversation below. " +
+	d.keys = newDialogKeys()
+	intro := widget.NewLabel(personName(d.Req.Server) + " asks the language model to answer the conversation below. " +
 		"Nothing is sent until you approve; you may edit the last message first.")
 	intro.Wrapping = fyne.TextWrapWord
 	// Everything in the body is the server's text, under headings of ours;
@@ -84,8 +85,7 @@ func (d *samplingRequestDialog) content() fyne.CanvasObject {
 		m := d.Req.Messages[i]
 		body.Add(samplingHeading(roleTitle(m.Role)))
 		if i == last && len(m.Text) <= editableChars {
-			d.edit = widget.NewMultiLineEntry()
-			d.edit.Wrapping = fyne.TextWrapWord
+			d.edit = d.keys.entry(true)
 			d.edit.SetText(app.SafeLines(m.Text))
 			d.edit.SetMinRowsVisible(4)
 			body.Add(d.edit)
@@ -114,15 +114,15 @@ func (d *samplingRequestDialog) content() fyne.CanvasObject {
 	foot := widget.NewLabel(strings.Join(facts, " "))
 	foot.TextStyle.Italic = true
 	foot.Wrapping = fyne.TextWrapWord
-	d.reject = widget.NewButtonWithIcon("Reject", theme.CancelIcon(), d.doReject)
-	d.approve = widget.NewButtonWithIcon("Approve and send", theme.ConfirmIcon(), d.doApprove)
+	d.reject = d.keys.button("Reject", theme.CancelIcon(), d.doReject)
+	d.approve = d.keys.button("Approve and send", theme.ConfirmIcon(), d.doApprove)
 	d.approve.Importance = widget.HighImportance
 	return container.NewBorder(intro, foot, nil, nil, scroll)
 }
 
 // Show opens the dialog over parent.
 func (d *samplingRequestDialog) Show(parent fyne.Window) {
-	d.show(parent, d.Req.Server+" asks for a model's answer", d.content(), d.reject, d.approve)
+	d.show(parent, personName(d.Req.Server)+" asks for a model's answer", d.content(), d.reject, d.approve)
 }
 
 func (d *samplingRequestDialog) doApprove() {
@@ -156,22 +156,22 @@ type samplingResultDialog struct {
 	// OnReject is called when the person rejects the answer.
 	OnReject func()
 
-	text   *widget.Entry
-	send   *widget.Button
-	reject *widget.Button
+	text   *keyEntry
+	send   *keyButton
+	reject *keyButton
 	answerOnce
 }
 
 func (d *samplingResultDialog) Headline() string {
-	return "The model answered " + d.Req.Server + ". Review the answer before it is sent."
+	return "The model answered " + personName(d.Req.Server) + ". Review the answer before it is sent."
 }
 
 func (d *samplingResultDialog) content() fyne.CanvasObject {
+	d.keys = newDialogKeys()
 	intro := widget.NewLabel(fmt.Sprintf("%s answered. Nothing goes back to %s until you send it; you may edit the answer first.",
-		d.Res.Model, d.Req.Server))
+		d.Res.Model, personName(d.Req.Server)))
 	intro.Wrapping = fyne.TextWrapWord
-	d.text = widget.NewMultiLineEntry()
-	d.text.Wrapping = fyne.TextWrapWord
+	d.text = d.keys.entry(true)
 	d.text.SetText(d.Res.Text) // the model's answer: bounded by the token cap
 	d.text.SetMinRowsVisible(10)
 	foot := widget.NewLabel("")
@@ -179,15 +179,15 @@ func (d *samplingResultDialog) content() fyne.CanvasObject {
 		foot.SetText("Stopped because: " + d.Res.StopReason)
 	}
 	foot.TextStyle.Italic = true
-	d.reject = widget.NewButtonWithIcon("Reject", theme.CancelIcon(), d.doReject)
-	d.send = widget.NewButtonWithIcon("Send to "+d.Req.Server, theme.MailSendIcon(), d.doSend)
+	d.reject = d.keys.button("Reject", theme.CancelIcon(), d.doReject)
+	d.send = d.keys.button("Send to "+personName(d.Req.Server), theme.MailSendIcon(), d.doSend)
 	d.send.Importance = widget.HighImportance
 	return container.NewBorder(intro, foot, nil, nil, d.text)
 }
 
 // Show opens the dialog over parent.
 func (d *samplingResultDialog) Show(parent fyne.Window) {
-	d.show(parent, "The model's answer for "+d.Req.Server, d.content(), d.reject, d.send)
+	d.show(parent, "The model's answer for "+personName(d.Req.Server), d.content(), d.reject, d.send)
 }
 
 func (d *samplingResultDialog) doSend() {
@@ -211,8 +211,10 @@ func (d *samplingResultDialog) doReject() {
 // the rule that only the first answer counts (a double tap, or a tap after
 // the request was withdrawn, does nothing).
 //
-// Its buttons stay disabled for samplingArmDelay after it appears.
+// Its buttons stay disabled for samplingArmDelay after it appears, and
+// so do Enter (the yes button) and Escape (the no button).
 type answerOnce struct {
+	keys *dialogKeys // made by content, before its widgets
 	dlg  *dialog.CustomDialog
 	body fyne.CanvasObject // what it shows, for tests
 	// after runs f on the UI goroutine once d has passed (ui.after).
@@ -221,7 +223,7 @@ type answerOnce struct {
 	armedAt  time.Time // answers before this are ignored
 }
 
-func (a *answerOnce) show(parent fyne.Window, title string, body fyne.CanvasObject, no, yes *widget.Button) {
+func (a *answerOnce) show(parent fyne.Window, title string, body fyne.CanvasObject, no, yes *keyButton) {
 	a.dlg, a.body = dialog.NewCustomWithoutButtons(title, body, parent), body
 	a.dlg.SetButtons([]fyne.CanvasObject{no, layout.NewSpacer(), yes})
 	a.dlg.Resize(fyne.NewSize(680, 0))
@@ -234,6 +236,7 @@ func (a *answerOnce) show(parent fyne.Window, title string, body fyne.CanvasObje
 			yes.Enable()
 		})
 	}
+	a.keys.attach(parent, a.dlg, press(yes, yes.OnTapped), press(no, no.OnTapped))
 	a.dlg.Show()
 }
 

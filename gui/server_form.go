@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
@@ -19,37 +18,39 @@ type serverForm struct {
 	Editing bool // the name cannot change
 	OnSave  func(app.Server)
 
-	name, command, args, env, cwd, url, headers *widget.Entry
-	typ, mode, sampling                         *widget.Select
+	name, command, args, env, cwd, url, headers *keyEntry
+	typ, mode, sampling                         *keySelect
 	form                                        *widget.Form
-	dlg                                         dialog.Dialog
+	dlg                                         *confirmDialog
+	keys                                        *dialogKeys // Enter saves, Escape cancels
 }
 
 func (f *serverForm) build() {
 	s := f.Server
-	f.name = widget.NewEntry()
+	f.keys = newDialogKeys()
+	f.name = f.keys.entry(false)
 	f.name.SetText(s.Name)
 	f.name.SetPlaceHolder("filesystem")
 	if f.Editing {
 		f.name.Disable()
 	}
-	f.command = widget.NewEntry()
+	f.command = f.keys.entry(false)
 	f.command.SetText(s.Command)
 	f.command.SetPlaceHolder("npx")
-	f.args = multiEntry(strings.Join(s.Args, "\n"), "one argument per line")
-	f.env = multiEntry(joinMap(s.Env, "="), "NAME=value, one per line")
-	f.cwd = widget.NewEntry()
+	f.args = f.multiEntry(strings.Join(s.Args, "\n"), "one argument per line")
+	f.env = f.multiEntry(joinMap(s.Env, "="), "NAME=value, one per line")
+	f.cwd = f.keys.entry(false)
 	f.cwd.SetText(s.Cwd)
 	f.cwd.SetPlaceHolder("working folder (optional)")
-	f.url = widget.NewEntry()
+	f.url = f.keys.entry(false)
 	f.url.SetText(s.URL)
 	f.url.SetPlaceHolder("https://example.com/mcp")
-	f.headers = multiEntry(joinMap(s.Headers, ": "), "Name: value, one per line")
-	f.mode = widget.NewSelect([]string{string(app.RootsProtocol), string(app.RootsArgs), string(app.RootsEnv), string(app.RootsOff)}, nil)
+	f.headers = f.multiEntry(joinMap(s.Headers, ": "), "Name: value, one per line")
+	f.mode = f.keys.choice([]string{string(app.RootsProtocol), string(app.RootsArgs), string(app.RootsEnv), string(app.RootsOff)}, nil)
 	f.mode.SetSelected(string(s.Mode()))
-	f.sampling = widget.NewSelect([]string{string(app.SamplingReview), string(app.SamplingOff)}, nil)
+	f.sampling = f.keys.choice([]string{string(app.SamplingReview), string(app.SamplingOff)}, nil)
 	f.sampling.SetSelected(string(s.SamplingMode()))
-	f.typ = widget.NewSelect([]string{app.TransportStdio, app.TransportHTTP, app.TransportSSE}, func(string) { f.showFields() })
+	f.typ = f.keys.choice([]string{app.TransportStdio, app.TransportHTTP, app.TransportSSE}, func(string) { f.showFields() })
 
 	f.form = widget.NewForm()
 	typ := s.Type
@@ -128,13 +129,13 @@ func (f *serverForm) Show(parent fyne.Window) {
 	if f.Editing {
 		title = "Edit " + f.Server.Name
 	}
-	d := dialog.NewCustomConfirm(title, "Save", "Cancel", f.form, func(ok bool) {
+	d := newConfirm(f.keys, title, f.form, "Save", "Cancel", func(ok bool) {
 		if !ok {
 			return
 		}
 		srv, err := f.value()
 		if err != nil {
-			dialog.ShowError(err, parent)
+			showErrorOn(parent, err)
 			return
 		}
 		if f.OnSave != nil {
@@ -146,8 +147,8 @@ func (f *serverForm) Show(parent fyne.Window) {
 	d.Show()
 }
 
-func multiEntry(text, placeholder string) *widget.Entry {
-	e := widget.NewMultiLineEntry()
+func (f *serverForm) multiEntry(text, placeholder string) *keyEntry {
+	e := f.keys.entry(true)
 	e.SetText(text)
 	e.SetPlaceHolder(placeholder)
 	e.SetMinRowsVisible(2)

@@ -181,7 +181,7 @@ func TestAddServerKeepsFoldersAsSlots(t *testing.T) {
 	test.Type(form.name, "fs")
 	test.Type(form.command, "mcp-server-filesystem")
 	test.Type(form.args, "--verbose\n"+dir)
-	form.dlg.(interface{ Confirm() }).Confirm()
+	form.dlg.Confirm()
 	st := f.core.Snapshot().State
 	srv, ok := st.Server("fs")
 	if !ok || !slices.Equal(srv.Args, []string{"--verbose", dir}) || len(srv.Slots) != 1 {
@@ -218,7 +218,7 @@ func TestEditKeepsConfinement(t *testing.T) {
 	form := &serverForm{Server: old, Editing: true, OnSave: f.u.servers.save(true)}
 	form.Show(f.win)
 	form.sampling.SetSelected(string(app.SamplingOff))
-	form.dlg.(interface{ Confirm() }).Confirm()
+	form.dlg.Confirm()
 	srv, _ := f.core.Snapshot().State.Server("fs")
 	if !srv.Confine || srv.HostRoots != app.HostRootsFollow || !slices.Equal(srv.KeepArgs, []string{dir}) ||
 		!slices.Equal(srv.Args, []string{dir}) || srv.Sampling != app.SamplingOff {

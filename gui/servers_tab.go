@@ -9,7 +9,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -28,7 +27,7 @@ type serversTab struct {
 	add     *widget.Button
 	paste   *widget.Button
 	// programChanged is the open "A different program" question, for tests.
-	programChanged *dialog.ConfirmDialog
+	programChanged *confirmDialog
 }
 
 func newServersTab(u *ui) *serversTab {
@@ -188,7 +187,7 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 		box.Add(iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
 			widget.WarningImportance))
 	}
-	for _, line := range bridgeLines(snap, name) {
+	for _, line := range bridgeLines(snap, name, t.u.home()) {
 		box.Add(newPathLabel(line))
 	}
 	if st.Error != "" && st.State != app.ServerHeld {
@@ -287,7 +286,7 @@ func (t *serversTab) save(replace bool) func(app.Server) {
 			"unless you keep your choices, it sees nothing until you decide again.",
 			app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
 		msg.Wrapping = fyne.TextWrapWord
-		d := dialog.NewCustomConfirm("A different program", "Keep my choices", "Start fresh", msg, commit, t.u.win)
+		d := newConfirm(nil, "A different program", msg, "Keep my choices", "Start fresh", commit, t.u.win)
 		d.Resize(fyne.NewSize(620, 300))
 		t.programChanged = d
 		d.Show()
@@ -315,13 +314,13 @@ func (t *serversTab) importServers(servers []app.Server) {
 }
 
 func (t *serversTab) confirmRemove(name string) {
-	dialog.ShowConfirm("Remove "+name+"?",
-		"Rootkeeper disconnects it and forgets it and every decision about it.",
+	confirmText("Remove "+personName(name)+"?",
+		"Rootkeeper disconnects it and forgets it and every decision about it.", "Remove", "Cancel",
 		func(ok bool) {
 			if ok {
 				t.u.update("remove server "+name, func(s *app.State) error { return s.RemoveServer(name) }, nil)
 			}
-		}, t.u.win)
+		}, t.u.win).Show()
 }
 
 func (t *serversTab) restart(name string) {
@@ -350,7 +349,7 @@ func (t *serversTab) showLog(name string) {
 			scroll := container.NewScroll(grid)
 			scroll.SetMinSize(fyne.NewSize(760, 420))
 			scroll.ScrollToBottom()
-			dialog.ShowCustom(name+": stderr", "Close", scroll, t.u.win)
+			newInfo(nil, personName(name)+": stderr", scroll, "Close", t.u.win).Show()
 		})
 	})
 }

@@ -19,20 +19,24 @@ type shareDialog struct {
 	Root    rootInfo
 	Servers []string // the servers to ask about
 	IsNew   bool     // the folder is not a root yet
+	// Home shortens paths to ~/… (app.HomeShort).
+	Home string
 	// OnSubmit gets the ticked and unticked server names and the scope.
 	OnSubmit func(allowed, denied []string, scope app.Scope)
 	OnCancel func()
 
-	checks []*widget.Check
-	scope  *widget.RadioGroup
-	share  *widget.Button
-	cancel *widget.Button
+	checks []*keyCheck
+	scope  *keyRadio
+	share  *keyButton
+	cancel *keyButton
 	dlg    *dialog.CustomDialog
+	keys   *dialogKeys // Enter shares, Escape cancels
 }
 
 func (d *shareDialog) content() fyne.CanvasObject {
-	title := widget.NewLabelWithStyle(d.Root.Root.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	info := rootConsentRow(title, d.Root)
+	title := widget.NewLabelWithStyle(app.SafeText(d.Root.Root.Name), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	info := rootConsentRow(title, d.Root, d.Home)
+	d.keys = newDialogKeys()
 	servers := container.NewVBox()
 	d.checks = nil
 	if len(d.Servers) == 0 {
@@ -42,15 +46,12 @@ func (d *shareDialog) content() fyne.CanvasObject {
 	} else {
 		servers.Add(widget.NewLabel("Which servers may see it?"))
 		for _, name := range d.Servers {
-			c := widget.NewCheck(name, nil)
+			c := d.keys.check(personName(name), nil)
 			d.checks = append(d.checks, c)
 			servers.Add(c)
 		}
 	}
-	d.scope = widget.NewRadioGroup([]string{scopeAlways, scopeUntilQuit}, nil)
-	d.scope.Horizontal = true
-	d.scope.Required = true
-	d.scope.SetSelected(scopeAlways)
+	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
 	if len(d.Servers) > 0 {
 		servers.Add(container.NewHBox(widget.NewLabel("Remember:"), d.scope))
 		note := widget.NewLabel("Servers left unticked will not see it; you can change this later in Roots.")
@@ -62,9 +63,9 @@ func (d *shareDialog) content() fyne.CanvasObject {
 	if d.IsNew && len(d.Servers) == 0 {
 		label = "Add folder"
 	}
-	d.share = widget.NewButtonWithIcon(label, theme.ConfirmIcon(), d.submit)
+	d.share = d.keys.button(label, theme.ConfirmIcon(), d.submit)
 	d.share.Importance = widget.HighImportance
-	d.cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), d.dismiss)
+	d.cancel = d.keys.button("Cancel", theme.CancelIcon(), d.dismiss)
 	return container.NewVBox(info, widget.NewSeparator(), servers)
 }
 
@@ -74,6 +75,7 @@ func (d *shareDialog) Show(parent fyne.Window) {
 	d.dlg = dialog.NewCustomWithoutButtons("Share a folder", body, parent)
 	d.dlg.SetButtons([]fyne.CanvasObject{d.cancel, layout.NewSpacer(), d.share})
 	d.dlg.Resize(fyne.NewSize(640, 0))
+	d.keys.attach(parent, d.dlg, press(d.share, d.share.OnTapped), d.dismiss)
 	d.dlg.Show()
 }
 

@@ -221,7 +221,7 @@ func TestServerForm(t *testing.T) {
 	test.Type(form.name, "fs")
 	test.Type(form.command, "mcp-server-filesystem")
 	test.Type(form.args, "--verbose")
-	form.dlg.(interface{ Confirm() }).Confirm()
+	form.dlg.Confirm()
 	srv, ok := f.core.Snapshot().State.Server("fs")
 	if !ok || srv.Command != "mcp-server-filesystem" || !slices.Equal(srv.Args, []string{"--verbose"}) || srv.Type != app.TransportStdio {
 		t.Errorf("server after the form: %+v (found %t)", srv, ok)
@@ -242,7 +242,7 @@ func TestServerFormSampling(t *testing.T) {
 		t.Fatalf("form shows sampling %q, want off", form.sampling.Selected)
 	}
 	test.Type(form.args, "--verbose")
-	form.dlg.(interface{ Confirm() }).Confirm()
+	form.dlg.Confirm()
 	// New arguments make another program: the person is asked about its
 	// decisions first.
 	f.u.servers.programChanged.Confirm()
@@ -253,7 +253,7 @@ func TestServerFormSampling(t *testing.T) {
 	form = &serverForm{Server: srv, Editing: true, OnSave: f.u.servers.save(true)}
 	form.Show(f.win)
 	form.sampling.SetSelected(string(app.SamplingReview))
-	form.dlg.(interface{ Confirm() }).Confirm()
+	form.dlg.Confirm()
 	if got, _ := f.core.Snapshot().State.Server("fs"); got.Sampling != "" {
 		t.Errorf("after choosing review: sampling %q, want the default", got.Sampling)
 	}
@@ -376,7 +376,7 @@ func TestEditingWhatAServerRunsAsksAboutItsDecisions(t *testing.T) {
 		form := &serverForm{Server: srv, Editing: true, OnSave: f.u.servers.save(true)}
 		form.Show(f.win)
 		change(form)
-		form.dlg.(interface{ Confirm() }).Confirm()
+		form.dlg.Confirm()
 	}
 
 	edit(func(form *serverForm) { form.sampling.SetSelected(string(app.SamplingOff)) })

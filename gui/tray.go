@@ -23,6 +23,12 @@ type trayActions struct {
 	Quit      func()
 	// Home writes the paths of the tray's lines as ~/….
 	Home string
+	// Finding, when not empty, is a line about the scan at start
+	// ("Looking for your projects…", "3 projects found"); clicking it
+	// calls ShowFound. It is not the snapshot's: the window's finder
+	// (found.go) words it, and says when it changes.
+	Finding   string
+	ShowFound func()
 }
 
 // Bounds of the tray menu: it stays short at any scale (≤ 40 items).
@@ -55,6 +61,9 @@ func trayMenuOf(g *app.Grid, act trayActions) *fyne.Menu {
 	header := fyne.NewMenuItem(trayHeader(snap, shared), nil)
 	header.Disabled = true
 	items = append(items, header)
+	if act.Finding != "" {
+		items = append(items, fyne.NewMenuItem(act.Finding, act.ShowFound))
+	}
 	if paused {
 		items = append(items, fyne.NewMenuItem("Resume sharing", func() { act.SetPaused(false) }))
 	} else {

@@ -85,6 +85,10 @@ type ui struct {
 	// settling: askNext is waiting for servers still starting (see
 	// app.Grid.Settling) and will ask again.
 	settling bool
+	// find is the scan the Roots tab shows (found.go), nil before any;
+	// finding is the tray's line about it last shown.
+	find    *finder
+	finding string
 	// folderView is the open per-folder view of consent, nil when none.
 	folderView *folderAccess
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
@@ -127,6 +131,8 @@ func (u *ui) build() fyne.CanvasObject {
 	u.servers = newServersTab(u)
 	u.activity = newActivityTab(u)
 	u.hosts = newHostsTab(u)
+	u.discover.onScan = u.showFinding
+	u.discover.onDone = u.finishFinding
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Roots", u.roots.content),
 		container.NewTabItem("Access", u.access.content),
@@ -216,8 +222,13 @@ func (u *ui) update(what string, fn func(*app.State) error, then func(error)) {
 }
 
 // showError shows err in a dialog over the window.
-func (u *ui) showError(err error) {
-	dialog.ShowError(err, u.win)
+func (u *ui) showError(err error) { showErrorOn(u.win, err) }
+
+// showErrorOn shows err over win; Enter and Escape close it.
+func showErrorOn(win fyne.Window, err error) {
+	d := dialog.NewError(err, win)
+	keyed(win, d, d.Hide, d.Hide)
+	d.Show()
 }
 
 // renderBanner shows the notices and the paused state above the tabs.

@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"maps"
 	"slices"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -13,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // pathLabel shows a path (or any text), cut with an ellipsis when it does
@@ -20,8 +22,15 @@ import (
 // tooltip.
 type pathLabel struct {
 	widget.Label
-	full string
-	tip  *widget.PopUp
+	full  string
+	whole string // the path from ~, uncut, when set with setPath
+	// fitted is the whole and the width Text was last fitted to: a row
+	// laid out again at the same width measures nothing.
+	fitted struct {
+		whole string
+		width float32
+	}
+	tip *widget.PopUp
 }
 
 // newPathLabel shows path in a pathLabel. The text is not Rootkeeper's (a
@@ -39,8 +48,68 @@ func newPathLabel(path string) *pathLabel {
 
 // setText shows text, with full in the tooltip.
 func (l *pathLabel) setText(text, full string) {
+	l.whole, l.fitted.whole = "", ""
 	l.full = app.SafeText(full)
 	l.SetText(app.SafeText(text))
+}
+
+// setPath shows path as people write it: from "~" under home, and, when
+// it does not fit, with folders in the middle left out
+// ("~/src/…/payments-api", app.CutMiddle) rather than its end cut off.
+// The whole path is in the tooltip.
+func (l *pathLabel) setPath(path, home string) {
+	l.full = app.SafeText(path)
+	l.whole = app.SafeText(app.HomeShort(path, home))
+	if l.whole == "" {
+		l.SetText("")
+		return
+	}
+	l.fit()
+}
+
+// Resize fits a path set with setPath to the new width.
+func (l *pathLabel) Resize(size fyne.Size) {
+	l.Label.Resize(size)
+	if l.whole != "" {
+		l.fit()
+	}
+}
+
+// fit shows as much of l.whole as the label's width holds, cut in the
+// middle. Before the label has a size it shows all of it.
+func (l *pathLabel) fit() {
+	text := l.whole
+	room := l.Size().Width - 2*theme.InnerPadding()
+	if l.fitted.whole == l.whole && l.fitted.width == room {
+		return
+	}
+	l.fitted.whole, l.fitted.width = l.whole, room
+	if room > 0 {
+		text = fitMiddle(l.whole, func(s string) bool {
+			return fyne.MeasureText(s, theme.TextSize(), l.TextStyle).Width <= room
+		})
+	}
+	if text != l.Text {
+		l.Text = text
+		l.Refresh()
+	}
+}
+
+// fitMiddle is the longest app.CutMiddle of s that fits.
+func fitMiddle(s string, fits func(string) bool) string {
+	if fits(s) {
+		return s
+	}
+	lo, hi := 1, utf8.RuneCountInString(s)-1 // lo always fits or is the floor
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(app.CutMiddle(s, mid)) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return app.CutMiddle(s, lo)
 }
 
 // cut reports whether the tooltip has something to add: the text does not
@@ -95,6 +164,47 @@ func newBanner(msg string, action fyne.CanvasObject) fyne.CanvasObject {
 func withAlpha(c color.Color, a uint8) color.Color {
 	r, g, b, _ := c.RGBA()
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
+}
+
+// personName is how a dialog names a server or a host to a person:
+// "filesystem (Claude Code)" for the "claude-code.filesystem" that hosts
+// protect imported (hosts.DisplayName). status and the state file keep
+// the internal name.
+func personName(name string) string { return app.SafeText(hosts.DisplayName(name)) }
+
+// emptyState is what a list shows while it has nothing in it: a sentence
+// or two, centred, and the action that fills it. Its label does not wrap:
+// a wrapping label in a centring container is given no width and draws
+// one letter per line. Lines break where the text says.
+type emptyState struct {
+	widget.BaseWidget
+	label   *widget.Label
+	actions *fyne.Container
+	box     fyne.CanvasObject
+}
+
+func newEmptyState() *emptyState {
+	e := &emptyState{label: widget.NewLabel(""), actions: container.NewHBox()}
+	e.label.Alignment = fyne.TextAlignCenter
+	e.label.TextStyle.Italic = true
+	e.box = container.NewCenter(container.NewVBox(e.label, container.NewCenter(e.actions)))
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// CreateRenderer is part of fyne.Widget.
+func (e *emptyState) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(e.box) }
+
+// show says text with the given actions (buttons), and shows it.
+func (e *emptyState) show(text string, actions ...fyne.CanvasObject) {
+	e.label.SetText(text)
+	if !slices.Equal(e.actions.Objects, actions) {
+		e.actions.Objects = actions
+	}
+	e.Show()
+	// A container lays its objects out again only when refreshed: the
+	// label's new width must reach the centring.
+	e.box.Refresh()
 }
 
 // hint is the text shown where a list is empty: what to do next.
