@@ -112,9 +112,12 @@ func (q *ConsentQueue) allPutOff(qs []Question) bool {
 	return true
 }
 
-// PutOff records that the person answered Later to the review of qs.
+// PutOff records that the person answered Later to qs (a review, or one
+// server's dialog): they are not asked again until a new question comes.
 func (q *ConsentQueue) PutOff(qs []Question) {
-	q.putOff = map[string]bool{}
+	if q.putOff == nil {
+		q.putOff = map[string]bool{}
+	}
 	for _, x := range qs {
 		q.putOff[QuestionKey(x)] = true
 	}
@@ -208,15 +211,15 @@ func RequestRoot(r Request) Root {
 	return Root{Path: r.Path, Name: baseName(r.Path), Source: SourceRequested, Enabled: true}
 }
 
-// Ticked splits the folders of a dialog into those ticked (allowed) and the
-// rest (denied): an unticked folder is a no, remembered, not a question
-// left open.
-func Ticked(paths []string, ticked func(path string) bool) (allowed, denied []string) {
-	for _, p := range paths {
-		if ticked(p) {
-			allowed = append(allowed, p)
+// Ticked splits the items of a consent dialog (folders, or servers) into
+// those ticked, allowed, and the rest, denied: an unticked box is a no,
+// remembered, not a question left open.
+func Ticked(items []string, ticked []bool) (allowed, denied []string) {
+	for i, it := range items {
+		if i < len(ticked) && ticked[i] {
+			allowed = append(allowed, it)
 		} else {
-			denied = append(denied, p)
+			denied = append(denied, it)
 		}
 	}
 	return allowed, denied

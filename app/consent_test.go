@@ -106,7 +106,7 @@ func TestRequestAnswers(t *testing.T) {
 	if root := RequestRoot(r); root.Name != "Desktop" || !root.Enabled || root.Source != SourceRequested {
 		t.Errorf("root %+v", root)
 	}
-	allowed, denied := Ticked([]string{"/a", "/b", "/c"}, func(p string) bool { return p == "/b" })
+	allowed, denied := Ticked([]string{"/a", "/b", "/c"}, []bool{false, true})
 	if len(allowed) != 1 || allowed[0] != "/b" || len(denied) != 2 {
 		t.Errorf("ticked %q, rest %q", allowed, denied)
 	}

@@ -227,6 +227,11 @@ func (s *State) Revoke(server, rootPath string) bool {
 	return len(s.Decisions) != n
 }
 
+// SetPaused pauses (or resumes) all sharing: while paused no server sees
+// any root and servers whose configuration names folders are held; nothing
+// is forgotten.
+func (s *State) SetPaused(paused bool) { s.Paused = paused }
+
 // DropUntilQuit forgets every decision scoped until quit. The long-running app
 // calls it when it starts, since the app those decisions were made for has
 // quit.

@@ -157,14 +157,18 @@ func (t *accessTab) rebuild() {
 			if l.Seen {
 				seen++
 			}
-			switch {
-			case l.Access != app.AccessAllowed && l.Access != app.AccessUntilQuit:
-			case !r.Enabled:
+			// An allowed folder not seen says why, in app's one order.
+			why := app.Seen
+			if l.Access == app.AccessAllowed || l.Access == app.AccessUntilQuit {
+				why = app.WhyNotSeen(snap, server, r.Path)
+			}
+			switch why {
+			case app.NotSeenOff:
 				l.Note = "folder turned off"
-			case !snap.Health[r.Path].OK():
-				l.Note = "access check: " + healthText(snap.Health[r.Path])
-			case snap.State.Paused:
+			case app.NotSeenPaused:
 				l.Note = "sharing paused"
+			case app.NotSeenHealth:
+				l.Note = "access check: " + healthText(snap.Health[r.Path])
 			}
 			counts[l.Access]++
 			t.all = append(t.all, l)

@@ -26,10 +26,10 @@ func inspect(roots []app.Root, home string) []rootInfo {
 	return out
 }
 
-// askNext asks what app.Grid.Questions says is waiting, unless a consent
-// dialog is already open: a single question (one folder, one server) in
-// the small dialog, several in one review screen. Questions put off with
-// Later are not asked again until a new one comes.
+// askNext asks what the consent queue (app.ConsentQueue) says comes next,
+// unless a consent dialog is already open: a single question (one folder,
+// one server) in the small dialog, several in one review screen, a folder
+// asked for a server, or, while servers are still starting, nothing yet.
 func (u *ui) askNext() {
 	if u.snap == nil || u.grid == nil {
 		return
@@ -41,48 +41,23 @@ func (u *ui) askNext() {
 	if u.consent != "" {
 		return
 	}
-	var qs []app.Question
-	for _, q := range u.grid.Questions() {
-		if !u.busy[q.Server] {
-			qs = append(qs, q)
-		}
-	}
-	if len(qs) == 0 || u.putOff(qs) {
-		// Then the folders asked for (by a host through the bridge, or
-		// found on a server's command line), one at a time.
-		u.askRequest()
-		return
-	}
-	// Servers still starting will have questions a moment from now: wait
-	// for them, so that one review asks everything.
-	if wait := u.grid.Settling(time.Now()); wait > 0 {
+	ask := u.queue.Next(u.grid, time.Now())
+	switch ask.Kind {
+	case app.AskWait:
 		if !u.settling {
 			u.settling = true
-			u.after(wait, func() {
+			u.after(ask.Wait, func() {
 				u.settling = false
 				u.askNext()
 			})
 		}
-		return
+	case app.AskQuestion:
+		u.askServer(ask.Questions[0].Server, []app.Root{ask.Questions[0].Root})
+	case app.AskReview:
+		u.askReview(ask.Questions)
+	case app.AskRequest:
+		u.askRequest(ask.Request)
 	}
-	if len(qs) == 1 {
-		u.askServer(qs[0].Server, []app.Root{qs[0].Root})
-		return
-	}
-	u.askReview(qs)
-}
-
-// putOff reports whether every question in qs was put off with Later.
-func (u *ui) putOff(qs []app.Question) bool {
-	if u.reviewLater == nil {
-		return false
-	}
-	for _, q := range qs {
-		if !u.reviewLater[q.Server+"\x00"+q.Root.Path] {
-			return false
-		}
-	}
-	return true
 }
 
 // askReview opens the review screen for qs (off the UI goroutine first:
@@ -113,31 +88,19 @@ func (u *ui) askReview(qs []app.Question) {
 			d.OnLater = func() {
 				u.consent = ""
 				u.openDialog = nil
-				u.reviewLater = map[string]bool{}
-				for _, q := range d.Questions { // grown since it opened
-					u.reviewLater[q.Server+"\x00"+q.Root.Path] = true
-				}
-				u.snap = nil // the banner offers the review again
+				u.queue.PutOff(d.Questions) // grown since it opened
+				u.snap = nil                // the banner offers the review again
 				u.refresh()
 			}
 			d.OnSubmit = func(allowed map[int]bool, scope app.Scope) {
 				u.consent = ""
 				u.openDialog = nil
 				qs := d.Questions // grown since it opened
-				servers := map[string]bool{}
-				for _, q := range qs {
-					servers[q.Server] = true
-				}
-				for s := range servers {
-					u.busy[s] = true
-				}
+				servers := app.Servers(qs)
+				u.queue.Answering(servers...)
 				u.update("record your answers", func(s *app.State) error {
 					return s.DecideAll(app.Answers(qs, allowed, scope, app.ByDialog))
-				}, func(error) {
-					for s := range servers {
-						delete(u.busy, s)
-					}
-				})
+				}, func(error) { u.queue.Answered(servers...) })
 			}
 			u.raise()
 			u.notify("Rootkeeper", fmt.Sprintf("%s waiting for your decision.", plural(len(qs), "folder question")))
@@ -154,14 +117,10 @@ func (u *ui) growReview(d *reviewDialog) {
 	if d.growing {
 		return
 	}
-	var fresh []app.Question
+	fresh := u.queue.Fresh(u.grid, d.asked)
 	var roots []app.Root
 	seen := map[string]bool{}
-	for _, q := range u.grid.Questions() {
-		if u.busy[q.Server] || d.asked[q.Server+"\x00"+q.Root.Path] {
-			continue
-		}
-		fresh = append(fresh, q)
+	for _, q := range fresh {
 		if _, ok := d.Info[q.Root.Path]; !ok && !seen[q.Root.Path] {
 			seen[q.Root.Path] = true
 			roots = append(roots, q.Root)
@@ -186,7 +145,7 @@ func (u *ui) growReview(d *reviewDialog) {
 // reviewNow opens the review of every waiting question, also those put
 // off (the banner's Review… button).
 func (u *ui) reviewNow() {
-	u.reviewLater = nil
+	u.queue.ReviewAll()
 	u.askNext()
 }
 
@@ -205,21 +164,20 @@ func (u *ui) askServer(server string, pending []app.Root) {
 			d.OnLater = func() { // as the review's Later: the banner asks again
 				u.consent = ""
 				u.openDialog = nil
-				if u.reviewLater == nil {
-					u.reviewLater = map[string]bool{}
+				qs := make([]app.Question, len(infos))
+				for i, in := range infos {
+					qs[i] = app.Question{Server: server, Root: in.Root}
 				}
-				for _, in := range infos {
-					u.reviewLater[server+"\x00"+in.Root.Path] = true
-				}
+				u.queue.PutOff(qs)
 				u.snap = nil
 				u.refresh()
 			}
 			d.OnSubmit = func(allowed, denied []string, scope app.Scope) {
 				u.consent = ""
-				u.busy[server] = true
+				u.queue.Answering(server)
 				u.update("record the decision for "+server, func(s *app.State) error {
 					return s.DecideAll(app.Answer(server, allowed, denied, scope, app.ByDialog))
-				}, func(error) { delete(u.busy, server) })
+				}, func(error) { u.queue.Answered(server) })
 			}
 			u.raise()
 			u.notify("Rootkeeper", fmt.Sprintf("%s is waiting for your decision about %s.", personName(server), plural(len(infos), "folder")))

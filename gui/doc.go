@@ -1,12 +1,20 @@
-// Package gui is Rootkeeper's desktop face: the main window (Roots, Discover,
-// Servers, Activity), the consent dialogs and the tray menu, built with Fyne
-// on top of package app.
+// Package gui is Rootkeeper's desktop face: the main window (Roots, Access,
+// Discover, Servers, Activity, Hosts), the consent dialogs and the tray
+// menu, built with Fyne on top of package app.
 //
 //	core.Subscribe() ──> loop ──fyne.Do──> ui.refresh(snapshot)
-//	                                         ├─ tabs (roots, discover, servers, activity)
+//	                                         ├─ tabs (roots, access, discover, servers, activity, hosts)
 //	                                         ├─ tray menu = trayMenu(snapshot, actions)
-//	                                         └─ consent queue (one dialog per server)
+//	                                         └─ what to ask = app.ConsentQueue.Next(grid, now):
+//	                                            one question, a review of several, a request, or wait
 //	clicks ──> ui.update(fn) ──goroutine──> core.Update ──> (next snapshot)
+//
+// The window decides nothing: what is asked next, what Later puts off, how
+// long to wait for servers still starting (app.ConsentQueue), what an
+// answer records (app.Answer, app.Ticked, app.RequestDecision), why a
+// folder is not seen (app.WhyNotSeen) and what a held server waits for
+// (app.HoldOf) are app's answers; every write goes through the core (hosts
+// protect included, through hosts.Options.Update).
 //
 // When the window opens, the Discover tab's scan runs by itself; the Roots
 // tab shows it on the first launch and, later, only projects no earlier

@@ -84,7 +84,7 @@ func TestRequestDialogKeyboard(t *testing.T) {
 
 	// Put off reqX is asked again at the next start; here, with nothing
 	// focused, Enter is Allow.
-	f.u.later = nil
+	f.u.queue = app.ConsentQueue{}
 	f.u.refresh()
 	d3 := openRequest(t, f)
 	if d3.Request.Path != reqX {

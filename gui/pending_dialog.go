@@ -86,14 +86,12 @@ func (d *pendingDialog) Show(parent fyne.Window) {
 }
 
 func (d *pendingDialog) submit(allowTicked bool) {
-	var allowed, denied []string
+	paths := make([]string, len(d.Roots))
+	ticked := make([]bool, len(d.checks))
 	for i, c := range d.checks {
-		if allowTicked && c.Checked {
-			allowed = append(allowed, d.Roots[i].Root.Path)
-		} else {
-			denied = append(denied, d.Roots[i].Root.Path)
-		}
+		paths[i], ticked[i] = d.Roots[i].Root.Path, allowTicked && c.Checked
 	}
+	allowed, denied := app.Ticked(paths, ticked)
 	if d.dlg != nil {
 		d.dlg.Hide()
 	}

@@ -1,9 +1,6 @@
 package gui
 
 import (
-	"path/filepath"
-	"time"
-
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
@@ -85,52 +82,35 @@ func (d *requestDialog) submit(allow bool) {
 	}
 }
 
-// askRequest opens the dialog for the first open request not put off,
-// and reports whether it did.
-func (u *ui) askRequest() bool {
-	for _, r := range u.snap.State.Requests {
-		key := "request:" + r.Server + "\x00" + r.Path
-		// Put off with Later, unless asked again since (a host started
-		// the server, which waits for the answer).
-		if put, ok := u.later[key]; (ok && !r.Last.After(put)) || u.busy[key] {
-			continue
-		}
-		u.consent = key
-		home := u.home()
-		u.async(func() {
-			root := app.Root{Path: r.Path, Name: filepath.Base(r.Path), Source: app.SourceRequested, Enabled: true}
-			info := u.inspect([]app.Root{root}, home)[0]
-			u.do(func() {
-				if u.consent != key {
-					return
-				}
-				d := &requestDialog{Request: r, Info: info, Home: home}
-				d.OnLater = func() {
-					if u.later == nil {
-						u.later = map[string]time.Time{}
-					}
-					u.later[key] = r.Last
-					u.consent = ""
-					u.refresh()
-				}
-				d.OnSubmit = func(allow bool, scope app.Scope) {
-					u.consent = ""
-					u.busy[key] = true
-					verdict := app.Deny
-					if allow {
-						verdict = app.Allow
-					}
-					u.update("record the decision for "+r.Server, func(s *app.State) error {
-						return s.DecideRequest(app.Decision{Server: r.Server, Root: r.Path, Verdict: verdict, Scope: scope, By: app.ByDialog})
-					}, func(error) { delete(u.busy, key) })
-				}
-				u.raise()
-				u.notify("Rootkeeper", app.RequestTextFor(r, home, hosts.DisplayName)+".")
-				d.Show(u.win)
-				u.openDialog = d
-			})
+// askRequest opens the dialog for request r (the consent queue says which
+// comes next: app.ConsentQueue.Next).
+func (u *ui) askRequest(r app.Request) {
+	key := "request:" + r.Server + "\x00" + r.Path
+	u.consent = key
+	home := u.home()
+	u.async(func() {
+		info := u.inspect([]app.Root{app.RequestRoot(r)}, home)[0]
+		u.do(func() {
+			if u.consent != key {
+				return
+			}
+			d := &requestDialog{Request: r, Info: info, Home: home}
+			d.OnLater = func() {
+				u.queue.PutOffRequest(r)
+				u.consent = ""
+				u.refresh()
+			}
+			d.OnSubmit = func(allow bool, scope app.Scope) {
+				u.consent = ""
+				u.queue.AnsweringRequest(r)
+				u.update("record the decision for "+r.Server, func(s *app.State) error {
+					return s.DecideRequest(app.RequestDecision(r, allow, scope, app.ByDialog))
+				}, func(error) { u.queue.AnsweredRequest(r) })
+			}
+			u.raise()
+			u.notify("Rootkeeper", app.RequestTextFor(r, home, hosts.DisplayName)+".")
+			d.Show(u.win)
+			u.openDialog = d
 		})
-		return true
-	}
-	return false
+	})
 }

@@ -72,7 +72,7 @@ func (d *reviewDialog) content() fyne.CanvasObject {
 	d.ticked = make([]bool, len(d.Questions))
 	d.asked = map[string]bool{}
 	for _, q := range d.Questions {
-		d.asked[q.Server+"\x00"+q.Root.Path] = true
+		d.asked[app.QuestionKey(q)] = true
 	}
 	d.intro = widget.NewLabel("")
 	d.intro.Wrapping = fyne.TextWrapWord
@@ -124,7 +124,7 @@ func (d *reviewDialog) add(qs []app.Question, info []rootInfo) {
 		d.Info[in.Root.Path] = in
 	}
 	for _, q := range qs {
-		key := q.Server + "\x00" + q.Root.Path
+		key := app.QuestionKey(q)
 		if d.asked[key] {
 			continue
 		}

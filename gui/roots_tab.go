@@ -131,12 +131,12 @@ func rootLineOf(snap *app.Snapshot, g *app.Grid, r app.Root) rootLine {
 	if len(seen) > 0 {
 		l.Seen = "Seen by " + listNames(seen, 3)
 	}
-	switch {
-	case !r.Enabled:
+	switch app.WhyNotSeen(snap, "", r.Path) {
+	case app.NotSeenOff:
 		l.Seen += " (turned off)"
-	case snap.State.Paused:
+	case app.NotSeenPaused:
 		l.Seen += " (sharing paused)"
-	case !h.OK():
+	case app.NotSeenHealth:
 		l.Seen += " (until its access check passes)"
 	}
 	l.Search = strings.ToLower(strings.Join([]string{r.Name, r.Path, l.Branch, strings.Join(seen, " ")}, "\x00"))

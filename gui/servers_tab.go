@@ -21,6 +21,7 @@ import (
 type serversTab struct {
 	u       *ui
 	keys    []string                     // what each card shows, in order
+	gens    [4]uint64                    // the snapshot parts' generations the cards were built from
 	cards   map[string]fyne.CanvasObject // the cards built, by key
 	content fyne.CanvasObject
 	list    *fyne.Container
@@ -49,6 +50,13 @@ func newServersTab(u *ui) *serversTab {
 // folders they see change seldom), and nothing is touched when no card
 // changed.
 func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
+	// Nothing a card shows changed: the state, the folders' health, the
+	// servers' statuses and the bridges are as they were.
+	gens := [4]uint64{snap.StateGen, snap.HealthGen, snap.ServersGen, snap.BridgesGen}
+	if t.keys != nil && gens == t.gens && snap.Seq != 0 {
+		return
+	}
+	t.gens = gens
 	sees := map[string][]string{}
 	for _, r := range snap.State.Roots {
 		for _, name := range g.SeenBy(r.Path) {

@@ -80,14 +80,11 @@ func (d *shareDialog) Show(parent fyne.Window) {
 }
 
 func (d *shareDialog) submit() {
-	var allowed, denied []string
+	ticked := make([]bool, len(d.checks))
 	for i, c := range d.checks {
-		if c.Checked {
-			allowed = append(allowed, d.Servers[i])
-		} else {
-			denied = append(denied, d.Servers[i])
-		}
+		ticked[i] = c.Checked
 	}
+	allowed, denied := app.Ticked(d.Servers, ticked)
 	if d.dlg != nil {
 		d.dlg.Hide()
 	}

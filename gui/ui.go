@@ -66,22 +66,16 @@ type ui struct {
 	// settings is the menu bar with Start at login (set by Run).
 	settings *settings
 
-	// consent is the open consent dialog's key ("server:NAME" or
-	// "root:PATH"), "" when none is open; busy holds servers whose answer is
-	// being written, so that they are not asked twice.
+	// consent is the open consent dialog's key ("server:NAME",
+	// "root:PATH", "review", "request:…"), "" when none is open.
 	consent string
-	busy    map[string]bool
-	// later holds the requests put off ("request:SERVER\x00PATH") with
-	// when each was last asked: not asked again while the app runs, unless
-	// asked anew (a host starting a held server).
-	later map[string]time.Time
+	// queue says what to ask next, and remembers what was put off or is
+	// being answered (app.ConsentQueue: the window decides none of it).
+	queue app.ConsentQueue
 	// samplingOpen is the sampling dialog on screen (nil when none) and
 	// samplingQueue those waiting behind it, oldest first.
 	samplingOpen  samplingPrompt
 	samplingQueue []samplingPrompt
-	// reviewLater holds the questions put off with Later in the review
-	// ("SERVER\x00PATH"): not asked again until a new one comes.
-	reviewLater map[string]bool
 	// settling: askNext is waiting for servers still starting (see
 	// app.Grid.Settling) and will ask again.
 	settling bool
@@ -108,12 +102,15 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 			fa.SendNotification(fyne.NewNotification(title, body))
 		},
 		inspect: inspect,
-		busy:    map[string]bool{},
 	}
 	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	u.showWindow = func() { u.win.Show(); u.win.RequestFocus() }
 	u.onRefresh = func(*app.Snapshot) {}
-	u.hostsOptions = func() hosts.Options { return hostsOptions(u.core.Store()) }
+	u.hostsOptions = func() hosts.Options {
+		o := hostsOptions(u.core.Store())
+		o.Update = u.core.Update // every write of the window through the core
+		return o
+	}
 	u.landlock = sync.OnceValues(func() (int, error) {
 		if opts.Landlock == nil {
 			return 0, errors.New("cannot confine: this build of Rootkeeper has no Landlock support")
@@ -233,10 +230,7 @@ func showErrorOn(win fyne.Window, err error) {
 
 // renderBanner shows the notices and the paused state above the tabs.
 func (u *ui) renderBanner(snap *app.Snapshot) {
-	waiting := 0
-	if u.reviewLater != nil {
-		waiting = len(u.grid.Questions())
-	}
+	waiting := u.queue.Waiting(u.grid)
 	key := fmt.Sprint(snap.State.Paused, waiting, snap.Notices)
 	if key == u.bannerKey {
 		return // unchanged: no new widgets
@@ -264,7 +258,7 @@ func (u *ui) setPaused(paused bool) {
 	if !paused {
 		what = "resume sharing"
 	}
-	u.update(what, func(s *app.State) error { s.Paused = paused; return nil }, nil)
+	u.update(what, func(s *app.State) error { s.SetPaused(paused); return nil }, nil)
 }
 
 // home is the person's home folder, for risk warnings.

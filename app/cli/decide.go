@@ -126,7 +126,7 @@ func (c *command) revoke(args []string) error {
 }
 
 func (c *command) setPaused(paused bool) error {
-	if _, err := c.update(func(s *app.State) error { s.Paused = paused; return nil }); err != nil {
+	if _, err := c.update(func(s *app.State) error { s.SetPaused(paused); return nil }); err != nil {
 		return err
 	}
 	if paused {

@@ -35,12 +35,26 @@ type Options struct {
 	// Keep (protect): the files stay protected; while the app runs, a
 	// host writing its own entries back is protected again.
 	Keep bool
+	// Update, when set, applies a change to the state instead of Store's
+	// Update: the running app passes its core's, so that what protect
+	// stores is shown at once rather than when the file watcher sees it.
+	Update func(func(*app.State) error) error
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Probe (protect), when set, asks a remote entry's server whether the
 	// bridge can stand in for the host; a reason not to leaves the entry
 	// to the host (ProbeOAuth: the server wants an OAuth sign-in).
 	Probe func(ctx context.Context, srv app.Server) string
+}
+
+// update applies fn to Rootkeeper's state: through Options.Update when set
+// (the running app's core, which publishes the change at once), else
+// through the store.
+func (o Options) update(fn func(*app.State) error) (app.State, error) {
+	if o.Update != nil {
+		return app.State{}, o.Update(fn)
+	}
+	return o.Store.Update(fn)
 }
 
 func (o Options) now() time.Time {
@@ -480,7 +494,7 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 // that now runs something else is a new program for consent (its decisions
 // go) but keeps its settings (roots mode, confinement…).
 func addServers(o Options, h *Host, changes []Change) error {
-	_, err := o.Store.Update(func(s *app.State) error {
+	_, err := o.update(func(s *app.State) error {
 		now := time.Now().UTC()
 		for i := range changes {
 			ch := &changes[i]
