@@ -93,7 +93,7 @@ func (t *hostsTab) reload() {
 }
 
 func (t *hostsTab) render() {
-	fillList(t.list, "No MCP host config found (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Gemini CLI, Zed, Codex, Goose, Cline).",
+	fillList(t.list, fmt.Sprintf("No MCP host config found here (Rootkeeper knows %d hosts: Claude Code, Claude Desktop, Cursor, VS Code, Codex, Gemini CLI…; `rootkeeper hosts list --known` shows the files it looks at).", len(hosts.IDs())),
 		len(t.found), func(i int) fyne.CanvasObject { return t.card(t.found[i]) })
 }
 
@@ -103,9 +103,10 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 	protect := widget.NewButtonWithIcon("Protect", theme.ConfirmIcon(), func() { t.act(h.ID, true) })
 	restore := widget.NewButtonWithIcon("Restore", theme.ContentUndoIcon(), func() { t.act(h.ID, false) })
 	unprotected := 0
-	recorded := false
+	recorded, kept := false, false
 	var lines []string
 	for _, f := range h.Files {
+		kept = kept || f.Kept
 		note := ""
 		switch {
 		case f.Err != "":
@@ -140,10 +141,40 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 	if !recorded {
 		restore.Disable()
 	}
+	if hh, ok := hosts.Lookup(h.ID); ok && hh.AsksAgain && h.Servers > 0 {
+		lines = append(lines, h.Name+" asks you to approve a server again once its entry changed: expect its prompt after Protect or Restore.")
+	}
+	// Keep protected: a server the host writes back is protected again
+	// while the app runs (hosts protect --keep).
+	keep := widget.NewCheck("Keep protected", nil)
+	keep.SetChecked(kept)
+	keep.OnChanged = func(on bool) { t.setKept(h.ID, on) }
+	if !recorded {
+		keep.Disable()
+	}
 	detail := widget.NewLabel(strings.Join(lines, "\n"))
 	detail.Wrapping = fyne.TextWrapWord
-	head := container.NewBorder(nil, nil, container.NewHBox(title, summary), container.NewHBox(protect, restore))
+	head := container.NewBorder(nil, nil, container.NewHBox(title, summary), container.NewHBox(keep, protect, restore))
 	return widget.NewCard("", "", container.NewVBox(head, detail))
+}
+
+// setKept records, off the UI goroutine, whether host id's protected files
+// stay protected, then reads the files again.
+func (t *hostsTab) setKept(id string, keep bool) {
+	h, ok := hosts.Lookup(id)
+	if !ok {
+		return
+	}
+	o := t.u.hostsOptions()
+	t.u.async(func() {
+		err := hosts.SetKept(h, o, keep)
+		t.u.do(func() {
+			if err != nil {
+				t.u.showError(fmt.Errorf("keeping %s protected: %w", h.Name, err))
+			}
+			t.reload()
+		})
+	})
 }
 
 // act protects or restores host id off the UI goroutine, then says what was

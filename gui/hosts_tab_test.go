@@ -33,6 +33,26 @@ func labels(o fyne.CanvasObject) string {
 	return b.String()
 }
 
+// checks gathers the check boxes under o, by text.
+func checks(o fyne.CanvasObject) map[string]*widget.Check {
+	out := map[string]*widget.Check{}
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Check:
+			out[w.Text] = w
+		case *widget.Card:
+			walk(w.Content)
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(o)
+	return out
+}
+
 func buttons(o fyne.CanvasObject) map[string]*widget.Button {
 	out := map[string]*widget.Button{}
 	var walk func(fyne.CanvasObject)
@@ -116,6 +136,23 @@ func TestHostsTab(t *testing.T) {
 	b = buttons(f.u.hosts.list)
 	if !b["Protect"].Disabled() || b["Restore"].Disabled() {
 		t.Fatal("buttons after protect")
+	}
+	// Cursor asks again for a changed entry: the tab says so.
+	if !strings.Contains(got, "Cursor asks you to approve a server again once its entry changed") {
+		t.Errorf("the tab does not warn of Cursor's prompt:\n%s", got)
+	}
+	// Keep protected: recorded for the host's files, shown again on reload.
+	keep := checks(f.u.hosts.list)["Keep protected"]
+	if keep == nil || keep.Disabled() || keep.Checked {
+		t.Fatalf("the Keep protected switch after protect: %+v", keep)
+	}
+	test.Tap(keep)
+	found, err := hosts.List(f.u.hostsOptions())
+	if err != nil || len(found) != 1 || !found[0].Files[0].Kept {
+		t.Fatalf("after ticking Keep protected: %+v %v", found, err)
+	}
+	if keep := checks(f.u.hosts.list)["Keep protected"]; keep == nil || !keep.Checked {
+		t.Error("the switch does not show the host kept")
 	}
 
 	test.Tap(b["Restore"])

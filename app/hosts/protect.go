@@ -78,6 +78,9 @@ type File struct {
 	Protected int `json:"protected"`
 	// Recorded: Rootkeeper protected this file and remembers how.
 	Recorded bool `json:"recorded"`
+	// Kept: the person asked that it stay protected (protect --keep, or
+	// the Hosts tab's switch).
+	Kept bool `json:"kept,omitempty"`
 	// ChangedSinceProtect: the file changed since Rootkeeper last wrote it.
 	ChangedSinceProtect bool `json:"changedSinceProtect"`
 
@@ -214,6 +217,7 @@ func List(o Options) ([]Found, error) {
 			}
 			if r, ok := rec.file(f.Path); ok {
 				f.Recorded = true
+				f.Kept = r.Keep
 				f.ChangedSinceProtect = hashOf(f.data) != r.After
 			}
 			fd.Servers += len(f.Entries)

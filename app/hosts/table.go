@@ -24,6 +24,9 @@ type Host struct {
 	ID string
 	// Name is the name people know it by ("Claude Code").
 	Name string
+	// AsksAgain: the host asks the person to approve an entry again once
+	// its content changed (Cursor), so protecting it brings that prompt.
+	AsksAgain bool
 	// Format of its config files (but a ".json" file of a YAML host is
 	// JSON: Continue's block files).
 	Format Format
@@ -219,7 +222,7 @@ var Hosts = []*Host{
 		dialect: jsonDialect, servers: mcpServers,
 	},
 	{
-		ID: "cursor", Name: "Cursor", Format: JSON,
+		ID: "cursor", Name: "Cursor", Format: JSON, AsksAgain: true,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".cursor", "mcp.json")) },
 		project: in(".cursor/mcp.json"),
 		dialect: jsonDialect, servers: mcpServers,

@@ -352,6 +352,13 @@ func given(e Entry, home string) string {
 	return ", given " + strings.Join(out, ", ")
 }
 
+// SetKept records that the protected files of host h are to stay
+// protected (or no longer): while the app runs, a change the host makes to
+// them is protected again. Files never protected are not touched.
+func SetKept(h *Host, o Options, keep bool) error {
+	return withLock(o.Store.Dir(), func() error { return markKept(o.Store.Dir(), h.ID, keep) })
+}
+
 // markKept records that the files of host h are to stay protected.
 func markKept(stateDir, host string, keep bool) error {
 	rec, err := loadRecord(stateDir)
