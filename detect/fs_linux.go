@@ -36,8 +36,12 @@ var noatime atomic.Bool
 
 func init() { noatime.Store(true) }
 
+// noOpenat2 is set when openat2 is missing (Linux before 5.6).
+var noOpenat2 atomic.Bool
+
 // openDir opens the folder at path, relative to parent when there is one
-// (then path[nameOff:] is its name there). It never follows a symbolic
+// (then path[nameOff:] is its name there; a nameOff > 0 without a parent
+// says path is a sub-folder below a search folder). It never follows a symbolic
 // link, and asks the kernel not to update the folder's access time, so that
 // a scan does not write to every inode it reads.
 func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
@@ -51,7 +55,21 @@ func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
 		if noatime.Load() {
 			f |= unix.O_NOATIME
 		}
-		fd, err := unix.Openat(at, name, f, 0)
+		var fd int
+		var err error
+		if parent == nil && nameOff > 0 && !noOpenat2.Load() {
+			// A sub-folder opened by its whole path, below a folder the
+			// re-scan cache vouched for without opening it: no part of the
+			// path may be a symbolic link (the search folder's path has
+			// none, symlinks resolved).
+			fd, err = unix.Openat2(at, name, &unix.OpenHow{Flags: uint64(f), Resolve: unix.RESOLVE_NO_SYMLINKS})
+			if err == unix.ENOSYS || err == unix.EPERM && f&unix.O_NOATIME == 0 {
+				noOpenat2.Store(true) // before Linux 5.6, or refused by a seccomp filter
+				continue
+			}
+		} else {
+			fd, err = unix.Openat(at, name, f, 0)
+		}
 		if err == unix.EPERM && f&unix.O_NOATIME != 0 {
 			noatime.Store(false)
 			continue
@@ -281,4 +299,42 @@ func readFile(path string) ([]byte, error) {
 			return buf[:n], nil
 		}
 	}
+}
+
+// stampOf is the stamp of a folder's stat, ok only for a folder.
+func stampOf(st *unix.Stat_t) (stamp, bool) {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return stamp{}, false
+	}
+	return stamp{ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
+}
+
+// statDir stats the folder at path without following a symbolic link in its
+// last part, relative to parent when there is one (as openDir). ok is false
+// for anything but a folder.
+func statDir(parent *dirRef, path string, nameOff int) (stamp, bool) {
+	at, name := unix.AT_FDCWD, path
+	if parent != nil {
+		at, name = parent.fd, path[nameOff:]
+	}
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(at, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return stamp{}, false
+		}
+		return stampOf(&st)
+	}
+}
+
+// stamp is the stat of the open folder d.
+func (d dir) stamp() (stamp, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) != nil {
+		return stamp{}, false
+	}
+	return stampOf(&st)
 }

@@ -1,0 +1,176 @@
+package detect
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// testWindow replaces the 2-second racy window in these tests; they wait
+// that long after making a tree so that the first scan may trust it.
+const testWindow = 50 * time.Millisecond
+
+func settle() { time.Sleep(testWindow + 20*time.Millisecond) }
+
+// sameAsFresh scans req with s (which has a cache) and without a cache, and
+// fails unless both find the same candidates and visit as many folders.
+func sameAsFresh(t *testing.T, s *Scanner, req Request) map[string]Candidate {
+	t.Helper()
+	got, sum := scanAll(t, s, req)
+	want, wantSum := scanAll(t, &Scanner{Home: s.Home}, req)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with the cache:\n%v\nwithout:\n%v", paths(got), paths(want))
+		for p, c := range want {
+			if !reflect.DeepEqual(got[p], c) {
+				t.Errorf("%s: with the cache %+v, without %+v", p, got[p], c)
+			}
+		}
+	}
+	if sum.Visited != wantSum.Visited || !reflect.DeepEqual(sum.Unreadable, wantSum.Unreadable) {
+		t.Errorf("summary with the cache %+v, without %+v", sum, wantSum)
+	}
+	return got
+}
+
+func TestCacheRescan(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the cache is trusted on Linux only")
+	}
+	root := realTemp(t)
+	deep := filepath.Join(root, "a", "b", "c", "d", "e")
+	mkdirs(t, deep, filepath.Join(root, "a", "x", "y"), filepath.Join(root, "gone", "sub"), filepath.Join(root, "s"))
+	write(t, filepath.Join(root, "p", "go.mod"), "module p\n")
+	write(t, filepath.Join(root, "gone", "sub", "package.json"), "{}")
+	write(t, filepath.Join(root, "a", "ws", "x.code-workspace"), `{"folders": [{"path": "../x"}]}`)
+	newRepo(t, filepath.Join(root, "r"), nil)
+	newRepo(t, filepath.Join(root, "a", "b", "r2"), map[string]string{"Cargo.toml": ""})
+	req := Request{Dirs: []string{root}}
+	settle()
+
+	c := NewCache()
+	c.window = testWindow
+	s := &Scanner{Cache: c}
+	first := sameAsFresh(t, s, req)
+	st := c.Stats()
+	if st.Reused != 0 || st.Read == 0 || st.Folders < st.Read {
+		t.Fatalf("first scan: %+v, want every folder read and held", st)
+	}
+	folders := st.Read
+
+	// Unchanged: nothing is read again, the same is found (git metadata
+	// read fresh, .code-workspace files too).
+	again := sameAsFresh(t, s, req)
+	if !reflect.DeepEqual(again, first) {
+		t.Errorf("re-scan of an unchanged tree found %v, first %v", paths(again), paths(first))
+	}
+	if st := c.Stats(); st.Read != 0 || st.Reused != folders {
+		t.Errorf("re-scan of an unchanged tree: %+v, want all %d folders reused", st, folders)
+	}
+
+	// Changes: a project made deep in the tree, a renamed folder, a deleted
+	// one, a branch switch (only .git/HEAD changes), a marker added to a
+	// folder, a folder replaced by a symbolic link to another (never
+	// followed).
+	write(t, filepath.Join(deep, "new", "pyproject.toml"), "")
+	if err := os.Rename(filepath.Join(root, "p"), filepath.Join(root, "p2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, filepath.Join(root, "r"), "checkout", "-q", "-b", "feature")
+	write(t, filepath.Join(root, "a", "x", "y", "Gemfile"), "")
+	if err := os.Remove(filepath.Join(root, "s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "a"), filepath.Join(root, "s")); err != nil {
+		t.Fatal(err)
+	}
+	got := sameAsFresh(t, s, req)
+	for _, p := range []string{filepath.Join(deep, "new"), filepath.Join(root, "p2"), filepath.Join(root, "a", "x", "y")} {
+		if _, ok := got[p]; !ok {
+			t.Errorf("re-scan missed %s", p)
+		}
+	}
+	for _, p := range []string{filepath.Join(root, "p"), filepath.Join(root, "gone", "sub"), filepath.Join(root, "s")} {
+		if _, ok := got[p]; ok {
+			t.Errorf("re-scan still reports %s", p)
+		}
+	}
+	if b := got[filepath.Join(root, "r")].Branch; b != "feature" {
+		t.Errorf("branch after a switch = %q, want feature", b)
+	}
+	st = c.Stats()
+	if st.Reused == 0 || st.Read == 0 {
+		t.Errorf("re-scan after changes: %+v, want the changed folders read and the others reused", st)
+	}
+	// The unchanged folders below a changed one are still reused: c and
+	// ws, x, b, r2... All but root, a, a/x, a/x/y, d, d/e?, new, p2.
+	if st.Read > 8 {
+		t.Errorf("re-scan after changes read %d folders, want only the changed ones and the new ones", st.Read)
+	}
+}
+
+// TestCacheRacy: folders changed within the racy window of the scan that
+// read them are read again, even when their stat has not changed since.
+func TestCacheRacy(t *testing.T) {
+	root := realTemp(t)
+	mkdirs(t, filepath.Join(root, "a", "b"))
+	s := &Scanner{Cache: NewCache()} // the real 2-second window
+	req := Request{Dirs: []string{root}}
+	sameAsFresh(t, s, req)
+	write(t, filepath.Join(root, "a", "b", "go.mod"), "")
+	got := sameAsFresh(t, s, req)
+	if _, ok := got[filepath.Join(root, "a", "b")]; !ok {
+		t.Errorf("a project made just after the scan was missed")
+	}
+	if st := s.Cache.Stats(); st.Reused != 0 {
+		t.Errorf("folders made within 2 seconds were trusted: %+v", st)
+	}
+}
+
+// TestCacheOptions: a listing is trusted only for the options it was read
+// with: a skip list that changed, a deeper scan.
+func TestCacheOptions(t *testing.T) {
+	root := realTemp(t)
+	write(t, filepath.Join(root, "keep", "go.mod"), "")
+	write(t, filepath.Join(root, "skipme", "go.mod"), "")
+	write(t, filepath.Join(root, "1", "2", "3", "go.mod"), "")
+	settle()
+	c := NewCache()
+	c.window = testWindow
+	s := &Scanner{Cache: c}
+
+	got := sameAsFresh(t, s, Request{Dirs: []string{root}, Skip: []string{"skipme"}, Depth: 2})
+	if _, ok := got[filepath.Join(root, "skipme")]; ok {
+		t.Fatal("skip list ignored")
+	}
+	got = sameAsFresh(t, s, Request{Dirs: []string{root}})
+	for _, p := range []string{filepath.Join(root, "skipme"), filepath.Join(root, "1", "2", "3")} {
+		if _, ok := got[p]; !ok {
+			t.Errorf("%s missed after the skip list and the depth changed", p)
+		}
+	}
+	// A search folder that is no longer searched is forgotten.
+	other := realTemp(t)
+	sameAsFresh(t, s, Request{Dirs: []string{other}})
+	if st := c.Stats(); st.Folders != 1 {
+		t.Errorf("cache holds %d folders after scanning an empty folder, want 1", st.Folders)
+	}
+}
+
+// TestCacheBusy: a scan that finds the cache in use scans without it.
+func TestCacheBusy(t *testing.T) {
+	root := realTemp(t)
+	write(t, filepath.Join(root, "p", "go.mod"), "")
+	c := NewCache()
+	c.mu.Lock()
+	got, _ := scanAll(t, &Scanner{Cache: c}, Request{Dirs: []string{root}})
+	c.mu.Unlock()
+	if _, ok := got[filepath.Join(root, "p")]; !ok || len(c.roots) != 0 {
+		t.Errorf("scan beside a busy cache: found %v, cache %v", paths(got), c.roots)
+	}
+}
