@@ -236,3 +236,9 @@ func (n *cnode) record(st stamp, sc *scratch) {
 	}
 	n.kids = kids
 }
+
+// pathOpenKids is how many sub-folders a cached folder needs for the walk to
+// open it (O_PATH, reading nothing) and stat them relative to it rather than
+// by their whole path: an open and a close cost about as much as walking a
+// dozen path components for a few sub-folders.
+var pathOpenKids = 4

@@ -275,7 +275,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 8<<10)
+	buf := make([]byte, 1<<10) // HEAD, a gitdir file and most configs fit
 	for n := 0; ; {
 		m, err := unix.Read(fd, buf[n:])
 		if err == unix.EINTR {
@@ -337,4 +337,38 @@ func (d dir) stamp() (stamp, bool) {
 		return stamp{}, false
 	}
 	return stampOf(&st)
+}
+
+// openPath opens the folder at path (as openDir: relative to parent when
+// there is one, never through a symbolic link) with O_PATH, which reads
+// nothing: for the stamp of a folder the re-scan cache may vouch for, and
+// for its sub-folders to be stat'ed relative to it. ok is false when it is
+// not a folder or cannot be opened.
+func openPath(parent *dirRef, path string, nameOff int) (dir, stamp, bool) {
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	at, name := unix.AT_FDCWD, path
+	if parent != nil {
+		at, name = parent.fd, path[nameOff:]
+	}
+	for {
+		var fd int
+		var err error
+		if parent == nil && nameOff > 0 && !noOpenat2.Load() {
+			fd, err = unix.Openat2(at, name, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		} else {
+			fd, err = unix.Openat(at, name, flags, 0)
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return dir{}, stamp{}, false
+		}
+		d := dir{fd}
+		st, ok := d.stamp()
+		if !ok {
+			d.close()
+		}
+		return d, st, ok
+	}
 }

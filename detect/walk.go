@@ -271,9 +271,19 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 		return kids
 	}
 	if j.node != nil && j.node.st != (stamp{}) {
-		if now, ok := statDir(j.parent, j.path, j.nameOff); ok && j.node.trusted(now) {
+		if len(j.node.kids) >= pathOpenKids && j.left > 0 {
+			// Its sub-folders will be stat'ed relative to it: cheaper than
+			// by their whole path.
+			if d, now, ok := openPath(j.parent, j.path, j.nameOff); ok {
+				if j.node.trusted(now) {
+					j.parent.release()
+					return w.visitCached(j, sc, kids, d, true)
+				}
+				d.close()
+			}
+		} else if now, ok := statDir(j.parent, j.path, j.nameOff); ok && j.node.trusted(now) {
 			j.parent.release()
-			return w.visitCached(j, sc, kids)
+			return w.visitCached(j, sc, kids, dir{}, false)
 		}
 	}
 	d, err := openDir(j.parent, j.path, j.nameOff)
@@ -316,8 +326,9 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 }
 
 // visitCached decides about the folder of j from what the re-scan cache
-// holds of it, without reading it.
-func (w *walk) visitCached(j job, sc *scratch, kids []job) []job {
+// holds of it, without reading it. opened says d is the folder, opened for
+// its sub-folders (see decide).
+func (w *walk) visitCached(j job, sc *scratch, kids []job, d dir, opened bool) []job {
 	w.showCurrent(j.path, sc)
 	sc.fromCache(j.node)
 	if sc.gitLink {
@@ -328,7 +339,7 @@ func (w *walk) visitCached(j job, sc *scratch, kids []job) []job {
 		}
 	}
 	w.reused.Add(1)
-	return w.decide(j, sc, kids, dir{}, false)
+	return w.decide(j, sc, kids, d, opened)
 }
 
 func (w *walk) showCurrent(path string, sc *scratch) {
