@@ -174,3 +174,54 @@ func TestCacheBusy(t *testing.T) {
 		t.Errorf("scan beside a busy cache: found %v, cache %v", paths(got), c.roots)
 	}
 }
+
+// TestCacheFile: a cache saved by one run is trusted by the next, and a
+// damaged file is an empty cache.
+func TestCacheFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the cache is trusted on Linux only")
+	}
+	root := realTemp(t)
+	newRepo(t, filepath.Join(root, "r"), map[string]string{"go.mod": ""})
+	write(t, filepath.Join(root, "a", "b", "x.code-workspace"), `{"folders": [{"path": "c"}]}`)
+	mkdirs(t, filepath.Join(root, "a", "b", "c"))
+	req := Request{Dirs: []string{root}}
+	settle()
+	c := NewCache()
+	c.window = testWindow
+	first := sameAsFresh(t, &Scanner{Cache: c}, req)
+	file := filepath.Join(t.TempDir(), "scan.cache")
+	if err := c.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	saved := c.Stats()
+
+	loaded := LoadCache(file)
+	loaded.window = testWindow
+	if st := loaded.Stats(); st.Folders != saved.Folders {
+		t.Fatalf("loaded %d folders, saved %d", st.Folders, saved.Folders)
+	}
+	got := sameAsFresh(t, &Scanner{Cache: loaded}, req)
+	if !reflect.DeepEqual(got, first) {
+		t.Errorf("with the loaded cache %v, first %v", paths(got), paths(first))
+	}
+	if st := loaded.Stats(); st.Read != 0 || st.Reused != saved.Read {
+		t.Errorf("scan with the loaded cache: %+v, want the %d folders reused", st, saved.Read)
+	}
+
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]byte{data[:len(data)/2], append(data, 0), []byte("rootkeeper scan cache 1\n\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")} {
+		if err := os.WriteFile(file, bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if st := LoadCache(file).Stats(); st.Folders != 0 {
+			t.Errorf("a damaged file (%d bytes) gave a cache of %d folders", len(bad), st.Folders)
+		}
+	}
+	if st := LoadCache(filepath.Join(t.TempDir(), "none")).Stats(); st.Folders != 0 {
+		t.Errorf("a missing file gave %d folders", st.Folders)
+	}
+}

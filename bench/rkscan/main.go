@@ -19,8 +19,12 @@ import (
 
 func main() {
 	workers := flag.Int("workers", 0, "goroutines reading folders (0: detect's default)")
+	cache := flag.String("cache", "", "re-scan cache file, loaded when present and saved after")
 	flag.Parse()
 	s := detect.Scanner{Workers: *workers}
+	if *cache != "" {
+		s.Cache = detect.LoadCache(*cache)
+	}
 	out := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(out)
 	var mu sync.Mutex
@@ -35,4 +39,13 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "%d folders, %d found\n", sum.Visited, sum.Found)
+	if s.Cache != nil {
+		st := s.Cache.Stats()
+		fmt.Fprintf(os.Stderr, "cache: %d reused, %d read; holds %d folders, %d bytes (%.1f per folder)\n",
+			st.Reused, st.Read, st.Folders, st.Bytes, float64(st.Bytes)/float64(max(st.Folders, 1)))
+		if err := s.Cache.Save(*cache); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 }
