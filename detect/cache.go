@@ -33,6 +33,11 @@ type Cache struct {
 	stats CacheStats
 
 	window time.Duration // racyWindow; tests shorten it
+
+	// file is where the cache was last loaded from or saved to; dirty says
+	// it changed since.
+	file  string
+	dirty bool
 }
 
 // CacheStats says what the last scan with a Cache did with it, and what it
@@ -133,6 +138,7 @@ func (c *Cache) use(skip []string, cross bool) bool {
 	if c.roots == nil || key != c.key {
 		c.roots = map[string]*cnode{}
 		c.key = key
+		c.dirty = true
 	}
 	c.stats = CacheStats{}
 	return true
@@ -146,15 +152,23 @@ func (c *Cache) rootsFor(roots []job) {
 		n := c.roots[roots[i].path]
 		if n == nil {
 			n = &cnode{}
+			c.dirty = true
 		}
 		kept[roots[i].path] = n
 		roots[i].node = n
 	}
+	if len(kept) != len(c.roots) {
+		c.dirty = true
+	}
 	c.roots = kept
 }
 
-func (c *Cache) done(reused, read int64) {
+// done ends a scan's use of c; changed says the scan wrote to the cache.
+func (c *Cache) done(reused, read int64, changed bool) {
 	c.stats.Reused, c.stats.Read = int(reused), int(read)
+	if changed {
+		c.dirty = true
+	}
 	c.mu.Unlock()
 }
 

@@ -209,6 +209,29 @@ func TestCacheFile(t *testing.T) {
 		t.Errorf("scan with the loaded cache: %+v, want the %d folders reused", st, saved.Read)
 	}
 
+	// Saving what the file holds writes nothing; saving a change does.
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loaded.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(file); err != nil || !os.SameFile(before, after) {
+		t.Errorf("an unchanged cache was written again (%v)", err)
+	}
+	mkdirs(t, filepath.Join(root, "a", "new"))
+	sameAsFresh(t, &Scanner{Cache: loaded}, req)
+	if err := loaded.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(file); err != nil || os.SameFile(before, after) {
+		t.Errorf("a changed cache was not saved (%v)", err)
+	}
+	if st := LoadCache(file).Stats(); st.Folders != saved.Folders+1 {
+		t.Errorf("saved %d folders, want %d", st.Folders, saved.Folders+1)
+	}
+
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

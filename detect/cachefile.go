@@ -16,9 +16,15 @@ const cacheMagic = "rootkeeper scan cache 1\n"
 var errCacheFile = errors.New("not a scan cache file")
 
 // Save writes c to file (replacing it at once: a temporary file renamed), for
-// LoadCache to read in a later run. It waits for a scan using c to end.
+// LoadCache to read in a later run; it writes nothing when file already
+// holds c (c was loaded from it or saved to it, and no scan changed it since).
+// It waits for a scan using c to end.
 func (c *Cache) Save(file string) error {
 	c.mu.Lock()
+	if file == c.file && !c.dirty {
+		c.mu.Unlock()
+		return nil
+	}
 	var b []byte
 	b = append(b, cacheMagic...)
 	b = appendString(b, c.key)
@@ -27,6 +33,7 @@ func (c *Cache) Save(file string) error {
 		b = appendString(b, p)
 		b = n.appendTo(b)
 	}
+	c.file, c.dirty = file, false
 	c.mu.Unlock()
 
 	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*")
@@ -42,6 +49,9 @@ func (c *Cache) Save(file string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		c.mu.Lock()
+		c.dirty = true
+		c.mu.Unlock()
 	}
 	return err
 }
@@ -59,6 +69,7 @@ func LoadCache(file string) *Cache {
 	if c.key, c.roots, err = r.cache(); err != nil {
 		return NewCache()
 	}
+	c.file = file
 	return c
 }
 

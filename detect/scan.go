@@ -218,7 +218,7 @@ func (s *Scanner) Scan(ctx context.Context, req Request, found func(Candidate), 
 	w.unreadable = unreadable
 	if cached {
 		w.trustBefore = s.Cache.trustBefore(start)
-		defer func() { s.Cache.done(w.reused.Load(), w.read.Load()) }()
+		defer func() { s.Cache.done(w.reused.Load(), w.read.Load(), w.read.Load() > 0 || w.forgot.Load()) }()
 	}
 	workers := s.Workers
 	if workers <= 0 {

@@ -52,6 +52,7 @@ type walk struct {
 	trustBefore int64
 	reused      atomic.Int64
 	read        atomic.Int64
+	forgot      atomic.Bool // a folder the cache knew could not be read
 
 	mu    sync.Mutex
 	cond  sync.Cond
@@ -291,6 +292,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 	if err != nil {
 		if j.node != nil {
 			j.node.st = stamp{}
+			w.forgot.Store(true)
 		}
 		w.unreadableErr(j.path, err)
 		return kids
@@ -310,6 +312,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 		d.close()
 		if j.node != nil {
 			j.node.st = stamp{}
+			w.forgot.Store(true)
 		}
 		w.unreadableErr(j.path, err)
 		return kids
