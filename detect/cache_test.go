@@ -1,10 +1,12 @@
 package detect
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -246,5 +248,52 @@ func TestCacheFile(t *testing.T) {
 	}
 	if st := LoadCache(filepath.Join(t.TempDir(), "none")).Stats(); st.Folders != 0 {
 		t.Errorf("a missing file gave %d folders", st.Folders)
+	}
+}
+
+// TestCacheNoLeakedFiles: re-scans, cancelled or not, close every folder
+// they open (cached folders are opened O_PATH, or stat'ed relative to a
+// folder above), and a cancelled one leaves a cache that still tells the
+// truth.
+func TestCacheNoLeakedFiles(t *testing.T) {
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	root := sharedTree(t)
+	settle()
+	c := NewCache()
+	c.window = testWindow
+	s := &Scanner{Cache: c}
+	req := Request{Dirs: []string{root}}
+	before := fds()
+	sameAsFresh(t, s, req)
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		var k atomic.Int32
+		s.Scan(ctx, req, func(Candidate) {
+			if k.Add(1) == int32(i*7+1) {
+				cancel()
+			}
+		}, nil)
+		cancel()
+		if i == 10 {
+			// A change halfway: one folder deep down gains a project.
+			write(t, filepath.Join(root, "d1", "d5", "d21", "new", "go.mod"), "")
+			t.Cleanup(func() { os.RemoveAll(filepath.Join(root, "d1", "d5", "d21", "new")) })
+		}
+	}
+	got := sameAsFresh(t, s, req)
+	if _, ok := got[filepath.Join(root, "d1", "d5", "d21", "new")]; !ok {
+		t.Error("project made between cancelled re-scans missed")
+	}
+	if st := c.Stats(); st.Reused == 0 {
+		t.Errorf("nothing reused: %+v", st)
+	}
+	if after := fds(); after > before {
+		t.Errorf("%d files open before, %d after", before, after)
 	}
 }

@@ -30,6 +30,21 @@ func (r *dirRef) release() {
 	}
 }
 
+// hold adds n references to r, which the caller holds one of.
+func (r *dirRef) hold(n int) { r.refs.Add(int32(n)) }
+
+// beneath says whether openDir or openPath must refuse symbolic links in
+// every part of the path: for a sub-folder opened by its whole path, or by
+// more than its name relative to a folder above its parent (below folders
+// the re-scan cache vouched for without opening them). A search folder's
+// path has none, symlinks resolved.
+func beneath(parent *dirRef, name string, nameOff int) bool {
+	if parent == nil {
+		return nameOff > 0
+	}
+	return strings.IndexByte(name, '/') >= 0
+}
+
 // noatime is cleared the first time O_NOATIME is refused (it is allowed only
 // on one's own files), after which folders are opened without it.
 var noatime atomic.Bool
@@ -40,8 +55,9 @@ func init() { noatime.Store(true) }
 var noOpenat2 atomic.Bool
 
 // openDir opens the folder at path, relative to parent when there is one
-// (then path[nameOff:] is its name there; a nameOff > 0 without a parent
-// says path is a sub-folder below a search folder). It never follows a symbolic
+// (then path[nameOff:] is its name there, or its path below parent; a
+// nameOff > 0 without a parent says path is a sub-folder below a search
+// folder). It never follows a symbolic
 // link, and asks the kernel not to update the folder's access time, so that
 // a scan does not write to every inode it reads.
 func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
@@ -57,11 +73,7 @@ func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
 		}
 		var fd int
 		var err error
-		if parent == nil && nameOff > 0 && !noOpenat2.Load() {
-			// A sub-folder opened by its whole path, below a folder the
-			// re-scan cache vouched for without opening it: no part of the
-			// path may be a symbolic link (the search folder's path has
-			// none, symlinks resolved).
+		if beneath(parent, name, nameOff) && !noOpenat2.Load() {
 			fd, err = unix.Openat2(at, name, &unix.OpenHow{Flags: uint64(f), Resolve: unix.RESOLVE_NO_SYMLINKS})
 			if err == unix.ENOSYS || err == unix.EPERM && f&unix.O_NOATIME == 0 {
 				noOpenat2.Store(true) // before Linux 5.6, or refused by a seccomp filter
@@ -353,7 +365,7 @@ func openPath(parent *dirRef, path string, nameOff int) (dir, stamp, bool) {
 	for {
 		var fd int
 		var err error
-		if parent == nil && nameOff > 0 && !noOpenat2.Load() {
+		if beneath(parent, name, nameOff) && !noOpenat2.Load() {
 			fd, err = unix.Openat2(at, name, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_SYMLINKS})
 		} else {
 			fd, err = unix.Openat(at, name, flags, 0)

@@ -17,6 +17,8 @@ type dirRef struct{}
 
 func (r *dirRef) release() {}
 
+func (r *dirRef) hold(int) {}
+
 // openDir opens the folder at path.
 func openDir(_ *dirRef, path string, _ int) (dir, error) {
 	f, err := os.Open(path)

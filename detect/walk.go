@@ -283,7 +283,8 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 				d.close()
 			}
 		} else if now, ok := statDir(j.parent, j.path, j.nameOff); ok && j.node.trusted(now) {
-			j.parent.release()
+			// Its sub-folders are stat'ed relative to the nearest folder
+			// above that is open, which j.parent is.
 			return w.visitCached(j, sc, kids, dir{}, false)
 		}
 	}
@@ -330,7 +331,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 
 // visitCached decides about the folder of j from what the re-scan cache
 // holds of it, without reading it. opened says d is the folder, opened for
-// its sub-folders (see decide).
+// its sub-folders; else j.parent is still held (see decide).
 func (w *walk) visitCached(j job, sc *scratch, kids []job, d dir, opened bool) []job {
 	w.showCurrent(j.path, sc)
 	sc.fromCache(j.node)
@@ -355,11 +356,15 @@ func (w *walk) showCurrent(path string, sc *scratch) {
 // decide reports what the folder of j is from what sc holds of it, and
 // returns the sub-folders to read next appended to kids. opened says d is
 // the folder, open, for the sub-folders to be opened relative to; decide
-// closes it.
+// closes it. Else the visit still holds j.parent (an open folder above, or
+// nil), which the sub-folders are then opened relative to, by the rest of
+// their path.
 func (w *walk) decide(j job, sc *scratch, kids []job, d dir, opened bool) []job {
 	closeDir := func() {
 		if opened {
 			d.close()
+		} else {
+			j.parent.release()
 		}
 	}
 	w.visited.Add(1)
@@ -403,11 +408,19 @@ func (w *walk) decide(j job, sc *scratch, kids []job, d dir, opened bool) []job 
 				kids = append(kids, k)
 			}
 		}
-		if opened {
-			ref := d.share(len(kids) - first)
+		switch n := len(kids) - first; {
+		case opened:
+			ref := d.share(n)
 			for i := first; i < len(kids); i++ {
 				kids[i].parent = ref
 			}
+		case j.parent != nil && n > 0:
+			j.parent.hold(n - 1) // and the one of j goes to a sub-folder
+			for i := first; i < len(kids); i++ {
+				kids[i].parent, kids[i].nameOff = j.parent, j.nameOff
+			}
+		default:
+			j.parent.release()
 		}
 		return kids
 	}
