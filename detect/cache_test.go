@@ -121,7 +121,11 @@ func TestCacheRescan(t *testing.T) {
 func TestCacheRacy(t *testing.T) {
 	root := realTemp(t)
 	mkdirs(t, filepath.Join(root, "a", "b"))
-	s := &Scanner{Cache: NewCache()} // the real 2-second window
+	c := NewCache()
+	// The rule with a window no slow machine outlasts: the tree was made
+	// within it, so nothing of it may be trusted.
+	c.window = time.Hour
+	s := &Scanner{Cache: c}
 	req := Request{Dirs: []string{root}}
 	sameAsFresh(t, s, req)
 	write(t, filepath.Join(root, "a", "b", "go.mod"), "")
@@ -130,7 +134,12 @@ func TestCacheRacy(t *testing.T) {
 		t.Errorf("a project made just after the scan was missed")
 	}
 	if st := s.Cache.Stats(); st.Reused != 0 {
-		t.Errorf("folders made within 2 seconds were trusted: %+v", st)
+		t.Errorf("folders made within the window were trusted: %+v", st)
+	}
+	// The window of a cache made by NewCache is 2 seconds.
+	now := time.Now()
+	if got := NewCache().trustBefore(now); got != now.Add(-2*time.Second).UnixNano() {
+		t.Errorf("default window: trusted before %v, want 2 s before %v", time.Unix(0, got), now)
 	}
 }
 
