@@ -2,7 +2,10 @@
 // package detect: `rkscan [-workers N] [-cache FILE] DIR...` scans like
 // `rootkeeper scan --json` and prints one JSON object per candidate. With
 // -cache, the re-scan cache is loaded from FILE when it exists and saved to
-// it afterwards, as a later launch of the app would.
+// it afterwards, as a later launch of the app would. With -again N it scans
+// N more times with the first scan's cache in memory (as the window's
+// Discover tab does), printing each scan's time, and then the live heap the
+// cache holds.
 package main
 
 import (
