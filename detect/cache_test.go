@@ -306,3 +306,40 @@ func TestCacheNoLeakedFiles(t *testing.T) {
 		t.Errorf("%d files open before, %d after", before, after)
 	}
 }
+
+// TestCacheGitLink: a .git that is a symbolic link is looked at again on a
+// re-scan, since what it points to can change without its folder changing.
+func TestCacheGitLink(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the cache is trusted on Linux only")
+	}
+	root := realTemp(t)
+	elsewhere := realTemp(t)
+	newRepo(t, filepath.Join(elsewhere, "real"), nil)
+	mkdirs(t, filepath.Join(root, "w"))
+	target := filepath.Join(elsewhere, "target")
+	mkdirs(t, target) // a folder that is no git directory: w is no repository
+	if err := os.Symlink(target, filepath.Join(root, "w", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	c := NewCache()
+	c.window = testWindow
+	s := &Scanner{Cache: c}
+	req := Request{Dirs: []string{root}}
+	if got := sameAsFresh(t, s, req); len(got) != 0 {
+		t.Fatalf("found %v before the change", paths(got))
+	}
+	// The link now points to a "gitdir:" file naming a real repository.
+	if err := os.Remove(target); err != nil {
+		t.Fatal(err)
+	}
+	write(t, target, "gitdir: "+filepath.Join(elsewhere, "real", ".git")+"\n")
+	got := sameAsFresh(t, s, req)
+	if cand, ok := got[filepath.Join(root, "w")]; !ok || cand.Kind != KindRepo {
+		t.Errorf("after the link's target became a gitdir file: %v", got)
+	}
+	if st := c.Stats(); st.Read != 0 {
+		t.Errorf("the folders themselves did not change, yet %d were read", st.Read)
+	}
+}
