@@ -49,6 +49,9 @@ func TestCacheRescan(t *testing.T) {
 	write(t, filepath.Join(root, "a", "ws", "x.code-workspace"), `{"folders": [{"path": "../x"}]}`)
 	newRepo(t, filepath.Join(root, "r"), nil)
 	newRepo(t, filepath.Join(root, "a", "b", "r2"), map[string]string{"Cargo.toml": ""})
+	git(t, filepath.Join(root, "r"), "worktree", "add", "-q", "-b", "wtb", filepath.Join(root, "a", "wt"))
+	git(t, filepath.Join(root, "a", "b", "r2"), "submodule", "add", "-q", filepath.Join(root, "r"), "sub")
+	git(t, root, "init", "-q", "--bare", filepath.Join(root, "a", "bare.git"))
 	req := Request{Dirs: []string{root}}
 	settle()
 
@@ -91,7 +94,18 @@ func TestCacheRescan(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "a"), filepath.Join(root, "s")); err != nil {
 		t.Fatal(err)
 	}
+	git(t, filepath.Join(root, "a", "wt"), "checkout", "-q", "-b", "wt2") // a linked worktree's own HEAD
 	got := sameAsFresh(t, s, req)
+	for p, want := range map[string]Candidate{
+		filepath.Join(root, "a", "wt"):             {Kind: KindRepo, Branch: "wt2", Worktree: true},
+		filepath.Join(root, "a", "b", "r2", "sub"): {Kind: KindRepo, Submodule: true},
+		filepath.Join(root, "a", "bare.git"):       {Kind: KindRepo, Bare: true},
+	} {
+		c := got[p]
+		if c.Kind != want.Kind || want.Branch != "" && c.Branch != want.Branch || c.Worktree != want.Worktree || c.Submodule != want.Submodule || c.Bare != want.Bare {
+			t.Errorf("%s: %+v, want %+v", p, c, want)
+		}
+	}
 	for _, p := range []string{filepath.Join(deep, "new"), filepath.Join(root, "p2"), filepath.Join(root, "a", "x", "y")} {
 		if _, ok := got[p]; !ok {
 			t.Errorf("re-scan missed %s", p)
