@@ -77,10 +77,24 @@ func main() {
 // scan adapts detect.Scan to app.Scanner; the two packages share the shape
 // of their types so that the conversions are free.
 func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
-	sum, err := detect.Scan(ctx, detect.Request(req),
+	return scanWith(ctx, &detect.Scanner{}, req, found, progress)
+}
+
+func scanWith(ctx context.Context, s *detect.Scanner, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
+	sum, err := s.Scan(ctx, detect.Request(req),
 		func(c detect.Candidate) { found(app.Candidate(c)) },
 		func(p detect.Progress) { progress(app.ScanProgress(p)) })
 	return app.ScanSummary(sum), err
+}
+
+// rescan is scan for a window whose scans repeat (the Discover tab's Scan):
+// they share a re-scan cache in memory, so that a scan after the first reads
+// only the folders changed since.
+func rescan() app.Scanner {
+	s := &detect.Scanner{Cache: detect.NewCache()}
+	return func(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
+		return scanWith(ctx, s, req, found, progress)
+	}
 }
 
 // services is everything the long-running app runs besides the GUI.
@@ -286,7 +300,7 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	err = gui.Run(gui.Options{
 		Context:  ctx, // SIGINT/SIGTERM quit the window too
 		Core:     rt.core,
-		Scan:     scan,
+		Scan:     rescan(),
 		Servers:  rt.manager,
 		Control:  rt.control,
 		StateDir: store.Dir(),

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,8 +27,23 @@ type dirRef struct {
 // release drops one reference; r may be nil.
 func (r *dirRef) release() {
 	if r != nil && r.refs.Add(-1) == 0 {
-		unix.Close(r.fd)
+		closeFd(r.fd)
 	}
+}
+
+// hold adds n references to r, which the caller holds one of.
+func (r *dirRef) hold(n int) { r.refs.Add(int32(n)) }
+
+// beneath says whether openDir or openPath must refuse symbolic links in
+// every part of the path: for a sub-folder opened by its whole path, or by
+// more than its name relative to a folder above its parent (below folders
+// the re-scan cache vouched for without opening them). A search folder's
+// path has none, symlinks resolved.
+func beneath(parent *dirRef, name string, nameOff int) bool {
+	if parent == nil {
+		return nameOff > 0
+	}
+	return strings.IndexByte(name, '/') >= 0
 }
 
 // noatime is cleared the first time O_NOATIME is refused (it is allowed only
@@ -36,8 +52,13 @@ var noatime atomic.Bool
 
 func init() { noatime.Store(true) }
 
+// noOpenat2 is set when openat2 is missing (Linux before 5.6).
+var noOpenat2 atomic.Bool
+
 // openDir opens the folder at path, relative to parent when there is one
-// (then path[nameOff:] is its name there). It never follows a symbolic
+// (then path[nameOff:] is its name there, or its path below parent; a
+// nameOff > 0 without a parent says path is a sub-folder below a search
+// folder). It never follows a symbolic
 // link, and asks the kernel not to update the folder's access time, so that
 // a scan does not write to every inode it reads.
 func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
@@ -51,7 +72,17 @@ func openDir(parent *dirRef, path string, nameOff int) (dir, error) {
 		if noatime.Load() {
 			f |= unix.O_NOATIME
 		}
-		fd, err := unix.Openat(at, name, f, 0)
+		var fd int
+		var err error
+		if beneath(parent, name, nameOff) && !noOpenat2.Load() {
+			fd, err = unix.Openat2(at, name, &unix.OpenHow{Flags: uint64(f), Resolve: unix.RESOLVE_NO_SYMLINKS})
+			if err == unix.ENOSYS || err == unix.EPERM && f&unix.O_NOATIME == 0 {
+				noOpenat2.Store(true) // before Linux 5.6, or refused by a seccomp filter
+				continue
+			}
+		} else {
+			fd, err = openat(at, name, f)
+		}
 		if err == unix.EPERM && f&unix.O_NOATIME != 0 {
 			noatime.Store(false)
 			continue
@@ -74,7 +105,33 @@ func (d dir) share(n int) *dirRef {
 	return r
 }
 
-func (d dir) close() { unix.Close(d.fd) }
+func (d dir) close() { closeFd(d.fd) }
+
+// closeFd closes a folder. It is a raw system call, which spares the
+// scheduler's bookkeeping of a call that may block: closing a folder frees
+// memory and never waits for the disk.
+func closeFd(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
+
+// openat is unix.Openat without its allocation of a C string: a name that
+// fits is copied to the stack.
+func openat(at int, name string, flags int) (int, error) {
+	var buf [256]byte
+	var p *byte
+	if len(name) < len(buf) && strings.IndexByte(name, 0) < 0 {
+		copy(buf[:], name)
+		p = &buf[0]
+	} else {
+		var err error
+		if p, err = unix.BytePtrFromString(name); err != nil {
+			return -1, err
+		}
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(at), uintptr(unsafe.Pointer(p)), uintptr(flags), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
 
 // list calls fn with the name and type of every entry, reading with
 // getdents64 into buf; it stats an entry only when the file system does not
@@ -257,7 +314,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 8<<10)
+	buf := make([]byte, 1<<10) // HEAD, a gitdir file and most configs fit
 	for n := 0; ; {
 		m, err := unix.Read(fd, buf[n:])
 		if err == unix.EINTR {
@@ -280,5 +337,77 @@ func readFile(path string) ([]byte, error) {
 			// HEAD and gitdir files the read that returns 0.
 			return buf[:n], nil
 		}
+	}
+}
+
+// stampOf is the stamp of a folder's stat, ok only for a folder.
+func stampOf(st *unix.Stat_t) (stamp, bool) {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return stamp{}, false
+	}
+	return stamp{ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
+}
+
+// statDir stats the folder at path without following a symbolic link in its
+// last part, relative to parent when there is one (as openDir). ok is false
+// for anything but a folder.
+func statDir(parent *dirRef, path string, nameOff int) (stamp, bool) {
+	at, name := unix.AT_FDCWD, path
+	if parent != nil {
+		at, name = parent.fd, path[nameOff:]
+	}
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(at, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return stamp{}, false
+		}
+		return stampOf(&st)
+	}
+}
+
+// stamp is the stat of the open folder d.
+func (d dir) stamp() (stamp, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) != nil {
+		return stamp{}, false
+	}
+	return stampOf(&st)
+}
+
+// openPath opens the folder at path (as openDir: relative to parent when
+// there is one, never through a symbolic link) with O_PATH, which reads
+// nothing: for the stamp of a folder the re-scan cache may vouch for, and
+// for its sub-folders to be stat'ed relative to it. ok is false when it is
+// not a folder or cannot be opened.
+func openPath(parent *dirRef, path string, nameOff int) (dir, stamp, bool) {
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	at, name := unix.AT_FDCWD, path
+	if parent != nil {
+		at, name = parent.fd, path[nameOff:]
+	}
+	for {
+		var fd int
+		var err error
+		if beneath(parent, name, nameOff) && !noOpenat2.Load() {
+			fd, err = unix.Openat2(at, name, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		} else {
+			fd, err = unix.Openat(at, name, flags, 0)
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return dir{}, stamp{}, false
+		}
+		d := dir{fd}
+		st, ok := d.stamp()
+		if !ok {
+			d.close()
+		}
+		return d, st, ok
 	}
 }

@@ -17,6 +17,8 @@ type dirRef struct{}
 
 func (r *dirRef) release() {}
 
+func (r *dirRef) hold(int) {}
+
 // openDir opens the folder at path.
 func openDir(_ *dirRef, path string, _ int) (dir, error) {
 	f, err := os.Open(path)
@@ -91,3 +93,13 @@ func readFile(path string) ([]byte, error) {
 
 // hasEndMark is false: list reads every folder to the end.
 func hasEndMark(string) bool { return false }
+
+// statDir would stat a folder for the re-scan cache; here the cache is
+// never trusted, so every folder is read.
+func statDir(*dirRef, string, int) (stamp, bool) { return stamp{}, false }
+
+// stamp would be the stat of d for the re-scan cache; see statDir.
+func (d dir) stamp() (stamp, bool) { return stamp{}, false }
+
+// openPath would open a folder for its stamp; see statDir.
+func openPath(*dirRef, string, int) (dir, stamp, bool) { return dir{}, stamp{}, false }

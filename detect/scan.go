@@ -82,6 +82,10 @@ type Scanner struct {
 	CrossFilesystems bool
 	// Home is the home folder for the defaults; "" means os.UserHomeDir.
 	Home string
+	// Cache, when set, lets a scan skip the folders unchanged since the
+	// last scan that used it (see Cache). Keep the Scanner, or the Cache,
+	// between scans.
+	Cache *Cache
 }
 
 // RootError is the error for a search folder that cannot be scanned.
@@ -204,8 +208,18 @@ func (s *Scanner) Scan(ctx context.Context, req Request, found func(Candidate), 
 	if err != nil {
 		return Summary{}, err
 	}
-	w := newWalk(found, append(DefaultSkip(), req.Skip...), roots, s.CrossFilesystems)
+	skip := append(DefaultSkip(), req.Skip...)
+	start := time.Now()
+	cached := s.Cache != nil && s.Cache.use(skip, s.CrossFilesystems)
+	if cached {
+		s.Cache.rootsFor(roots)
+	}
+	w := newWalk(found, skip, roots, s.CrossFilesystems)
 	w.unreadable = unreadable
+	if cached {
+		w.trustBefore = s.Cache.trustBefore(start)
+		defer func() { s.Cache.done(w.reused.Load(), w.read.Load(), w.read.Load() > 0 || w.forgot.Load()) }()
+	}
 	workers := s.Workers
 	if workers <= 0 {
 		workers = 4 * runtime.NumCPU()

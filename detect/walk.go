@@ -32,6 +32,7 @@ type job struct {
 	left    int     // levels below path still to read
 	dev     uint64  // the search folder's device
 	endMark bool    // the walk stays on a file system whose folders mark their end (ext4)
+	node    *cnode  // what the re-scan cache holds of path, filled in by the visit; nil without a cache
 }
 
 const sep = string(filepath.Separator)
@@ -45,6 +46,13 @@ type walk struct {
 	mounts     map[string]uint64 // mount point → device, when knowMounts
 	knowMounts bool
 	cross      bool // enter other file systems
+
+	// With a re-scan cache: listings of folders changed after trustBefore
+	// (ns since 1970) are not trusted; reused and read count folders.
+	trustBefore int64
+	reused      atomic.Int64
+	read        atomic.Int64
+	forgot      atomic.Bool // a folder the cache knew could not be read
 
 	mu    sync.Mutex
 	cond  sync.Cond
@@ -199,6 +207,7 @@ type scratch struct {
 	markers []string
 	wspaces []string
 	dotGit  entryType
+	gitLink bool // .git is a symbolic link
 	head    bool // HEAD, objects and refs: a bare repository
 	objects bool
 	refs    bool
@@ -206,13 +215,14 @@ type scratch struct {
 
 func (sc *scratch) reset() {
 	sc.names, sc.ends, sc.markers, sc.wspaces = sc.names[:0], sc.ends[:0], sc.markers[:0], sc.wspaces[:0]
-	sc.dotGit, sc.head, sc.objects, sc.refs = typeUnknown, false, false, false
+	sc.dotGit, sc.gitLink, sc.head, sc.objects, sc.refs = typeUnknown, false, false, false, false
 }
 
 // add takes note of one entry of the folder dir being read: sub-folders to
 // enter (unless named in skip), markers, and what makes a repository.
 func (sc *scratch) add(dir string, name []byte, t entryType, skip map[string]bool) {
 	if t == typeSymlink && string(name) == ".git" {
+		sc.gitLink = true
 		t = statType(dir + sep + ".git")
 	}
 	switch t {
@@ -253,27 +263,58 @@ func (sc *scratch) add(dir string, name []byte, t entryType, skip map[string]boo
 	}
 }
 
-// visit reads the folder of j, reports what it is, and returns the
+// visit reads the folder of j (or takes it from the re-scan cache when its
+// stat says it has not changed), reports what it is, and returns the
 // sub-folders to read next appended to kids.
 func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 	if w.stopped.Load() {
 		j.parent.release()
 		return kids
 	}
+	if j.node != nil && j.node.st != (stamp{}) {
+		if len(j.node.kids) >= pathOpenKids && j.left > 0 {
+			// Its sub-folders will be stat'ed relative to it: cheaper than
+			// by their whole path.
+			if d, now, ok := openPath(j.parent, j.path, j.nameOff); ok {
+				if j.node.trusted(now) {
+					j.parent.release()
+					return w.visitCached(j, sc, kids, d, true)
+				}
+				d.close()
+			}
+		} else if now, ok := statDir(j.parent, j.path, j.nameOff); ok && j.node.trusted(now) {
+			// Its sub-folders are stat'ed relative to the nearest folder
+			// above that is open, which j.parent is.
+			return w.visitCached(j, sc, kids, dir{}, false)
+		}
+	}
 	d, err := openDir(j.parent, j.path, j.nameOff)
 	j.parent.release()
 	if err != nil {
+		if j.node != nil {
+			j.node.st = stamp{}
+			w.forgot.Store(true)
+		}
 		w.unreadableErr(j.path, err)
 		return kids
 	}
-	if sc.visits++; sc.visits%16 == 1 { // often enough for progress, cheaply
-		current := j.path
-		w.current.Store(&current)
+	w.showCurrent(j.path, sc)
+	var st stamp
+	if j.node != nil {
+		// The stat is taken before the read: a change during the read
+		// changes the stat the next scan compares.
+		if now, ok := d.stamp(); ok && now.mtime < w.trustBefore && now.ctime < w.trustBefore {
+			st = now
+		}
 	}
 	sc.reset()
 	dev, err := d.list(sc.buf, j.endMark, func(name []byte, t entryType) { sc.add(j.path, name, t, w.skip) })
 	if err != nil {
 		d.close()
+		if j.node != nil {
+			j.node.st = stamp{}
+			w.forgot.Store(true)
+		}
 		w.unreadableErr(j.path, err)
 		return kids
 	}
@@ -281,13 +322,58 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 		d.close()
 		return kids // another file system, noticed after opening it (not Linux)
 	}
+	if j.node != nil {
+		j.node.record(st, sc)
+		w.read.Add(1)
+	}
+	return w.decide(j, sc, kids, d, true)
+}
+
+// visitCached decides about the folder of j from what the re-scan cache
+// holds of it, without reading it. opened says d is the folder, opened for
+// its sub-folders; else j.parent is still held (see decide).
+func (w *walk) visitCached(j job, sc *scratch, kids []job, d dir, opened bool) []job {
+	w.showCurrent(j.path, sc)
+	sc.fromCache(j.node)
+	if sc.gitLink {
+		// A link's target can change without its folder changing.
+		sc.dotGit = typeUnknown
+		if t := statType(j.path + sep + ".git"); t == typeDir || t == typeFile {
+			sc.dotGit = t
+		}
+	}
+	w.reused.Add(1)
+	return w.decide(j, sc, kids, d, opened)
+}
+
+func (w *walk) showCurrent(path string, sc *scratch) {
+	if sc.visits++; sc.visits%16 == 1 { // often enough for progress, cheaply
+		current := path
+		w.current.Store(&current)
+	}
+}
+
+// decide reports what the folder of j is from what sc holds of it, and
+// returns the sub-folders to read next appended to kids. opened says d is
+// the folder, open, for the sub-folders to be opened relative to; decide
+// closes it. Else the visit still holds j.parent (an open folder above, or
+// nil), which the sub-folders are then opened relative to, by the rest of
+// their path.
+func (w *walk) decide(j job, sc *scratch, kids []job, d dir, opened bool) []job {
+	closeDir := func() {
+		if opened {
+			d.close()
+		} else {
+			j.parent.release()
+		}
+	}
 	w.visited.Add(1)
 
 	repo := j.repo
 	if sc.dotGit == typeUnknown && sc.head && sc.objects && sc.refs {
 		if info, ok := readBare(j.path); ok {
 			w.emit(Candidate{Path: j.path, Kind: KindRepo, Branch: info.branch, Remote: info.remote, Repo: j.repo, Bare: true})
-			d.close()
+			closeDir()
 			return kids // a git directory: nothing of the person's inside
 		}
 	}
@@ -305,7 +391,7 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 	if j.left > 0 && !w.stopped.Load() {
 		first := len(kids)
 		start := 0
-		for _, end := range sc.ends {
+		for i, end := range sc.ends {
 			n := sc.names[start:end]
 			start = end
 			var p string
@@ -315,16 +401,30 @@ func (w *walk) visit(j job, sc *scratch, kids []job) []job {
 				p = j.path + sep + string(n)
 			}
 			if !w.skipped(p, j.dev) {
-				kids = append(kids, job{path: p, nameOff: len(p) - len(n), repo: repo, left: j.left - 1, dev: j.dev, endMark: j.endMark})
+				k := job{path: p, nameOff: len(p) - len(n), repo: repo, left: j.left - 1, dev: j.dev, endMark: j.endMark}
+				if j.node != nil {
+					k.node = &j.node.kids[i]
+				}
+				kids = append(kids, k)
 			}
 		}
-		ref := d.share(len(kids) - first)
-		for i := first; i < len(kids); i++ {
-			kids[i].parent = ref
+		switch n := len(kids) - first; {
+		case opened:
+			ref := d.share(n)
+			for i := first; i < len(kids); i++ {
+				kids[i].parent = ref
+			}
+		case j.parent != nil && n > 0:
+			j.parent.hold(n - 1) // and the one of j goes to a sub-folder
+			for i := first; i < len(kids); i++ {
+				kids[i].parent, kids[i].nameOff = j.parent, j.nameOff
+			}
+		default:
+			j.parent.release()
 		}
 		return kids
 	}
-	d.close()
+	closeDir()
 	return kids
 }
 
