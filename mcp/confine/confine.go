@@ -36,6 +36,7 @@ package confine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,6 +93,10 @@ type rule struct {
 type spec struct {
 	Path  string `json:"path"`
 	Rules []rule `json:"rules"`
+	// Notify, when not 0, is the descriptor (a unix socket inherited from
+	// Rootkeeper) over which the child sends its seccomp listener before
+	// it executes the server (see observe_linux.go).
+	Notify int `json:"notify,omitempty"`
 	// env are variables Wrap sets for the server where its environment
 	// does not set them already (not sent to the child).
 	env []string
@@ -490,17 +495,23 @@ func dedupe(rules []rule) []rule {
 // ABI the ruleset will use. Where Landlock is missing it fails with an
 // error wrapping ErrUnavailable and leaves cmd as it was.
 func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
+	abi, _, err := wrap(cmd, p, 0)
+	return abi, err
+}
+
+// wrap is Wrap; notify is spec.Notify. It returns the spec too.
+func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 	abi, err := ABI()
 	if err != nil {
-		return 0, err
+		return 0, spec{}, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
+		return 0, spec{}, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
 	}
 	if p.Temp != "" {
 		if err := os.MkdirAll(p.Temp, 0o700); err != nil {
-			return 0, fmt.Errorf("private temp folder: %w", err)
+			return 0, spec{}, fmt.Errorf("private temp folder: %w", err)
 		}
 	}
 	env := cmd.Env
@@ -509,11 +520,12 @@ func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
 	}
 	s, err := plan(cmd, p, envHome(env))
 	if err != nil {
-		return 0, err
+		return 0, spec{}, err
 	}
+	s.Notify = notify
 	data, err := json.Marshal(s)
 	if err != nil {
-		return 0, err
+		return 0, spec{}, err
 	}
 	env = slices.Clone(env)
 	for _, kv := range s.env {
@@ -530,7 +542,7 @@ func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
 	cmd.Env = setEnv(env, envSpec, string(data))
 	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
 	cmd.Path = self
-	return abi, nil
+	return abi, s, nil
 }
 
 // carve grants root read-write, less the protected folders: a root inside
@@ -576,3 +588,25 @@ func carve(root string, protect []string) []rule {
 	}
 	return rules
 }
+
+// An Attempt is a path a confined server named in a system call that its
+// ruleset does not cover: Landlock will refuse it unless the observer
+// hands the server a descriptor.
+type Attempt struct {
+	PID int
+	// Op is what it tried: read, list, write, create, rename, execute.
+	Op string
+	// Path is the path as the server named it, made absolute against its
+	// working folder or the descriptor it used, and cleaned (not resolved).
+	Path string
+	// CanHand reports whether the call is an open that the observer can
+	// answer with a descriptor (allow once); a mkdir, rename or execute
+	// cannot be.
+	CanHand bool
+}
+
+// Reach is told every Attempt. It may block until ctx ends (the bound of
+// the wait); it returns the folder beneath which the observer should open
+// the path for the server itself (allow once), or "" to let the call go on
+// to Landlock, which refuses it.
+type Reach func(ctx context.Context, a Attempt) (once string)

@@ -4,6 +4,7 @@ package confine
 
 import (
 	"fmt"
+	"os/exec"
 	"runtime"
 )
 
@@ -12,3 +13,21 @@ import (
 func ABI() (int, error) {
 	return 0, fmt.Errorf("%w: Landlock exists only on Linux, and this is %s", ErrUnavailable, runtime.GOOS)
 }
+
+// Observer observes nothing here: WrapObserved fails as Wrap does.
+type Observer struct{}
+
+// WrapObserved fails here: see ABI.
+func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
+	_, err := ABI()
+	return 0, nil, err
+}
+
+// Start does nothing here.
+func (o *Observer) Start(Reach) error { return nil }
+
+// Close does nothing here.
+func (o *Observer) Close() {}
+
+// Handed is 0 here.
+func (o *Observer) Handed() int { return 0 }
