@@ -205,3 +205,23 @@ func (s *State) AddReachRequest(server, folder, path, op string, at time.Time) (
 	}
 	return true, nil
 }
+
+// projectMarkers are the files (or folders) that make the folder holding
+// them a project, for LooksLikeProject: .git and the commonest markers of
+// detect's longer list (app does not import detect).
+var projectMarkers = []string{
+	".git", "go.mod", "package.json", "Cargo.toml", "pyproject.toml", "setup.py", "pom.xml",
+	"build.gradle", "build.gradle.kts", "CMakeLists.txt", "Gemfile", "composer.json", "mix.exs",
+	"deno.json", ".hg",
+}
+
+// LooksLikeProject reports whether dir holds .git or a project marker: a
+// folder a person would recognise (ReachContext.IsProject).
+func LooksLikeProject(dir string) bool {
+	for _, m := range projectMarkers {
+		if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+			return true
+		}
+	}
+	return false
+}
