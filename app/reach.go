@@ -76,6 +76,15 @@ var neverAskedHome = []string{
 	".cargo", ".rustup", "go/pkg", ".m2", ".gradle",
 }
 
+// runtimeProbes are files that runtimes look for in every folder above
+// the code they run (node reads each package.json up to /, for its module
+// type): reading one is never asked about.
+var runtimeProbes = []string{
+	"package.json", "tsconfig.json", "jsconfig.json", ".npmrc", ".yarnrc", ".yarnrc.yml", "deno.json",
+	"deno.jsonc", "pyvenv.cfg", "pyproject.toml", "setup.cfg", "go.mod", "go.work", ".python-version",
+	".node-version", ".nvmrc", ".tool-versions",
+}
+
 // ReachContext is what ReachFolder needs besides the path.
 type ReachContext struct {
 	// Home is the person's home folder.
@@ -101,6 +110,9 @@ type ReachContext struct {
 func ReachFolder(path, op string, c ReachContext) (folder string, ok bool) {
 	path = filepath.Clean(path)
 	if !filepath.IsAbs(path) || strings.Contains(path+"/", "/node_modules/") {
+		return "", false
+	}
+	if op == "read" && slices.Contains(runtimeProbes, filepath.Base(path)) {
 		return "", false
 	}
 	skip := slices.Clone(neverAsked)

@@ -36,6 +36,7 @@ func TestReachFolderAsksAboutWhatAPersonWouldRecognise(t *testing.T) {
 		{"/home/me/.cache/x/y", "read", ""},
 		{"/home/me/.npm/_cacache/x", "read", ""},
 		{"/home/me/src/node_modules/x/package.json", "read", ""},
+		{"/home/me/work/package.json", "read", ""}, // node's probe up the tree
 		{"/home/me/.local/state/rootkeeper/tmp/fs/x", "write", ""},
 	} {
 		got, ok := ReachFolder(tc.path, tc.op, c)

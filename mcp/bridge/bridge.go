@@ -123,6 +123,11 @@ type Options struct {
 	// start (confined, roots mode args or env) waits for its roots' access
 	// checks before it is started anyway (default 3 s).
 	SettleTimeout time.Duration
+	// WithoutReach turns off the observation of a confined server's reach
+	// (see confineObserved); ReachWait bounds how long its call past its
+	// folders waits for an answer (default app.ReachWait).
+	WithoutReach bool
+	ReachWait    time.Duration
 }
 
 // Session is what a bridge shows of itself.
@@ -394,9 +399,11 @@ func rootPaths(roots []app.Root) []string {
 // start gives an error naming its command.
 func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd, paths := mcp.StdioCommand(b.srv, snap)
+	observe := func() {}
 	if b.srv.Confine {
 		paths = b.startPaths(snap)
-		if err := b.confine(cmd, paths); err != nil {
+		var err error
+		if observe, err = b.confineObserved(cmd, paths); err != nil {
 			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
 		}
 	}
@@ -417,7 +424,9 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	cmd.Stderr = io.MultiWriter(stderr...)
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	observe()
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)

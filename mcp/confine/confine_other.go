@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"time"
 )
 
 // ABI always fails here: Landlock is Linux's. A server the person asked to
@@ -15,7 +16,10 @@ func ABI() (int, error) {
 }
 
 // Observer observes nothing here: WrapObserved fails as Wrap does.
-type Observer struct{}
+type Observer struct {
+	Wait       time.Duration
+	MaxWaiting int
+}
 
 // WrapObserved fails here: see ABI.
 func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
