@@ -35,3 +35,6 @@ func (o *Observer) Close() {}
 
 // Handed is 0 here.
 func (o *Observer) Handed() int { return 0 }
+
+// Seen is 0 here.
+func (o *Observer) Seen() int { return 0 }

@@ -137,6 +137,7 @@ type Observer struct {
 	waiting chan struct{}
 	done    chan struct{}
 	handed  atomic.Int64 // descriptors handed to the server (allow once)
+	seen    atomic.Int64 // notifications received
 }
 
 // WrapObserved is Wrap, and observes the server: every path system call
@@ -201,6 +202,9 @@ func (o *Observer) Handed() int {
 	return int(o.handed.Load())
 }
 
+// Seen is how many path system calls of the server were seen.
+func (o *Observer) Seen() int { return int(o.seen.Load()) }
+
 func (o *Observer) run(reach Reach) {
 	defer close(o.done)
 	defer unix.Close(o.stop[0])
@@ -242,6 +246,7 @@ func (o *Observer) run(reach Reach) {
 		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
 			continue // ENOENT: the caller was interrupted; EINTR
 		}
+		o.seen.Add(1)
 		a, how, ok := o.attempt(fd, &n)
 		if !ok {
 			o.cont(fd, n.id)
