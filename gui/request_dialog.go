@@ -26,12 +26,16 @@ type requestDialog struct {
 	OnSubmit func(allow bool, scope app.Scope)
 	// OnLater is called when the person puts it off.
 	OnLater func()
+	// OnOnce, for an attempt of a confined server (app.FromReach), gets
+	// "allow once": the waiting call gets the file, nothing is granted.
+	OnOnce func()
 
 	intro *widget.Label
 	scope *widget.RadioGroup
 	allow *widget.Button
 	deny  *widget.Button
 	later *widget.Button
+	once  *widget.Button // nil but for an attempt of a confined server
 	dlg   *dialog.CustomDialog
 }
 
@@ -40,6 +44,15 @@ func (d *requestDialog) content() fyne.CanvasObject {
 	if d.Request.From == app.FromCommandLine {
 		// A slot: the server runs only with the folder.
 		after = ". It is not started until you allow it."
+	}
+	if d.Request.From == app.FromReach {
+		after = " Its call waits for your answer; Allow once lets this call through and grants nothing."
+		d.once = widget.NewButton("Allow once", func() {
+			d.hide()
+			if d.OnOnce != nil {
+				d.OnOnce()
+			}
+		})
 	}
 	d.intro = widget.NewLabel(app.RequestText(d.Request) + after)
 	d.intro.Wrapping = fyne.TextWrapWord
@@ -64,7 +77,11 @@ func (d *requestDialog) content() fyne.CanvasObject {
 func (d *requestDialog) Show(parent fyne.Window) {
 	body := d.content()
 	d.dlg = dialog.NewCustomWithoutButtons(d.Request.Server+" is asked to see a folder", body, parent)
-	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
+	buttons := []fyne.CanvasObject{d.deny, d.later, layout.NewSpacer()}
+	if d.once != nil {
+		buttons = append(buttons, d.once)
+	}
+	d.dlg.SetButtons(append(buttons, d.allow))
 	d.dlg.Resize(fyne.NewSize(640, 0))
 	d.dlg.Show()
 }
@@ -109,6 +126,13 @@ func (u *ui) askRequest() bool {
 					u.later[key] = r.Last
 					u.consent = ""
 					u.refresh()
+				}
+				d.OnOnce = func() {
+					u.consent = ""
+					u.busy[key] = true
+					u.update("allow "+r.Server+" once", func(s *app.State) error {
+						return s.GrantOnce(r.Server, r.Path, time.Now().UTC())
+					}, func(error) { delete(u.busy, key) })
 				}
 				d.OnSubmit = func(allow bool, scope app.Scope) {
 					u.consent = ""
