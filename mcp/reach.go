@@ -59,7 +59,7 @@ type ReachWatch struct {
 func NewReachWatch(core *app.Core, al *audit.Log, log *slog.Logger, server, stateDir string) *ReachWatch {
 	w := &ReachWatch{Server: server, Core: core, Audit: al, Log: log}
 	if stateDir != "" {
-		w.Skip = append(w.Skip, stateDir)
+		w.Skip = append(w.Skip, stateDir, resolvedPath(stateDir))
 		if t, err := app.ServerTemp(stateDir, server); err == nil {
 			w.Skip = append(w.Skip, t, resolvedPath(t))
 		}

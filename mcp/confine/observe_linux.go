@@ -125,6 +125,7 @@ func handOverListener(sock int) error {
 type Observer struct {
 	parent, child *os.File
 	allowed       []string
+	protect       []string // never handed, whatever Reach says (Policy.Protect, resolved)
 	// Wait bounds how long an attempt waits for Reach (default 30 s).
 	Wait time.Duration
 	// MaxWaiting bounds the attempts that wait at once (default 64); more
@@ -161,6 +162,11 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	if p.Temp != "" {
 		o.allowed = append(o.allowed, resolved(p.Temp))
+	}
+	for _, pr := range p.Protect {
+		if abs, err := filepath.Abs(pr); err == nil && pr != "" {
+			o.protect = append(o.protect, abs, resolved(abs))
+		}
 	}
 	return abi, o, nil
 }
@@ -480,6 +486,13 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 		return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
 	}
 	defer unix.Close(src)
+	// What was opened, as the kernel names it (after any bind mount), is
+	// never in a protected folder (Rootkeeper's state), whatever Reach
+	// said.
+	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(src)); err != nil || o.protected(got) {
+		r := seccompNotifResp{id: id, error: -int32(unix.EACCES)}
+		return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
+	}
 	var cloexec uint32
 	if how.flags&unix.O_CLOEXEC != 0 {
 		cloexec = unix.O_CLOEXEC
@@ -490,6 +503,16 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 	}
 	o.handed.Add(1)
 	return true
+}
+
+// protected reports whether path is in a protected folder.
+func (o *Observer) protected(path string) bool {
+	for _, p := range o.protect {
+		if within(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // readString reads a NUL-terminated path from the server's memory.

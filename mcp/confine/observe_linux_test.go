@@ -181,3 +181,26 @@ func BenchmarkOpens1000(b *testing.B) {
 	b.Run("confined", func(b *testing.B) { benchOpens(b, false) })
 	b.Run("observed", func(b *testing.B) { benchOpens(b, true) })
 }
+
+// TestObserverNeverHandsAProtectedFile: even where Reach allows a folder
+// once, a file in a protected folder beneath it (Rootkeeper's state) is
+// not handed over.
+func TestObserverNeverHandsAProtectedFile(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	state := filepath.Join(outside, "state")
+	os.MkdirAll(root, 0o755)
+	os.MkdirAll(state, 0o700)
+	os.WriteFile(filepath.Join(state, "state.json"), []byte("{}"), 0o600)
+	os.WriteFile(filepath.Join(outside, "ok.txt"), []byte("ok"), 0o600)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp"), Protect: []string{state}}
+	res, _ := runObserved(t, p, func(context.Context, Attempt) string { return outside },
+		"read:"+filepath.Join(outside, "ok.txt"), "read:"+filepath.Join(state, "state.json"))
+	if !res[0].OK {
+		t.Errorf("allowed once: %+v", res[0])
+	}
+	if res[1].OK || !strings.Contains(res[1].Err, "permission denied") {
+		t.Errorf("a protected file was handed over: %+v", res[1])
+	}
+}
