@@ -25,6 +25,8 @@ type Once struct {
 	Server string    `json:"server"`
 	Path   string    `json:"path"`
 	At     time.Time `json:"at"`
+	// By is where it was given (dialog, command line).
+	By Source `json:"by,omitempty"`
 }
 
 // OnceLasts is how long a Once is kept: longer than any attempt waits
@@ -38,14 +40,14 @@ const ReachWait = 30 * time.Second
 // GrantOnce answers the open reach request of server for path with allow
 // once: the attempts waiting on the folder get it, nothing is widened, and
 // the next attempt asks again. The request is dropped.
-func (s *State) GrantOnce(server, path string, at time.Time) error {
+func (s *State) GrantOnce(server, path string, by Source, at time.Time) error {
 	r, ok := s.Request(server, path)
 	if !ok || r.From != FromReach {
 		return inputErrorf("%s has no attempt waiting on %q (allow once answers a folder a confined server tried to reach)", server, path)
 	}
 	s.dropRequest(server, path)
 	s.Once = slices.DeleteFunc(s.Once, func(o Once) bool { return at.Sub(o.At) > OnceLasts })
-	s.Once = append(s.Once, Once{Server: server, Path: path, At: at})
+	s.Once = append(s.Once, Once{Server: server, Path: path, At: at, By: by})
 	if len(s.Once) > MaxRequestsPerServer {
 		s.Once = s.Once[len(s.Once)-MaxRequestsPerServer:]
 	}
@@ -55,9 +57,19 @@ func (s *State) GrantOnce(server, path string, at time.Time) error {
 // OnceAfter reports whether server was allowed folder once at since or
 // later.
 func (s *State) OnceAfter(server, folder string, since time.Time) bool {
-	return slices.ContainsFunc(s.Once, func(o Once) bool {
-		return o.Server == server && o.Path == folder && !o.At.Before(since)
-	})
+	_, ok := s.OnceSince(server, folder, since)
+	return ok
+}
+
+// OnceSince is the allow once of server for folder given at since or
+// later, if any.
+func (s *State) OnceSince(server, folder string, since time.Time) (Once, bool) {
+	for i := len(s.Once) - 1; i >= 0; i-- {
+		if o := s.Once[i]; o.Server == server && o.Path == folder && !o.At.Before(since) {
+			return o, true
+		}
+	}
+	return Once{}, false
 }
 
 // neverAsked are the folders whose reach is never asked about: what

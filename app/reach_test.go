@@ -56,10 +56,10 @@ func TestReachRequestTextAndAllowOnce(t *testing.T) {
 	if got, want := RequestText(r), "fs tried to read /srv/docs/taxes/2025.pdf — allow /srv/docs/taxes?"; got != want {
 		t.Errorf("RequestText = %q, want %q", got, want)
 	}
-	if err := st.GrantOnce("fs", "/srv/other", at); err == nil {
+	if err := st.GrantOnce("fs", "/srv/other", ByCommandLine, at); err == nil {
 		t.Error("allow once without an attempt waiting was accepted")
 	}
-	if err := st.GrantOnce("fs", "/srv/docs/taxes", at.Add(time.Second)); err != nil {
+	if err := st.GrantOnce("fs", "/srv/docs/taxes", ByCommandLine, at.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if _, open := st.Request("fs", "/srv/docs/taxes"); open {

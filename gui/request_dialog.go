@@ -131,7 +131,7 @@ func (u *ui) askRequest() bool {
 					u.consent = ""
 					u.busy[key] = true
 					u.update("allow "+r.Server+" once", func(s *app.State) error {
-						return s.GrantOnce(r.Server, r.Path, time.Now().UTC())
+						return s.GrantOnce(r.Server, r.Path, app.ByDialog, time.Now().UTC())
 					}, func(error) { delete(u.busy, key) })
 				}
 				d.OnSubmit = func(allow bool, scope app.Scope) {

@@ -62,7 +62,9 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 		if err == nil {
 			w := NewReachWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
 			w.Limiter = a.m.reachLimit
-			o.Wait = a.m.opts.ReachWait
+			if o != nil {
+				o.Wait = a.m.opts.ReachWait
+			}
 			obs = &observed{obs: o, watch: w}
 		}
 	}

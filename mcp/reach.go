@@ -48,6 +48,12 @@ type ReachWatch struct {
 	// Skip are folders never asked about (the state folder, the server's
 	// temp folder).
 	Skip []string
+	// Allowed are the folders the server may reach under snap, which an
+	// attempt in them is handed as allowed (the ruleset is older than the
+	// decision: the server is about to restart); nil means
+	// app.VisiblePaths. A bridge in host-roots mode follow gives its
+	// narrowed set.
+	Allowed func(snap *app.Snapshot) []string
 
 	once    sync.Once
 	home    string
@@ -147,7 +153,11 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 	e.Roots = []string{app.URIFromPath(folder)}
 	answer := func() (string, bool) {
 		snap := w.Core.Snapshot()
-		for _, v := range app.VisiblePaths(snap, w.Server) {
+		allowed := app.VisiblePaths(snap, w.Server)
+		if w.Allowed != nil {
+			allowed = w.Allowed(snap)
+		}
+		for _, v := range allowed {
 			if a.Path == v || app.IsWithin(a.Path, v) {
 				e.Decided = audit.ReachAllowed
 				return v, true
@@ -164,7 +174,7 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		return "", false
 	}
 	if f, done := answer(); done {
-		return w.handable(a, f)
+		return w.handable(a, f, since)
 	}
 	if _, open := snap.State.Request(w.Server, folder); !open {
 		if !w.Limiter.Allow(w.Server, since) {
@@ -183,7 +193,7 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 	e.Decided = audit.ReachRefused
 	for {
 		if f, done := answer(); done {
-			return w.handable(a, f)
+			return w.handable(a, f, since)
 		}
 		select {
 		case <-ctx.Done():
@@ -197,13 +207,18 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 // descriptor. A mkdir, rename or execute cannot be answered so; allowed
 // once, the folder is allowed until quit instead (and the server
 // restarts), which is said in the log.
-func (w *ReachWatch) handable(a confine.Attempt, folder string) string {
+func (w *ReachWatch) handable(a confine.Attempt, folder string, since time.Time) string {
 	if folder == "" || a.CanHand {
 		return folder
 	}
 	snap := w.Core.Snapshot()
-	if d, ok := snap.State.Decision(w.Server, folder); ok && d.Verdict == app.Allow {
-		return "" // allowed already: the restart gives it
+	once, ok := snap.State.OnceSince(w.Server, folder, since)
+	if !ok {
+		return "" // allowed: the restart gives it
+	}
+	by := once.By
+	if by == "" {
+		by = app.ByCommandLine
 	}
 	w.Log.Warn("allow once cannot be given to this call (only opens can be handed a file); the folder is allowed until quit instead",
 		"server", w.Server, "op", a.Op, "path", a.Path, "folder", folder)
@@ -213,7 +228,7 @@ func (w *ReachWatch) handable(a confine.Attempt, folder string) string {
 				return err
 			}
 		}
-		return s.Decide(app.Decision{Server: w.Server, Root: folder, Verdict: app.Allow, Scope: app.UntilQuit, By: app.ByDialog})
+		return s.Decide(app.Decision{Server: w.Server, Root: folder, Verdict: app.Allow, Scope: app.UntilQuit, By: by})
 	}); err != nil {
 		w.Log.Error("cannot allow the folder", "server", w.Server, "folder", folder, "error", err)
 	}

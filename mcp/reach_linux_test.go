@@ -25,7 +25,9 @@ func reachEnv(t *testing.T) (e *testEnv, root string) {
 	e.addRoots(root)
 	e.grant("nosy", root)
 	opts := e.fastOptions()
-	opts.ReachWait = 20 * time.Second
+	// Longer than a call may take in these tests (wait): a call that waited
+	// for an answer nobody gives fails the test instead of passing late.
+	opts.ReachWait = 10 * time.Minute
 	e.start(opts)
 	e.waitConnected("nosy")
 	return e, root
@@ -70,7 +72,7 @@ func TestReachAsksAndAllowOnceWithoutRestart(t *testing.T) {
 	if txt := app.RequestText(r); !strings.Contains(txt, "nosy tried to read ") || !strings.HasSuffix(txt, "allow "+taxes+"?") {
 		t.Errorf("RequestText = %q", txt)
 	}
-	e.update(func(s *app.State) error { return s.GrantOnce("nosy", taxes, time.Now().UTC()) })
+	e.update(func(s *app.State) error { return s.GrantOnce("nosy", taxes, app.ByCommandLine, time.Now().UTC()) })
 	if res := <-got; !res.OK || res.Got != "2025" {
 		t.Fatalf("allowed once: %+v", res)
 	}
@@ -90,15 +92,13 @@ func TestReachAsksAndAllowOnceWithoutRestart(t *testing.T) {
 	if res := <-got; res.OK || !strings.Contains(res.Err, "permission denied") {
 		t.Fatalf("denied: %+v", res)
 	}
-	start := time.Now()
-	if res := nosyTry(t, e, "nosy", "read", filepath.Join(taxes, "2024.pdf")); res.OK {
+	// Answered at once (else the call would outwait the test's timeout)
+	// and not asked again.
+	if res := nosyTry(t, e, "nosy", "read", filepath.Join(taxes, "2024.pdf")); res.OK || !strings.Contains(res.Err, "permission denied") {
 		t.Fatalf("read after deny: %+v", res)
 	}
 	if _, open := e.core.Snapshot().State.Request("nosy", taxes); open {
 		t.Error("a denied folder was asked about again")
-	}
-	if time.Since(start) > 10*time.Second {
-		t.Error("a call into a denied folder waited for an answer") // the bound is 20 s here
 	}
 	if e.status("nosy").PID != pid {
 		t.Error("the server was restarted")

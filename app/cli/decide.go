@@ -160,7 +160,7 @@ func (c *command) grantOnce(server, ref string) error {
 			return &app.InputError{Msg: server + " has no attempt waiting on \"" + ref + "\" (allow once answers a folder a confined server tried to reach)"}
 		}
 		folder = req.Path
-		return s.GrantOnce(server, req.Path, time.Now().UTC())
+		return s.GrantOnce(server, req.Path, app.ByCommandLine, time.Now().UTC())
 	})
 	if err != nil {
 		return err

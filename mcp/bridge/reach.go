@@ -3,6 +3,8 @@ package bridge
 import (
 	"os/exec"
 
+	"rootkeeper/app"
+
 	"rootkeeper/mcp"
 )
 
@@ -20,10 +22,13 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) 
 	if err != nil {
 		return nil, err
 	}
-	if b.o.ReachWait > 0 {
+	if obs != nil && b.o.ReachWait > 0 {
 		obs.Wait = b.o.ReachWait
 	}
 	w := mcp.NewReachWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
+	// What the session was started with (narrowed to the host's folders
+	// in mode follow) is what an attempt may be handed as allowed.
+	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }
 	return func() {
 		if err := obs.Start(w.Reach); err != nil {
 			b.log.Error("cannot observe the server's reach", "error", err)
