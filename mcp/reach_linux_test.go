@@ -193,3 +193,31 @@ func TestReachHostileProber(t *testing.T) {
 	}
 	t.Logf("10,000 probes raised %d requests", denied+open)
 }
+
+// TestReachAllowOnceFallsBackForAMkdir: a mkdir cannot be handed a
+// descriptor, so allow once allows the folder until quit instead (by whom
+// allowed once); the waiting call fails as before, and after the restart
+// the server reaches the folder.
+func TestReachAllowOnceFallsBackForAMkdir(t *testing.T) {
+	e, _ := reachEnv(t)
+	work := mkRoot(t, "work")
+	pid := e.status("nosy").PID
+	got := tryAsync(t, e, "mkdir", filepath.Join(work, "new"))
+	r := waitRequest(t, e, work)
+	if r.Op != "create" {
+		t.Errorf("request %+v", r)
+	}
+	e.update(func(s *app.State) error { return s.GrantOnce("nosy", work, app.ByDialog, time.Now().UTC()) })
+	if res := <-got; res.OK {
+		t.Errorf("the mkdir allowed once went through: %+v", res)
+	}
+	eventually(t, "the folder allowed until quit", func() (bool, string) {
+		d, ok := e.core.Snapshot().State.Decision("nosy", work)
+		return ok && d.Verdict == app.Allow && d.Scope == app.UntilQuit && d.By == app.ByDialog, ""
+	})
+	e.core.SetHealth(work, app.Health{Status: app.HealthOK})
+	e.waitRestarted("nosy", pid)
+	if res := nosyTry(t, e, "nosy", "mkdir", filepath.Join(work, "new")); !res.OK {
+		t.Errorf("mkdir after the folder was allowed: %+v", res)
+	}
+}

@@ -432,7 +432,9 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 			a.Op = "read"
 		}
 		if how.flags&unix.O_PATH != 0 {
-			a.CanHand = false
+			// Landlock does not check an O_PATH open: it succeeds, and
+			// there is nothing to ask.
+			return Attempt{}, how, false
 		}
 	case opCreat:
 		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}

@@ -204,3 +204,84 @@ func TestObserverNeverHandsAProtectedFile(t *testing.T) {
 		t.Errorf("a protected file was handed over: %+v", res[1])
 	}
 }
+
+// TestObserverResolvesRelativePaths: a path relative to the working folder
+// and one relative to a directory descriptor are reported absolute; a
+// mkdir is reported as one that cannot be handed a descriptor; an openat
+// through a descriptor can be allowed once.
+func TestObserverResolvesRelativePaths(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	os.MkdirAll(root, 0o755)
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "a.txt"), []byte("A"), 0o600)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}
+	ops := []string{"read:a.txt", "readat:" + filepath.Join(outside, "a.txt"), "mkdir:" + filepath.Join(outside, "new")}
+	run := func(reach Reach) ([]outcome, []Attempt) {
+		cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
+		cmd.Dir = outside
+		_, obs, err := WrapObserved(cmd, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var seen []Attempt
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		obs.Start(func(ctx context.Context, a Attempt) string {
+			mu.Lock()
+			seen = append(seen, a)
+			mu.Unlock()
+			return reach(ctx, a)
+		})
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		obs.Close()
+		var res []outcome
+		dec := json.NewDecoder(&stdout)
+		for dec.More() {
+			var o outcome
+			dec.Decode(&o)
+			res = append(res, o)
+		}
+		return res, seen
+	}
+	res, seen := run(func(context.Context, Attempt) string { return "" })
+	for _, r := range res {
+		if r.OK {
+			t.Errorf("let go on: %+v succeeded", r)
+		}
+	}
+	want := []Attempt{
+		{Op: "read", Path: filepath.Join(outside, "a.txt"), CanHand: true},
+		{Op: "read", Path: filepath.Join(outside, "a.txt"), CanHand: true},
+		{Op: "create", Path: filepath.Join(outside, "new")},
+	}
+	var got []Attempt
+	for _, a := range seen {
+		if strings.HasPrefix(a.Path, outside) {
+			a.PID = 0
+			got = append(got, a)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("attempts %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("attempt %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	res, _ = run(func(context.Context, Attempt) string { return outside })
+	if !res[0].OK || res[0].Got != "A" || !res[1].OK || res[1].Got != "A" {
+		t.Errorf("allowed once, relative and through a descriptor: %+v, %+v", res[0], res[1])
+	}
+	if res[2].OK {
+		t.Errorf("a mkdir was allowed by a descriptor it cannot be handed: %+v", res[2])
+	}
+}
