@@ -86,6 +86,9 @@ var neverAskedHome = []string{
 	".local/bin", ".local/share/uv", ".pyenv", ".nvm", ".volta", ".asdf", ".rbenv", ".nodenv",
 	".goenv", ".sdkman", ".local/share/mise", ".local/share/fnm", ".fnm", ".bun", ".deno",
 	".cargo", ".rustup", "go/pkg", ".m2", ".gradle",
+	// what launchers and runtimes read for their own settings
+	".config/git", ".config/npm", ".config/pip", ".config/uv", ".config/pnpm", ".config/yarn",
+	".config/configstore",
 }
 
 // runtimeProbes are files that runtimes look for in every folder above
