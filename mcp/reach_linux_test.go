@@ -192,6 +192,26 @@ func TestReachHostileProber(t *testing.T) {
 		t.Errorf("%d requests raised by 10,000 probes", denied+open)
 	}
 	t.Logf("10,000 probes raised %d requests", denied+open)
+	cancel() // no more automatic denies
+
+	// Another server is unaffected: its own first attempt is asked about
+	// at once, the prober's limit notwithstanding.
+	calmDir := mkRoot(t, "calm-wants")
+	os.WriteFile(filepath.Join(calmDir, "x.txt"), []byte("x"), 0o600)
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "calm", Type: app.TransportStdio, Command: nosyServer(t), Confine: true})
+	})
+	e.waitConnected("calm")
+	done := make(chan nosyResult, 1)
+	go func() { done <- nosyTry(t, e, "calm", "read", filepath.Join(calmDir, "x.txt")) }()
+	eventually(t, "calm's request", func() (bool, string) {
+		_, ok := e.core.Snapshot().State.Request("calm", calmDir)
+		return ok, ""
+	})
+	e.update(func(s *app.State) error { return s.GrantOnce("calm", calmDir, app.ByCommandLine, time.Now().UTC()) })
+	if r := <-done; !r.OK || r.Got != "x" {
+		t.Errorf("calm allowed once: %+v", r)
+	}
 }
 
 // TestReachAllowOnceFallsBackForAMkdir: a mkdir cannot be handed a
