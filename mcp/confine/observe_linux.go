@@ -156,6 +156,9 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("observing the server: %v", err)
 	}
+	// Rootkeeper's end is non-blocking, so that the runtime polls it and
+	// Close wakes a receive that waits; the child's stays blocking.
+	unix.SetNonblock(fds[0], true)
 	o := &Observer{parent: os.NewFile(uintptr(fds[0]), "seccomp-parent"), child: os.NewFile(uintptr(fds[1]), "seccomp-child"), fd: -1}
 	fdInChild := 3 + len(cmd.ExtraFiles)
 	abi, s, err := wrap(cmd, p, fdInChild)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // runObserved runs nosy -try with ops, confined by p and observed, with
@@ -284,4 +286,30 @@ func TestObserverResolvesRelativePaths(t *testing.T) {
 	if res[2].OK {
 		t.Errorf("a mkdir was allowed by a descriptor it cannot be handed: %+v", res[2])
 	}
+}
+
+// TestObserverCloseWhileWaitingForTheListener: Close returns even while
+// the listener has not come (the child's end of the socket still open
+// somewhere), rather than wait for ever.
+func TestObserverCloseWhileWaitingForTheListener(t *testing.T) {
+	needLandlock(t)
+	cmd := exec.Command(nosy(t), "-try")
+	_, obs, err := WrapObserved(cmd, Policy{Temp: filepath.Join(t.TempDir(), "tmp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := obs.child.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dup int
+	held.Control(func(fd uintptr) { dup, err = unix.Dup(int(fd)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dup)
+	if err := obs.Start(func(context.Context, Attempt) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	obs.Close() // the test's own timeout catches a Close that waits
 }
