@@ -185,6 +185,9 @@ type State struct {
 	PrivateEnv []string `json:"privateEnv,omitempty"`
 	// Requests are folders asked for and not yet decided (see Request).
 	Requests []Request `json:"requests,omitempty"`
+	// Once are the recent "allow once" answers to confined servers'
+	// attempts (see Once).
+	Once []Once `json:"once,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

@@ -35,6 +35,7 @@ func (s State) Clone() State {
 	c.SearchFolders = slices.Clone(s.SearchFolders)
 	c.PrivateEnv = slices.Clone(s.PrivateEnv)
 	c.Requests = slices.Clone(s.Requests)
+	c.Once = slices.Clone(s.Once)
 	c.Servers = make([]Server, len(s.Servers))
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
@@ -176,6 +177,7 @@ func (s *State) RemoveServer(name string) error {
 	s.Servers = slices.Delete(s.Servers, i, i+1)
 	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == name })
 	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool { return r.Server == name })
+	s.Once = slices.DeleteFunc(s.Once, func(o Once) bool { return o.Server == name })
 	return nil
 }
 

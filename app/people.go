@@ -12,6 +12,9 @@ func RequestTextFor(r Request, home string, name func(string) string) string {
 		name = func(s string) string { return s }
 	}
 	path := HomeShort(r.Path, home)
+	if r.From == FromReach {
+		return reachText(r, home, name)
+	}
 	if r.From == FromCommandLine {
 		return SafeText(fmt.Sprintf("%s is configured with %s", name(r.Server), path))
 	}

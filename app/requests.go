@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"time"
 )
@@ -22,6 +23,11 @@ type Request struct {
 	// First and Last are when it was first and last asked.
 	First time.Time `json:"first"`
 	Last  time.Time `json:"last"`
+	// Tried and Op are, for a request FromReach, the path the server
+	// tried last and what it tried (read, list, write, create, rename,
+	// execute).
+	Tried string `json:"tried,omitempty"`
+	Op    string `json:"op,omitempty"`
 }
 
 // FromCommandLine is Request.From for a folder found on a server's command
@@ -173,8 +179,14 @@ func (s *State) dropRequest(server, path string) {
 
 // RequestText is how a request reads to a person: "claude-code asks that
 // fs see /home/me/src/x", or, for a slot of its configuration, "fs is
-// configured with /home/me/Desktop".
+// configured with /home/me/Desktop", or for an attempt of a confined
+// server "fs tried to read ~/Documents/taxes/2025.pdf — allow
+// ~/Documents/taxes?".
 func RequestText(r Request) string {
+	if r.From == FromReach {
+		home, _ := os.UserHomeDir()
+		return reachText(r, home, func(s string) string { return s })
+	}
 	if r.From == FromCommandLine {
 		return SafeText(fmt.Sprintf("%s is configured with %s", r.Server, r.Path))
 	}

@@ -1,6 +1,8 @@
 package gui
 
 import (
+	"time"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
@@ -26,12 +28,16 @@ type requestDialog struct {
 	OnSubmit func(allow bool, scope app.Scope)
 	// OnLater is called when the person puts it off.
 	OnLater func()
+	// OnOnce, for an attempt of a confined server (app.FromReach), gets
+	// "allow once": the waiting call gets the file, nothing is granted.
+	OnOnce func()
 
 	intro *widget.Label
 	scope *keyRadio
 	allow *keyButton
 	deny  *keyButton
 	later *keyButton
+	once  *keyButton // nil but for an attempt of a confined server
 	dlg   *dialog.CustomDialog
 	keys  *dialogKeys // Enter allows, Escape is Later
 }
@@ -42,9 +48,18 @@ func (d *requestDialog) content() fyne.CanvasObject {
 		// A slot: the server runs only with the folder.
 		after = ". It is not started until you allow it."
 	}
+	d.keys = newDialogKeys()
+	if d.Request.From == app.FromReach {
+		after = " Its call waits for your answer; Allow once lets this call through and grants nothing."
+		d.once = d.keys.button("Allow once", nil, func() {
+			d.hide()
+			if d.OnOnce != nil {
+				d.OnOnce()
+			}
+		})
+	}
 	d.intro = widget.NewLabel(app.RequestTextFor(d.Request, d.Home, hosts.DisplayName) + after)
 	d.intro.Wrapping = fyne.TextWrapWord
-	d.keys = newDialogKeys()
 	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
 	d.deny = d.keys.button("Deny", theme.CancelIcon(), func() { d.submit(false) })
 	d.allow = d.keys.button("Allow", theme.ConfirmIcon(), func() { d.submit(true) })
@@ -63,7 +78,11 @@ func (d *requestDialog) content() fyne.CanvasObject {
 func (d *requestDialog) Show(parent fyne.Window) {
 	body := d.content()
 	d.dlg = dialog.NewCustomWithoutButtons(personName(d.Request.Server)+" is asked to see a folder", body, parent)
-	d.dlg.SetButtons([]fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow})
+	buttons := []fyne.CanvasObject{d.deny, d.later, layout.NewSpacer()}
+	if d.once != nil {
+		buttons = append(buttons, d.once)
+	}
+	d.dlg.SetButtons(append(buttons, d.allow))
 	d.dlg.Resize(fyne.NewSize(640, 0))
 	d.keys.attach(parent, d.dlg, press(d.allow, d.allow.OnTapped), press(d.later, d.later.OnTapped))
 	d.dlg.Show()
@@ -99,6 +118,13 @@ func (u *ui) askRequest(r app.Request) {
 				u.queue.PutOffRequest(r)
 				u.consent = ""
 				u.refresh()
+			}
+			d.OnOnce = func() {
+				u.consent = ""
+				u.queue.AnsweringRequest(r)
+				u.update("allow "+r.Server+" once", func(s *app.State) error {
+					return s.GrantOnce(r.Server, r.Path, app.ByDialog, time.Now().UTC())
+				}, func(error) { u.queue.AnsweredRequest(r) })
 			}
 			d.OnSubmit = func(allow bool, scope app.Scope) {
 				u.consent = ""

@@ -190,3 +190,32 @@ func TestRequestDialogSaysHomeAndHost(t *testing.T) {
 		t.Errorf("status would say %q", got)
 	}
 }
+
+// An attempt of a confined server asks in the same dialog, with Allow
+// once: the request is answered once (app.State.GrantOnce), nothing is
+// decided. Other requests have no such button.
+func TestRequestDialogAllowOnce(t *testing.T) {
+	f := newFixture(t, Options{}, func(s *app.State) error {
+		if err := s.AddServer(stdio("fs")); err != nil {
+			return err
+		}
+		_, err := s.AddReachRequest("fs", reqX, reqX+"/secret.txt", "read", time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC))
+		return err
+	})
+	d := openRequest(t, f)
+	if want := "fs tried to read "; !strings.Contains(d.intro.Text, want) || d.once == nil {
+		t.Fatalf("the dialog says %q (once button %v)", d.intro.Text, d.once != nil)
+	}
+	test.Tap(d.once)
+	f.u.refresh()
+	st := f.core.Snapshot().State
+	if _, open := st.Request("fs", reqX); open || len(st.Once) != 1 || st.Once[0].Path != reqX {
+		t.Errorf("after Allow once: request open %v, once %+v", open, st.Once)
+	}
+	f.wantDecisions()
+
+	g := newFixture(t, Options{}, twoRequests)
+	if openRequest(t, g).once != nil {
+		t.Error("a host's request offers Allow once")
+	}
+}

@@ -49,18 +49,34 @@ func (m *Manager) removeTemp(name string) {
 // confineCommand confines a managed server's command to its visible set in
 // snap, and remembers that set: syncRoots restarts the server when it
 // changes.
-func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) error {
+func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, error) {
 	paths := app.ReachPaths(snap, a.cfg.Name, app.VisiblePaths(snap, a.cfg.Name))
-	abi, err := ConfineCommand(cmd, a.cfg, paths, a.m.opts.StateDir)
+	var abi int
+	var err error
+	var obs *observed
+	if a.m.opts.WithoutReach {
+		abi, err = ConfineCommand(cmd, a.cfg, paths, a.m.opts.StateDir)
+	} else {
+		var o *confine.Observer
+		abi, o, err = ObserveCommand(cmd, a.cfg, paths, a.m.opts.StateDir)
+		if err == nil {
+			w := NewReachWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
+			w.Limiter = a.m.reachLimit
+			if o != nil {
+				o.Wait = a.m.opts.ReachWait
+			}
+			obs = &observed{obs: o, watch: w}
+		}
+	}
 	if err != nil {
 		a.update(func(s *app.ServerStatus) { s.LandlockABI = 0 })
-		return err
+		return nil, err
 	}
 	a.mu.Lock()
 	a.startedWith = paths
 	a.mu.Unlock()
 	a.update(func(s *app.ServerStatus) { s.LandlockABI = abi })
-	return nil
+	return obs, nil
 }
 
 // confinedStale returns the restart command for a confined server in

@@ -91,6 +91,13 @@ type Options struct {
 	// NewTransport, when set, makes the transport of a server instead of the
 	// built-in stdio, http and sse transports (tests use in-memory ones).
 	NewTransport func(srv app.Server) (sdk.Transport, error)
+	// WithoutReach turns off the observation of confined servers' reach
+	// (ReachWatch): their attempts past their folders are then only
+	// refused, never asked about.
+	WithoutReach bool
+	// ReachWait bounds how long a confined server's call past its folders
+	// waits for the person's answer (default app.ReachWait, 30 s).
+	ReachWait time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -107,6 +114,7 @@ func (o *Options) setDefaults() {
 	def(&o.SettleTimeout, 3*time.Second)
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillAfter, 5*time.Second)
+	def(&o.ReachWait, app.ReachWait)
 	if o.KeepAlive == 0 {
 		o.KeepAlive = 30 * time.Second
 	}
@@ -154,6 +162,8 @@ type Manager struct {
 	statusWake  chan struct{}
 
 	resourceListeners resourceListeners // see OnResourceEvent
+
+	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
 }
 
 // NewManager returns a manager for the servers configured in core.
@@ -172,6 +182,7 @@ func NewManager(core *app.Core, opts Options) *Manager {
 	if opts.StateDir != "" {
 		m.audit = audit.NewLog(opts.StateDir)
 	}
+	m.reachLimit = app.NewReachLimiter()
 	m.http = &http.Client{Transport: http.DefaultTransport}
 	m.SetReviewer(opts.Reviewer)
 	return m

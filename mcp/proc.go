@@ -28,6 +28,7 @@ func (p *process) PID() int {
 type stdioTransport struct {
 	inner *sdk.CommandTransport
 	proc  *process
+	obs   *observed // a confined server's reach, or nil
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -35,6 +36,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if p := t.inner.Command.Process; p != nil {
 		t.proc.pid.Store(int64(p.Pid))
 	}
+	t.obs.start()
 	return conn, err
 }
 

@@ -53,14 +53,18 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			a.mu.Unlock()
 			a.recordStartRoots(paths)
 		}
+		var obs *observed
 		if srv.Confine {
-			if err := a.confineCommand(cmd, snap); err != nil {
+			o, err := a.confineCommand(cmd, snap)
+			if err != nil {
 				return nil, nil, err
 			}
+			obs = o
 		}
 		return &refusingTransport{inner: &stdioTransport{
 			inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: a.m.opts.StopGrace},
 			proc:  proc,
+			obs:   obs,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)

@@ -34,6 +34,16 @@ const (
 	ViaInputRequest = "input-request" // a roots/list input request inside a client request (SEP-2322)
 	ViaArgs         = "args"          // rootsMode args: paths appended to the command line at start
 	ViaEnv          = "env"           // rootsMode env: paths in ROOTKEEPER_ROOTS at start
+	ViaReach        = "reach"         // a confined server tried a path past its ruleset (Tried, Op, Decided)
+)
+
+// What became of an attempt of a confined server (Entry.Decided).
+const (
+	ReachIgnored = "not asked"    // a system file, a cache, a missing file: never asked about
+	ReachLimited = "rate-limited" // the server asked too often: not asked, refused
+	ReachRefused = "refused"      // denied, or not answered in time: Landlock refused it
+	ReachOnce    = "allowed once" // Rootkeeper opened it and handed the descriptor
+	ReachAllowed = "allowed"      // the folder is allowed now: handed, the server restarts
 )
 
 // Entry is one answer given to a server.
@@ -52,6 +62,12 @@ type Entry struct {
 	// A server asking in a loop thus cannot flood the log and rotate away
 	// everyone else's history.
 	Repeated int `json:"repeated,omitempty"`
+	// Tried, Op and Decided are, for Via ViaReach, the path a confined
+	// server tried, what it tried, and what became of it; Roots holds
+	// the folder asked about, if any.
+	Tried   string `json:"tried,omitempty"`
+	Op      string `json:"op,omitempty"`
+	Decided string `json:"decided,omitempty"`
 }
 
 // CoalesceWindow is how long identical answers to one server are counted
@@ -62,7 +78,7 @@ const CoalesceWindow = time.Minute
 // server (times aside).
 func (e Entry) same(o Entry) bool {
 	return e.Server == o.Server && e.ProtocolVersion == o.ProtocolVersion && e.Error == o.Error &&
-		e.Via == o.Via && slices.Equal(e.Roots, o.Roots)
+		e.Via == o.Via && slices.Equal(e.Roots, o.Roots) && e.Tried == o.Tried && e.Op == o.Op && e.Decided == o.Decided
 }
 
 // Log appends entries to DIR/audit.jsonl. It is safe for concurrent use.

@@ -78,7 +78,7 @@ tray with the window closed (as at login).
   import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
-  grant SERVER ROOT [--until-quit]  let SERVER see ROOT
+  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: only the attempts waiting on it)
   deny SERVER ROOT                  remember that SERVER may not see ROOT
   revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
   pause | resume                    stop or restart all sharing

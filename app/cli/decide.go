@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"rootkeeper/app"
 )
 
@@ -9,6 +11,10 @@ import (
 func (c *command) decide(verb string, args []string, verdict app.Verdict) error {
 	f := newFlags(verb)
 	untilQuit := f.Bool("until-quit")
+	var once *bool
+	if verdict == app.Allow {
+		once = f.Bool("once")
+	}
 	pos, _, err := f.parse(args)
 	if err != nil {
 		return err
@@ -19,6 +25,9 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 	scope := app.Always
 	if *untilQuit {
 		scope = app.UntilQuit
+	}
+	if once != nil && *once {
+		return c.grantOnce(pos[0], pos[1])
 	}
 	var root app.Root
 	_, err = c.update(func(s *app.State) error {
@@ -134,5 +143,28 @@ func (c *command) setPaused(paused bool) error {
 	} else {
 		c.printf("sharing resumed\n")
 	}
+	return nil
+}
+
+// grantOnce answers the attempts of a confined server waiting on a folder
+// with allow once (app.State.GrantOnce): they get the file, the folder is
+// not granted, and the next attempt asks again.
+func (c *command) grantOnce(server, ref string) error {
+	var folder string
+	_, err := c.update(func(s *app.State) error {
+		if _, ok := s.Server(server); !ok {
+			return &app.InputError{Msg: "no server \"" + server + "\""}
+		}
+		req, ok := requestFor(s, server, ref, c.env.Cwd)
+		if !ok {
+			return &app.InputError{Msg: server + " has no attempt waiting on \"" + ref + "\" (allow once answers a folder a confined server tried to reach)"}
+		}
+		folder = req.Path
+		return s.GrantOnce(server, req.Path, app.ByCommandLine, time.Now().UTC())
+	})
+	if err != nil {
+		return err
+	}
+	c.printf("%s may reach %s this once: its waiting attempts get what they asked for; the next one asks again\n", app.SafeText(server), app.SafeText(folder))
 	return nil
 }

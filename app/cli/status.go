@@ -214,6 +214,10 @@ func (c *command) printStatus(st Status) {
 			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
 		}
 		for _, r := range s.Requests {
+			if r.From == app.FromReach {
+				c.printf("  requested %s (`rootkeeper grant %s %s --once`, or grant or deny it)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+				continue
+			}
 			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
 		}
 		for _, b := range st.Bridges {

@@ -128,6 +128,11 @@ type Options struct {
 	// start (confined, roots mode args or env) waits for its roots' access
 	// checks before it is started anyway (default 3 s).
 	SettleTimeout time.Duration
+	// WithoutReach turns off the observation of a confined server's reach
+	// (see confineObserved); ReachWait bounds how long its call past its
+	// folders waits for an answer (default app.ReachWait).
+	WithoutReach bool
+	ReachWait    time.Duration
 }
 
 // Session is what a bridge shows of itself.

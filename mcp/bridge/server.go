@@ -159,9 +159,11 @@ func rootPaths(roots []app.Root) []string {
 // start gives an error naming its command.
 func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd, paths := mcp.StdioCommand(b.srv, snap)
+	observe := func() {}
 	if b.srv.Confine {
 		paths = b.startPaths(snap)
-		if err := b.confine(cmd, paths); err != nil {
+		var err error
+		if observe, err = b.confineObserved(cmd, paths); err != nil {
 			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
 		}
 	}
@@ -182,7 +184,9 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	cmd.Stderr = io.MultiWriter(stderr...)
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	observe()
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)

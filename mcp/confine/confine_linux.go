@@ -130,6 +130,14 @@ func enter(args []string) error {
 			return fmt.Errorf("cannot confine the server: %w", err)
 		}
 	}
+	if s.Notify != 0 {
+		// Last: from here every path the server names reaches Rootkeeper
+		// (the exec below included), which answers once it holds the
+		// listener.
+		if err := handOverListener(s.Notify); err != nil {
+			return fmt.Errorf("cannot confine the server: %w", err)
+		}
+	}
 	return fmt.Errorf("confined, but cannot execute %s: %w", s.Path, syscall.Exec(s.Path, args[1:], env))
 }
 

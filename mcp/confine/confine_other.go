@@ -4,7 +4,9 @@ package confine
 
 import (
 	"fmt"
+	"os/exec"
 	"runtime"
+	"time"
 )
 
 // ABI always fails here: Landlock is Linux's. A server the person asked to
@@ -12,3 +14,27 @@ import (
 func ABI() (int, error) {
 	return 0, fmt.Errorf("%w: Landlock exists only on Linux, and this is %s", ErrUnavailable, runtime.GOOS)
 }
+
+// Observer observes nothing here: WrapObserved fails as Wrap does.
+type Observer struct {
+	Wait       time.Duration
+	MaxWaiting int
+}
+
+// WrapObserved fails here: see ABI.
+func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
+	_, err := ABI()
+	return 0, nil, err
+}
+
+// Start does nothing here.
+func (o *Observer) Start(Reach) error { return nil }
+
+// Close does nothing here.
+func (o *Observer) Close() {}
+
+// Handed is 0 here.
+func (o *Observer) Handed() int { return 0 }
+
+// Seen is 0 here.
+func (o *Observer) Seen() int { return 0 }

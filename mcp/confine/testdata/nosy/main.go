@@ -3,7 +3,9 @@
 // is.
 //
 // With -try it does the operations given as arguments (read:PATH,
-// list:PATH, write:PATH, connect:SOCKET, socketpair:stream|dgram), prints one JSON line per operation
+// list:PATH, write:PATH, mkdir:PATH, readat:PATH (the file opened relative
+// to a descriptor of its folder; a relative PATH is relative to the working
+// folder), connect:SOCKET, socketpair:stream|dgram), prints one JSON line per operation
 // ({"op":..,"path":..,"ok":..,"err":..}) and exits. Without it, it is an MCP
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
 // operation and answers with the same JSON. With -linger FILE it ignores
@@ -53,6 +55,10 @@ func try(op, path string) result {
 		r.Got = strings.Join(names, ",")
 	case "write":
 		err = os.WriteFile(path, []byte("nosy was here\n"), 0o644)
+	case "mkdir":
+		err = os.Mkdir(path, 0o755)
+	case "readat": // DIR/NAME: NAME opened relative to a descriptor of DIR
+		r.Got, err = readAt(path)
 	case "connect": // a named unix socket; "@NAME" an abstract one
 		var c net.Conn
 		c, err = net.Dial("unix", path)

@@ -1,0 +1,37 @@
+package bridge
+
+import (
+	"os/exec"
+
+	"rootkeeper/app"
+
+	"rootkeeper/mcp"
+)
+
+// confineObserved confines cmd as confine does and, unless
+// Options.WithoutReach, observes the server's reach as the managed clients
+// do (mcp.ReachWatch): an attempt past its folders becomes a request for
+// the folder, written to the state, where the app's dialog, `status` and
+// `grant --once` see it; the answer comes back through the state file. It
+// returns what to call once the command has started (or failed to).
+func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) {
+	if b.o.WithoutReach {
+		return func() {}, b.confine(cmd, paths)
+	}
+	_, obs, err := mcp.ObserveCommand(cmd, b.srv, paths, b.o.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	if obs != nil && b.o.ReachWait > 0 {
+		obs.Wait = b.o.ReachWait
+	}
+	w := mcp.NewReachWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
+	// What the session was started with (narrowed to the host's folders
+	// in mode follow) is what an attempt may be handed as allowed.
+	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }
+	return func() {
+		if err := obs.Start(w.Reach); err != nil {
+			b.log.Error("cannot observe the server's reach", "error", err)
+		}
+	}, nil
+}

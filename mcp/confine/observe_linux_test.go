@@ -1,0 +1,315 @@
+package confine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// runObserved runs nosy -try with ops, confined by p and observed, with
+// reach told every attempt; it returns nosy's results and the attempts.
+func runObserved(t *testing.T, p Policy, reach Reach, ops ...string) ([]outcome, []Attempt) {
+	t.Helper()
+	cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
+	_, obs, err := WrapObserved(cmd, p)
+	if err != nil {
+		t.Fatalf("WrapObserved: %v", err)
+	}
+	var mu sync.Mutex
+	var seen []Attempt
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Start(func(ctx context.Context, a Attempt) string {
+		mu.Lock()
+		seen = append(seen, a)
+		mu.Unlock()
+		return reach(ctx, a)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	obs.Close()
+	if err != nil {
+		t.Fatalf("%v: %v; stderr: %s", cmd.Args, err, stderr.String())
+	}
+	var res []outcome
+	dec := json.NewDecoder(&stdout)
+	for dec.More() {
+		var o outcome
+		if err := dec.Decode(&o); err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, o)
+	}
+	if len(res) != len(ops) {
+		t.Fatalf("got %d results for %d operations: %v", len(res), len(ops), res)
+	}
+	return res, seen
+}
+
+// TestObserverSeesReachAndHandsOnce: a confined, observed server that
+// reads, lists and writes outside its root is seen doing so (path resolved,
+// operation named), nothing inside its roots is reported, Landlock still
+// refuses what Reach lets go on, and what Reach allows once succeeds in the
+// same process, beneath the folder only.
+func TestObserverSeesReachAndHandsOnce(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	other := filepath.Join(base, "other")
+	for _, d := range []string{root, outside, other} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "a.txt"), []byte("A"), 0o600)
+	os.WriteFile(filepath.Join(other, "b.txt"), []byte("B"), 0o600)
+	os.WriteFile(filepath.Join(root, "in.txt"), []byte("in"), 0o600)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}
+
+	// Allow once whatever is beneath outside, and nothing else.
+	reach := func(_ context.Context, a Attempt) string {
+		if strings.HasPrefix(a.Path, outside+"/") || a.Path == outside {
+			return outside
+		}
+		return ""
+	}
+	res, seen := runObserved(t, p, reach,
+		"read:"+filepath.Join(root, "in.txt"),
+		"read:"+filepath.Join(other, "b.txt"),
+		"read:"+filepath.Join(outside, "a.txt"),
+		"list:"+outside,
+		"write:"+filepath.Join(outside, "new.txt"),
+		"read:"+filepath.Join(outside, "..", "other", "b.txt"),
+	)
+	if !res[0].OK || res[0].Got != "in" {
+		t.Errorf("inside its root: %+v", res[0])
+	}
+	if res[1].OK || !strings.Contains(res[1].Err, "permission denied") {
+		t.Errorf("let go on outside: want permission denied, got %+v", res[1])
+	}
+	if !res[2].OK || res[2].Got != "A" {
+		t.Errorf("read allowed once: %+v", res[2])
+	}
+	if !res[3].OK || !strings.Contains(res[3].Got, "a.txt") {
+		t.Errorf("list allowed once: %+v", res[3])
+	}
+	if !res[4].OK {
+		t.Errorf("write allowed once: %+v", res[4])
+	} else if b, _ := os.ReadFile(filepath.Join(outside, "new.txt")); string(b) != "nosy was here\n" {
+		t.Errorf("written once: %q", b)
+	}
+	if res[5].OK {
+		t.Errorf("a path through .. out of the folder allowed once was opened: %+v", res[5])
+	}
+	want := map[string]string{
+		filepath.Join(other, "b.txt"):     "read",
+		filepath.Join(outside, "a.txt"):   "read",
+		outside:                           "list",
+		filepath.Join(outside, "new.txt"): "create",
+	}
+	got := map[string]string{}
+	for _, a := range seen {
+		if strings.HasPrefix(a.Path, root) {
+			t.Errorf("an access inside its root was reported: %+v", a)
+		}
+		got[a.Path] = a.Op
+	}
+	for path, op := range want {
+		if got[path] != op {
+			t.Errorf("attempt on %s: got op %q, want %q (all: %+v)", path, got[path], op, seen)
+		}
+	}
+}
+
+// benchOpens runs nosy reading 1,000 files inside its root, confined, with
+// observation or without: the cost of a notification per open.
+func benchOpens(b *testing.B, observe bool) {
+	abi, err := ABI()
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = abi
+	root := b.TempDir()
+	ops := make([]string, 1000)
+	for i := range ops {
+		f := filepath.Join(root, "f"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+".txt")
+		os.WriteFile(f, []byte("x"), 0o600)
+		ops[i] = "read:" + f
+	}
+	prog := nosy(b)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(b.TempDir(), "tmp")}
+	b.ResetTimer()
+	for b.Loop() {
+		cmd := exec.Command(prog, append([]string{"-try"}, ops...)...)
+		var obs *Observer
+		if observe {
+			_, obs, err = WrapObserved(cmd, p)
+		} else {
+			_, err = Wrap(cmd, p)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd.Stdout = nil
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if obs != nil {
+			obs.Start(func(context.Context, Attempt) string { return "" })
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		if obs != nil {
+			obs.Close()
+		}
+	}
+}
+
+// BenchmarkOpens1000 compares 1,000 opens inside the roots of a confined
+// server without observation (the anchor) and with it.
+func BenchmarkOpens1000(b *testing.B) {
+	b.Run("confined", func(b *testing.B) { benchOpens(b, false) })
+	b.Run("observed", func(b *testing.B) { benchOpens(b, true) })
+}
+
+// TestObserverNeverHandsAProtectedFile: even where Reach allows a folder
+// once, a file in a protected folder beneath it (Rootkeeper's state) is
+// not handed over.
+func TestObserverNeverHandsAProtectedFile(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	state := filepath.Join(outside, "state")
+	os.MkdirAll(root, 0o755)
+	os.MkdirAll(state, 0o700)
+	os.WriteFile(filepath.Join(state, "state.json"), []byte("{}"), 0o600)
+	os.WriteFile(filepath.Join(outside, "ok.txt"), []byte("ok"), 0o600)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp"), Protect: []string{state}}
+	res, _ := runObserved(t, p, func(context.Context, Attempt) string { return outside },
+		"read:"+filepath.Join(outside, "ok.txt"), "read:"+filepath.Join(state, "state.json"))
+	if !res[0].OK {
+		t.Errorf("allowed once: %+v", res[0])
+	}
+	if res[1].OK || !strings.Contains(res[1].Err, "permission denied") {
+		t.Errorf("a protected file was handed over: %+v", res[1])
+	}
+}
+
+// TestObserverResolvesRelativePaths: a path relative to the working folder
+// and one relative to a directory descriptor are reported absolute; a
+// mkdir is reported as one that cannot be handed a descriptor; an openat
+// through a descriptor can be allowed once.
+func TestObserverResolvesRelativePaths(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	os.MkdirAll(root, 0o755)
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "a.txt"), []byte("A"), 0o600)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}
+	ops := []string{"read:a.txt", "readat:" + filepath.Join(outside, "a.txt"), "mkdir:" + filepath.Join(outside, "new")}
+	run := func(reach Reach) ([]outcome, []Attempt) {
+		cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
+		cmd.Dir = outside
+		_, obs, err := WrapObserved(cmd, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var seen []Attempt
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		obs.Start(func(ctx context.Context, a Attempt) string {
+			mu.Lock()
+			seen = append(seen, a)
+			mu.Unlock()
+			return reach(ctx, a)
+		})
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		obs.Close()
+		var res []outcome
+		dec := json.NewDecoder(&stdout)
+		for dec.More() {
+			var o outcome
+			dec.Decode(&o)
+			res = append(res, o)
+		}
+		return res, seen
+	}
+	res, seen := run(func(context.Context, Attempt) string { return "" })
+	for _, r := range res {
+		if r.OK {
+			t.Errorf("let go on: %+v succeeded", r)
+		}
+	}
+	want := []Attempt{
+		{Op: "read", Path: filepath.Join(outside, "a.txt"), CanHand: true},
+		{Op: "read", Path: filepath.Join(outside, "a.txt"), CanHand: true},
+		{Op: "create", Path: filepath.Join(outside, "new")},
+	}
+	var got []Attempt
+	for _, a := range seen {
+		if strings.HasPrefix(a.Path, outside) {
+			a.PID = 0
+			got = append(got, a)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("attempts %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("attempt %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	res, _ = run(func(context.Context, Attempt) string { return outside })
+	if !res[0].OK || res[0].Got != "A" || !res[1].OK || res[1].Got != "A" {
+		t.Errorf("allowed once, relative and through a descriptor: %+v, %+v", res[0], res[1])
+	}
+	if res[2].OK {
+		t.Errorf("a mkdir was allowed by a descriptor it cannot be handed: %+v", res[2])
+	}
+}
+
+// TestObserverCloseWhileWaitingForTheListener: Close returns even while
+// the listener has not come (the child's end of the socket still open
+// somewhere), rather than wait for ever.
+func TestObserverCloseWhileWaitingForTheListener(t *testing.T) {
+	needLandlock(t)
+	cmd := exec.Command(nosy(t), "-try")
+	_, obs, err := WrapObserved(cmd, Policy{Temp: filepath.Join(t.TempDir(), "tmp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := obs.child.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dup int
+	held.Control(func(fd uintptr) { dup, err = unix.Dup(int(fd)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dup)
+	if err := obs.Start(func(context.Context, Attempt) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	obs.Close() // the test's own timeout catches a Close that waits
+}
