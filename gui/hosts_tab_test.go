@@ -13,62 +13,49 @@ import (
 	"rootkeeper/app/hosts"
 )
 
+// under calls fn for o and every object below it (cards and containers).
+func under(o fyne.CanvasObject, fn func(fyne.CanvasObject)) {
+	fn(o)
+	switch w := o.(type) {
+	case *widget.Card:
+		under(w.Content, fn)
+	case *fyne.Container:
+		for _, c := range w.Objects {
+			under(c, fn)
+		}
+	}
+}
+
 // labels gathers the text of every label under o.
 func labels(o fyne.CanvasObject) string {
 	var b strings.Builder
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch w := o.(type) {
-		case *widget.Label:
-			b.WriteString(w.Text + "\n")
-		case *widget.Card:
-			walk(w.Content)
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
+	under(o, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok {
+			b.WriteString(l.Text + "\n")
 		}
-	}
-	walk(o)
+	})
 	return b.String()
 }
 
 // checks gathers the check boxes under o, by text.
 func checks(o fyne.CanvasObject) map[string]*widget.Check {
 	out := map[string]*widget.Check{}
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch w := o.(type) {
-		case *widget.Check:
-			out[w.Text] = w
-		case *widget.Card:
-			walk(w.Content)
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
+	under(o, func(o fyne.CanvasObject) {
+		if c, ok := o.(*widget.Check); ok {
+			out[c.Text] = c
 		}
-	}
-	walk(o)
+	})
 	return out
 }
 
+// buttons gathers the buttons under o, by text.
 func buttons(o fyne.CanvasObject) map[string]*widget.Button {
 	out := map[string]*widget.Button{}
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch w := o.(type) {
-		case *widget.Button:
-			out[w.Text] = w
-		case *widget.Card:
-			walk(w.Content)
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
+	under(o, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok {
+			out[b.Text] = b
 		}
-	}
-	walk(o)
+	})
 	return out
 }
 

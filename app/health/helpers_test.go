@@ -237,3 +237,11 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 }
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }
+
+// must fails the test on err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

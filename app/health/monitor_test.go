@@ -89,69 +89,65 @@ func TestRenameIsMoved(t *testing.T) {
 	}
 }
 
-func TestReplacedByFile(t *testing.T) {
-	core := newCore(t)
-	root := mkdir(t, t.TempDir(), "proj")
-	addPaths(t, core, root)
-	start(t, NewMonitor(core, Options{}))
-	waitStatus(t, core, root, app.HealthOK)
+// A shared folder that stops being the folder that was approved is
+// withdrawn: replaced by a file, its symlink's target deleted, or swapped
+// for a symlink to somewhere else (its path now leads to a folder nobody
+// approved).
+func TestWithdrawnWhenTheFolderGoes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// setup makes the root in base and says its path and how it
+		// was given.
+		setup  func(t *testing.T, base string) (root, given string)
+		change func(t *testing.T, base, root string)
+		want   app.HealthStatus
+		// errHas, when set, must be in the health's error.
+		errHas func(base string) string
+	}{
+		{"replaced by a file",
+			func(t *testing.T, base string) (string, string) { return mkdir(t, base, "proj"), "" },
+			func(t *testing.T, base, root string) {
+				must(t, os.Remove(root))
+				must(t, os.WriteFile(root, []byte("not a folder"), 0o644))
+			},
+			app.HealthNotDir, nil},
+		{"its symlink's target deleted",
+			func(t *testing.T, base string) (string, string) {
+				target := mkdir(t, base, "real", "proj")
+				link := filepath.Join(base, "link")
+				must(t, os.Symlink(target, link))
+				return target, link
+			},
+			func(t *testing.T, base, root string) { must(t, os.RemoveAll(root)) },
+			app.HealthMissing, nil},
+		{"swapped for a symlink",
+			func(t *testing.T, base string) (string, string) {
+				mkdir(t, base, "secrets")
+				return mkdir(t, base, "proj"), ""
+			},
+			func(t *testing.T, base, root string) {
+				must(t, os.Remove(root))
+				must(t, os.Symlink(filepath.Join(base, "secrets"), root))
+			},
+			app.HealthMissing, func(base string) string { return filepath.Join(base, "secrets") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core := newCore(t)
+			base := t.TempDir()
+			root, given := tc.setup(t, base)
+			addRoots(t, core, app.Root{Path: root, Given: given})
+			start(t, NewMonitor(core, Options{}))
+			waitStatus(t, core, root, app.HealthOK)
 
-	if err := os.Remove(root); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(root, []byte("not a folder"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, core, root, app.HealthNotDir)
-	if got := visible(core); len(got) != 0 {
-		t.Errorf("visible = %v, want nothing", got)
-	}
-}
-
-func TestSymlinkTargetDeleted(t *testing.T) {
-	core := newCore(t)
-	base := t.TempDir()
-	target := mkdir(t, base, "real", "proj")
-	link := filepath.Join(base, "link")
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-	addRoots(t, core, app.Root{Path: target, Given: link})
-	start(t, NewMonitor(core, Options{}))
-	waitStatus(t, core, target, app.HealthOK)
-
-	if err := os.RemoveAll(target); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, core, target, app.HealthMissing)
-	if got := visible(core); len(got) != 0 {
-		t.Errorf("visible = %v, want nothing", got)
-	}
-}
-
-// A shared folder swapped for a symlink to somewhere else is withdrawn:
-// its path now leads to a folder nobody approved.
-func TestSwappedForASymlinkIsWithdrawn(t *testing.T) {
-	core := newCore(t)
-	base := t.TempDir()
-	root := mkdir(t, base, "proj")
-	secrets := mkdir(t, base, "secrets")
-	addPaths(t, core, root)
-	start(t, NewMonitor(core, Options{}))
-	waitStatus(t, core, root, app.HealthOK)
-
-	if err := os.Remove(root); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(secrets, root); err != nil {
-		t.Fatal(err)
-	}
-	h := waitStatus(t, core, root, app.HealthMissing)
-	if !strings.Contains(h.Err, secrets) {
-		t.Errorf("health %+v does not say where the path leads now", h)
-	}
-	if got := visible(core); contains(got, root) {
-		t.Fatalf("visible = %v: the swapped path is still shared", got)
+			tc.change(t, base, root)
+			h := waitStatus(t, core, root, tc.want)
+			if tc.errHas != nil && !strings.Contains(h.Err, tc.errHas(base)) {
+				t.Errorf("health %+v does not say where the path leads now", h)
+			}
+			if got := visible(core); contains(got, root) {
+				t.Fatalf("visible = %v: the folder is still shared", got)
+			}
+		})
 	}
 }
 
