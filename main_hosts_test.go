@@ -56,13 +56,7 @@ func TestHostsProtectWithClaudeCode(t *testing.T) {
 	env := append(serverEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 	rk := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(binary, append([]string{"--state-dir", state}, args...)...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("rootkeeper %q: %v\n%s", args, err, out)
-		}
-		return string(out)
+		return rkIn(t, env, state, args...)
 	}
 	claudeRun := func(args ...string) string {
 		t.Helper()

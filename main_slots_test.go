@@ -259,13 +259,7 @@ func TestProtectKeepsTheServersOwnLimit(t *testing.T) {
 			defer os.Remove(path)
 			rk := func(args ...string) string {
 				t.Helper()
-				cmd := exec.Command(binary, append([]string{"--state-dir", state}, args...)...)
-				cmd.Env = env
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("rootkeeper %q: %v\n%s", args, err, out)
-				}
-				return string(out)
+				return rkIn(t, env, state, args...)
 			}
 			out := rk("hosts", "protect", host)
 			if !strings.Contains(out, "configured with "+work+" ($GIT_BASE_DIR)") {

@@ -57,6 +57,19 @@ func rootkeeper(t *testing.T, stateDir string, args ...string) (stdout, stderr s
 	return out.String(), errOut.String(), code
 }
 
+// rkIn runs rootkeeper on stateDir with the environment env, fails the
+// test on an error, and returns what it printed (stdout and stderr).
+func rkIn(t *testing.T, env []string, stateDir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--state-dir", stateDir}, args...)...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rootkeeper %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
 func mustRun(t *testing.T, stateDir string, args ...string) string {
 	t.Helper()
 	out, errOut, code := rootkeeper(t, stateDir, args...)
