@@ -207,19 +207,18 @@ const (
 	NotSeenNotAllowed NotSeen = "not-allowed"
 )
 
-// WhyNotSeen says why server does not see the root at path in snap, or
-// Seen. With server "", it says why nobody sees it for a reason that holds
-// for every server (turned off, paused, access check), or Seen.
-func WhyNotSeen(snap *Snapshot, server, path string) NotSeen {
-	r, ok := snap.State.Root(path)
+// WhyNotSeen says why server does not see root r of snap, or Seen. With
+// server "", it says why nobody sees it for a reason that holds for every
+// server (turned off, paused, access check), or Seen. It takes the root
+// itself, not its path, so that a view going through every root does not
+// look each one up again.
+func WhyNotSeen(snap *Snapshot, server string, r Root) NotSeen {
 	switch {
-	case !ok:
-		return NotSeenNotAllowed
 	case !r.Enabled:
 		return NotSeenOff
 	case snap.State.Paused:
 		return NotSeenPaused
-	case !snap.Health[path].OK():
+	case !snap.Health[r.Path].OK():
 		return NotSeenHealth
 	case server == "":
 		return Seen
@@ -227,7 +226,7 @@ func WhyNotSeen(snap *Snapshot, server, path string) NotSeen {
 	if srv, ok := snap.State.Server(server); !ok || srv.Mode() == RootsOff {
 		return NotSeenRootsOff
 	}
-	if !snap.visibility().allows(server, path) {
+	if !snap.visibility().allows(server, r.Path) {
 		return NotSeenNotAllowed
 	}
 	return Seen

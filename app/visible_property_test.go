@@ -347,7 +347,7 @@ func TestWhyNotSeenAgreesWithTheOneRule(t *testing.T) {
 		for _, srv := range st.Servers {
 			vis := VisiblePaths(snap, srv.Name)
 			for _, r := range st.Roots {
-				why := WhyNotSeen(snap, srv.Name, r.Path)
+				why := WhyNotSeen(snap, srv.Name, r)
 				if (why == Seen) != slices.Contains(vis, r.Path) {
 					t.Fatalf("%s on %s: why %q, visible %v", srv.Name, r.Path, why, vis)
 				}

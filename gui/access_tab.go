@@ -160,7 +160,7 @@ func (t *accessTab) rebuild() {
 			// An allowed folder not seen says why, in app's one order.
 			why := app.Seen
 			if l.Access == app.AccessAllowed || l.Access == app.AccessUntilQuit {
-				why = app.WhyNotSeen(snap, server, r.Path)
+				why = app.WhyNotSeen(snap, server, r)
 			}
 			switch why {
 			case app.NotSeenOff:

@@ -131,7 +131,7 @@ func rootLineOf(snap *app.Snapshot, g *app.Grid, r app.Root) rootLine {
 	if len(seen) > 0 {
 		l.Seen = "Seen by " + listNames(seen, 3)
 	}
-	switch app.WhyNotSeen(snap, "", r.Path) {
+	switch app.WhyNotSeen(snap, "", r) {
 	case app.NotSeenOff:
 		l.Seen += " (turned off)"
 	case app.NotSeenPaused:
