@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,19 +108,18 @@ func FindSlots(srv Server, home string) []Slot {
 		}
 		add(a, at)
 	}
-	for _, k := range sortedKeys(srv.Env) {
+	for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
 		add(srv.Env[k], Slot{Arg: -1, Env: k})
 	}
 	return out
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+// NamesSlot reports whether value, as an environment value of srv (its
+// working folder and kept values apply), names a folder or file: whether
+// it would be a slot. home resolves ~.
+func NamesSlot(srv Server, value, home string) bool {
+	probe := Server{Type: TransportStdio, Env: map[string]string{"V": value}, Cwd: srv.Cwd, KeepArgs: srv.KeepArgs}
+	return len(FindSlots(probe, home)) > 0
 }
 
 // programExts are the extensions of files a server runs rather than reads.

@@ -412,8 +412,7 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	// other) and off the host's entry; restore puts it back.
 	var movedEnv []string
 	for _, k := range slices.Sorted(maps.Keys(e.HostEnv)) {
-		probe := app.Server{Type: app.TransportStdio, Env: map[string]string{k: e.HostEnv[k]}, Cwd: srv.Cwd, KeepArgs: srv.KeepArgs}
-		if len(app.FindSlots(probe, o.World.Home)) == 0 {
+		if !app.NamesSlot(srv, e.HostEnv[k], o.World.Home) {
 			continue
 		}
 		if srv.Env == nil {

@@ -61,8 +61,7 @@ func RepairTakenOff(store *app.Store, home string) ([]string, error) {
 			if e, ok := originals[srv.Name]; ok && takenOffFrom(e.Server, srv, home) {
 				fixed.Args = slices.Clone(e.Server.Args)
 				for k, v := range e.HostEnv {
-					probe := app.Server{Type: app.TransportStdio, Env: map[string]string{k: v}, Cwd: srv.Cwd, KeepArgs: srv.KeepArgs}
-					if _, has := fixed.Env[k]; !has && len(app.FindSlots(probe, home)) > 0 {
+					if _, has := fixed.Env[k]; !has && app.NamesSlot(srv, v, home) {
 						if fixed.Env == nil {
 							fixed.Env = map[string]string{}
 						}
