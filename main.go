@@ -11,10 +11,12 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -30,8 +32,10 @@ import (
 	"rootkeeper/app/control"
 	"rootkeeper/app/health"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/link"
 	"rootkeeper/app/logfile"
 	"rootkeeper/app/supervise"
+	"rootkeeper/app/trayhost"
 	"rootkeeper/detect"
 	"rootkeeper/gui"
 	"rootkeeper/gui/initlog"
@@ -67,6 +71,7 @@ func main() {
 		GUI:                  runGUI,
 		GUIHidden:            runGUIHidden,
 		Headless:             runHeadless,
+		Window:               runWindow,
 		Audit:                audit.RunCommand,
 		Bridge:               runBridge,
 	})
@@ -152,13 +157,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 		return "ok", nil
 	})
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
-	loop := func(name string, run func(context.Context) error) {
-		rt.wg.Add(1)
-		go func() {
-			defer rt.wg.Done()
-			supervised(ctx, core, logger, name, run)
-		}()
-	}
+	loop := func(name string, run func(context.Context) error) { rt.supervise(ctx, logger, name, run) }
 	// A confined server's temp folder lives in the state folder and holds
 	// whatever it writes: the folder's size is kept within a budget.
 	keepBudget := func(ctx context.Context) error {
@@ -204,6 +203,16 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 		rt.startMCP()
 	}
 	return rt, nil
+}
+
+// supervise runs one background loop of the app under supervised, until
+// ctx ends; stopAll waits for it.
+func (rt *services) supervise(ctx context.Context, logger *slog.Logger, name string, run func(context.Context) error) {
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		supervised(ctx, rt.core, logger, name, run)
+	}()
 }
 
 // supervised runs one background loop of the app until ctx ends, restarting
@@ -277,6 +286,12 @@ const noticeBudget = "state folder budget"
 // runtime would keep that peak as its heap goal until it grew again.
 const startupTrimDelay = 10 * time.Second
 
+// openGUI runs the app with its tray icon, the window being a process of
+// its own (package link): this process runs the services and the tray
+// without a render loop, so that living in the tray costs what headless
+// costs; the window comes up when the person opens it or something needs
+// them, and is gone when closed. Without a tray host the window is the app:
+// closing it quits.
 func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	// A second launch brings the running window forward instead; a hidden
 	// one (at login) leaves a running app as it is.
@@ -292,37 +307,127 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	}
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	rt, err := start(ctx, store, newLogger(), true)
+	logger := newLogger()
+	// The MCP clients wait until the hub reviews sampling requests.
+	rt, err := start(ctx, store, logger, true)
 	if err != nil {
 		return err
 	}
+	trayUp := trayhost.Present()
+	changed := make(chan struct{}, 1)
+	opts := link.Options{
+		Spawn:     spawnWindow(store.Dir(), logger, trayUp, quit),
+		Servers:   rt.manager,
+		Resources: rt.manager,
+		OnChange: func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+		Quit:   quit,
+		Logger: logger,
+	}
+	if !trayUp {
+		// Nothing to come back to: closing the window quits.
+		opts.OnDetach = quit
+	}
+	hub := link.NewHub(rt.core, opts)
+	hub.Register(rt.control)
+	rt.manager.SetReviewer(hub)
+	rt.startMCP()
+	rt.supervise(ctx, logger, "window link", hub.Run)
+	if !hidden || !trayUp {
+		hub.Show(link.Show{})
+	}
+	// Once the servers have connected, the start's garbage goes back.
+	time.AfterFunc(startupTrimDelay, debug.FreeOSMemory)
+	if trayUp {
+		home, _ := os.UserHomeDir()
+		gui.RunTray(ctx, gui.TrayOptions{
+			Core: rt.core, Show: hub.Show, Finding: hub.Finding, Changed: changed, Quit: quit, Home: home,
+		})
+	} else {
+		<-ctx.Done()
+	}
+	quit()
+	rt.stopAll(logger)
+	return nil
+}
+
+// spawnWindow starts the window process: this binary's window verb, with
+// this process's environment (the display, the state folder). Without a
+// tray, a window that fails quits the app, which has no other face.
+func spawnWindow(stateDir string, logger *slog.Logger, trayUp bool, quit func()) func() error {
+	return func() error {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(self, "--state-dir", stateDir, cli.WindowVerb)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		go func() {
+			if err := cmd.Wait(); err != nil {
+				logger.Warn("the window ended", "err", err)
+				if !trayUp {
+					quit()
+				}
+			}
+		}()
+		return nil
+	}
+}
+
+// runWindow is the window process: a core of its own over the state file,
+// the running app's live view mirrored into it (package link), and the
+// window, until the person closes it or the app quits.
+func runWindow(ctx context.Context, store *app.Store) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	core, err := app.NewCore(store)
+	if err != nil {
+		return err
+	}
+	w, err := link.Attach(ctx, store.Dir(), core)
+	switch {
+	case errors.Is(err, link.ErrBusy):
+		return nil // the open window came forward instead
+	case errors.Is(err, control.ErrNotRunning):
+		return errors.New("no running Rootkeeper to open the window of; start it with `rootkeeper`")
+	case err != nil:
+		return err
+	}
+	go core.Run(ctx) // the state file, as the running app writes it
+	go func() {
+		// The app quit: the window goes with it.
+		if err := w.Run(ctx); err != nil {
+			newLogger().Info("closing the window", "reason", err)
+		}
+		cancel()
+	}()
 	home, _ := os.UserHomeDir()
 	err = gui.Run(gui.Options{
-		Context:  ctx, // SIGINT/SIGTERM quit the window too
-		Core:     rt.core,
-		Scan:     rescan(),
-		Servers:  rt.manager,
-		Control:  rt.control,
-		StateDir: store.Dir(),
-		Home:     home,
-		// The window reviews sampling requests while it is up; headless,
-		// nobody does and they are rejected.
-		SetReviewer: rt.manager.SetReviewer,
-		// The Resources… dialog of each connected server.
-		Resources: rt.manager,
-		Hidden:    hidden,
+		Context:   ctx,
+		Core:      core,
+		Scan:      rescan(),
+		Servers:   w,
+		Resources: w,
+		StateDir:  store.Dir(),
+		Home:      home,
+		// The window reviews sampling requests while it is up; the app
+		// brings one up for a request that arrives while none is.
+		SetReviewer: w.SetReviewer,
 		// The Confine switch of each card, and why it is off where
 		// Landlock is missing.
-		Landlock: confine.ABI,
-		// The servers start once the window is up and its reviewer is set;
-		// once they have connected, the start's garbage goes back.
-		Started: func() {
-			rt.startMCP()
-			time.AfterFunc(startupTrimDelay, debug.FreeOSMemory)
-		},
+		Landlock:  confine.ABI,
+		Shows:     w.Shows(),
+		Later:     w.Later(),
+		OnFinding: w.SetFinding,
+		QuitApp:   w.QuitApp,
 	})
-	quit()
-	rt.stopAll(newLogger())
 	if err != nil {
 		return fmt.Errorf("gui: %w", err)
 	}

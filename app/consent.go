@@ -131,6 +131,63 @@ func (q *ConsentQueue) PutOffRequest(r Request) {
 	q.laterRequests[requestKey(r)] = r.Last
 }
 
+// Later is what a queue was told to put off, carried from one window to
+// the next: the window is a process that ends when it closes, and the
+// running app keeps what it put off (package link), so that opening the
+// window again does not ask again what the person put off.
+type Later struct {
+	// Questions are the keys of the put-off questions (QuestionKey).
+	Questions []string `json:"questions,omitempty"`
+	// Requests are the put-off requests' keys, each with the time the
+	// request had last been asked when it was put off.
+	Requests map[string]time.Time `json:"requests,omitempty"`
+}
+
+// Later is what q has put off.
+func (q *ConsentQueue) Later() Later {
+	var l Later
+	for k := range q.putOff {
+		l.Questions = append(l.Questions, k)
+	}
+	sort.Strings(l.Questions)
+	if len(q.laterRequests) > 0 {
+		l.Requests = make(map[string]time.Time, len(q.laterRequests))
+		for k, t := range q.laterRequests {
+			l.Requests[k] = t
+		}
+	}
+	return l
+}
+
+// SetLater replaces what q has put off with l.
+func (q *ConsentQueue) SetLater(l Later) {
+	q.putOff, q.laterRequests = nil, nil
+	if len(l.Questions) > 0 {
+		q.putOff = make(map[string]bool, len(l.Questions))
+		for _, k := range l.Questions {
+			q.putOff[k] = true
+		}
+	}
+	if len(l.Requests) > 0 {
+		q.laterRequests = make(map[string]time.Time, len(l.Requests))
+		for k, t := range l.Requests {
+			q.laterRequests[k] = t
+		}
+	}
+}
+
+// PutOffAll puts off everything g asks now: what closing the window with
+// a dialog on screen means. What comes after (a new question, a request
+// asked anew) is asked again.
+func (q *ConsentQueue) PutOffAll(g *Grid) {
+	if qs := g.Questions(); len(qs) > 0 {
+		q.PutOff(qs)
+	}
+	for _, r := range g.Snapshot().State.Requests {
+		q.PutOffRequest(r)
+	}
+}
+
 // Waiting is how many questions the person put off and still waits for
 // (the window's banner offers to review them), or 0 when none was put off.
 func (q *ConsentQueue) Waiting(g *Grid) int {

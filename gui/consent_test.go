@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"rootkeeper/app"
+	"rootkeeper/app/link"
 )
 
 const (
@@ -287,13 +288,20 @@ func TestTrayTickOfUndecidedRootAsksInsteadOfExposing(t *testing.T) {
 		return s.AddServer(stdio("fs"))
 	})
 	f.healthy()
-	f.u.trayActions().ToggleRoot(rootA, true)
-	d, ok := f.u.openDialog.(*shareDialog)
-	if !ok {
-		t.Fatalf("ticking an undecided root opened %T, want the share dialog", f.u.openDialog)
+	// The tray is the running app's; it asks the window to ask.
+	var shows []link.Show
+	tr := &tray{opts: TrayOptions{Core: f.core, Show: func(s link.Show) { shows = append(shows, s) }}}
+	tr.actions().ToggleRoot(rootA, true)
+	if want := []link.Show{{Share: rootA}}; !slices.Equal(shows, want) {
+		t.Fatalf("the tray asked the window to show %+v, want %+v", shows, want)
 	}
 	if r, _ := f.core.Snapshot().State.Root(rootA); r.Enabled {
 		t.Errorf("root enabled before the person answered")
+	}
+	f.u.show(shows[0])
+	d, ok := f.u.openDialog.(*shareDialog)
+	if !ok {
+		t.Fatalf("ticking an undecided root opened %T, want the share dialog", f.u.openDialog)
 	}
 	f.wantDecisions()
 	test.Tap(d.checks[0])
@@ -315,14 +323,15 @@ func TestTrayTickOfApprovedRootEnablesIt(t *testing.T) {
 		return s.Decide(allow("fs", rootA))
 	})
 	f.healthy()
-	f.u.trayActions().ToggleRoot(rootA, true)
+	tr := &tray{opts: TrayOptions{Core: f.core, Show: func(s link.Show) { t.Errorf("the tray asked the window to show %+v", s) }}}
+	tr.actions().ToggleRoot(rootA, true)
 	if f.u.openDialog != nil {
 		t.Fatalf("asked again about an approved root: %T", f.u.openDialog)
 	}
 	if got := app.VisiblePaths(f.core.Snapshot(), "fs"); !slices.Equal(got, []string{rootA}) {
 		t.Errorf("fs sees %q", got)
 	}
-	f.u.trayActions().ToggleRoot(rootA, false)
+	tr.actions().ToggleRoot(rootA, false)
 	if got := app.VisiblePaths(f.core.Snapshot(), "fs"); len(got) != 0 {
 		t.Errorf("fs still sees %q after untick", got)
 	}

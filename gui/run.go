@@ -2,17 +2,15 @@ package gui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
-	"fyne.io/fyne/v2/driver/desktop"
 
 	"rootkeeper/app"
-	"rootkeeper/app/control"
+	"rootkeeper/app/link"
 	"rootkeeper/assets"
 )
 
@@ -21,7 +19,8 @@ const AppID = "io.rootkeeper.app"
 
 // Options is what Run needs. Nil optional fields switch a feature off.
 type Options struct {
-	// Core is the running app's hub (required).
+	// Core is the window's hub (required): its state is the state file's,
+	// its live view the running app's (package link mirrors it).
 	Core *app.Core
 	// Scan finds candidates for the Discover tab; nil says scanning is
 	// unavailable.
@@ -33,41 +32,45 @@ type Options struct {
 	// button of each connected server; nil hides the button. If it is also
 	// an app.ResourceWatcher, the open dialog follows the server's changes.
 	Resources app.ResourceBrowser
-	// Control is the control socket; Run registers its "raise" op, which
-	// shows and focuses the window.
-	Control *control.Server
 	// StateDir holds the audit log shown in the Activity tab.
 	StateDir string
 	// Home is the person's home folder, for the risk warnings.
 	Home string
 	// SetReviewer, when set, is given the GUI's sampling reviewer once the
-	// window is up, and nil again when it closes (main passes the MCP
-	// manager's SetReviewer). Nil: sampling requests are not reviewed here.
+	// window is up, and nil again when it closes. Nil: sampling requests
+	// are not reviewed here.
 	SetReviewer func(app.SamplingReviewer)
 	// Started, when set, is called once the window has drawn its first
-	// snapshot and the reviewer is in place (main starts the MCP clients
-	// then: a server asking for sampling right after its handshake finds
-	// someone to review it, and twenty servers starting do not delay the
-	// first frame).
+	// snapshot and the reviewer is in place.
 	Started func()
-	// Context, when it ends, quits the app as Quit in the tray does (main
-	// passes the context its signal handler cancels). Nil means never.
+	// Context, when it ends, closes the window (main passes the context
+	// its signal handler cancels and the link's end cancels). Nil means
+	// never.
 	Context context.Context
 	// Landlock reports the Landlock ABI a confined server runs under here,
 	// or why servers cannot be confined (main passes confine.ABI, which gui
 	// may not import). Nil: this build cannot confine, and the Confine
 	// switch of each card can only be turned off.
 	Landlock func() (int, error)
-	// Hidden starts the app in the tray with the window closed (start at
-	// login). Without a tray host the window opens anyway, so that no
-	// invisible app is left running.
-	Hidden bool
+	// Shows are what the running app asks the window to show: the window
+	// comes forward for each (the tray's Open, a second launch, a folder
+	// ticked in the tray that a server was not asked about).
+	Shows <-chan link.Show
+	// Later is what the running app had put off (closing an earlier
+	// window with a question on screen): not asked again at once.
+	Later app.Later
+	// OnFinding, when set, is told the tray's line about the scan at start
+	// each time it changes (the tray is the running app's).
+	OnFinding func(string)
+	// QuitApp, when set, quits Rootkeeper (the menu's Quit); closing the
+	// window only closes the window.
+	QuitApp func()
 }
 
-// Run opens the main window and the tray icon and blocks until the person
-// quits. Closing the window hides it to the tray; without a tray host (no
-// StatusNotifierWatcher on the session bus) closing the window quits, so
-// that no invisible app is left behind.
+// Run opens the main window and blocks until it is closed. The window is
+// a process of its own, started by the running app when the person opens
+// it or something needs them, and gone when closed (package link); the
+// tray is the running app's (RunTray).
 //
 // For screenshots (docs/screenshots.sh), the environment variable
 // ROOTKEEPER_SHOW_TAB selects the tab shown first (roots, discover, servers,
@@ -82,10 +85,15 @@ func Run(opts Options) error {
 	win := fa.NewWindow("Rootkeeper")
 	win.SetIcon(assets.Icon)
 	u := newUI(fa, win, opts)
+	u.queue.SetLater(opts.Later)
 	win.SetContent(u.build())
 	win.Resize(fyne.NewSize(980, 680))
 	u.settings = newSettings(u)
 	win.SetMainMenu(u.settings.menu)
+	win.SetCloseIntercept(fa.Quit)
+	if opts.OnFinding != nil {
+		u.onRefresh = func(*app.Snapshot) { opts.OnFinding(u.findingLine()) }
+	}
 
 	parent := opts.Context
 	if parent == nil {
@@ -100,38 +108,6 @@ func Run(opts Options) error {
 		}
 	}()
 
-	tray := trayHostPresent()
-	desk, isDesktop := fa.(desktop.App)
-	if tray && isDesktop {
-		t := &trayIcon{u: u, desk: desk}
-		u.onRefresh = t.render
-		// Fyne starts its tray only if it is set up before Run.
-		t.render(opts.Core.Snapshot())
-		win.SetCloseIntercept(func() {
-			// The tray host may have gone since start: ask again, off the
-			// UI goroutine, before hiding into it.
-			go func() {
-				still := trayHostPresent()
-				fyne.Do(func() {
-					if still {
-						win.Hide()
-					} else {
-						fa.Quit()
-					}
-				})
-			}()
-		})
-	} else {
-		win.SetCloseIntercept(fa.Quit)
-	}
-
-	if opts.Control != nil {
-		opts.Control.Handle("raise", func(context.Context, json.RawMessage) (any, error) {
-			fyne.Do(u.raise)
-			return "raised", nil
-		})
-	}
-
 	// Subscribe before the first render, so that no change falls between.
 	changed, unsubscribe := opts.Core.Subscribe()
 	defer unsubscribe()
@@ -142,9 +118,7 @@ func Run(opts Options) error {
 	fa.Lifecycle().SetOnStarted(func() {
 		u.refresh()
 		u.settings.load()
-		if !opts.Hidden {
-			u.guideHosts() // once: offer to protect the hosts' servers
-		}
+		u.guideHosts()   // once: offer to protect the hosts' servers
 		u.startFinding() // projects found without a click (found.go)
 		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
 			u.selectTab(tab)
@@ -156,6 +130,18 @@ func Run(opts Options) error {
 			u.shareFolder(p, app.SourcePicked, "", "")
 		}
 		go u.loop(ctx, changed, kick)
+		if opts.Shows != nil {
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case s := <-opts.Shows:
+						fyne.Do(func() { u.show(s) })
+					}
+				}
+			}()
+		}
 		if opts.SetReviewer != nil {
 			opts.SetReviewer(reviewer)
 		}
@@ -163,9 +149,7 @@ func Run(opts Options) error {
 			opts.Started()
 		}
 	})
-	if !opts.Hidden || !tray || !isDesktop {
-		win.Show()
-	}
+	win.Show()
 	fa.Run()
 	if opts.SetReviewer != nil {
 		opts.SetReviewer(nil)
@@ -174,54 +158,14 @@ func Run(opts Options) error {
 	return nil
 }
 
-// trayIcon keeps the tray's icon and menu in step with the snapshots the
-// window renders.
-type trayIcon struct {
-	u      *ui
-	desk   desktop.App
-	key    string
-	paused *bool
-}
-
-// render rebuilds the tray menu whole from snap when what it shows changed.
-func (t *trayIcon) render(snap *app.Snapshot) {
-	if t.paused == nil || *t.paused != snap.State.Paused {
-		p := snap.State.Paused
-		t.paused = &p
-		if p {
-			t.desk.SetSystemTrayIcon(assets.TrayPaused)
-		} else {
-			t.desk.SetSystemTrayIcon(assets.Tray)
-		}
+// show brings the window forward on what s names.
+func (u *ui) show(s link.Show) {
+	u.raise()
+	if s.Tab != "" {
+		u.selectTab(s.Tab)
 	}
-	g := t.u.grid
-	if g == nil || g.Snapshot() != snap {
-		g = app.NewGrid(snap)
-	}
-	m := trayMenuOf(g, t.u.trayActions())
-	if k := menuKey(m); k != t.key {
-		t.key = k
-		t.desk.SetSystemTrayMenu(m)
-	}
-}
-
-// trayActions are what the tray's items do.
-func (u *ui) trayActions() trayActions {
-	return trayActions{
-		ToggleRoot: func(path string, on bool) {
-			if on {
-				u.turnOn(path)
-			} else {
-				u.turnOff(path)
-			}
-		},
-		SetPaused:  u.setPaused,
-		ShowServer: func(string) { u.raise(); u.selectTab("Servers") },
-		ShowRoots:  func() { u.raise(); u.selectTab("Roots") },
-		Open:       u.raise,
-		Quit:       u.fa.Quit,
-		Home:       u.home(),
-		Finding:    u.findingLine(),
-		ShowFound:  func() { u.raise(); u.selectTab("Roots") },
+	if s.Share != "" {
+		u.selectTab("Roots")
+		u.turnOn(s.Share)
 	}
 }

@@ -29,8 +29,18 @@ func newSettings(u *ui) *settings {
 	s := &settings{u: u, enabled: autostart.Enabled, set: autostart.Set}
 	s.login = fyne.NewMenuItem("Start at login", s.toggle)
 	s.login.Disabled = true // until load has read the entry
-	// Fyne appends Quit to the first menu.
-	s.menu = fyne.NewMainMenu(fyne.NewMenu("Rootkeeper", s.login))
+	items := []*fyne.MenuItem{s.login}
+	if quitApp := u.opts.QuitApp; quitApp != nil {
+		// The window is a process of its own: its Quit quits Rootkeeper
+		// (closing the window only closes it).
+		quit := fyne.NewMenuItem("Quit Rootkeeper", func() {
+			u.async(func() { quitApp(); u.do(u.fa.Quit) })
+		})
+		quit.IsQuit = true
+		items = append(items, fyne.NewMenuItemSeparator(), quit)
+	}
+	// Without an item marked IsQuit, Fyne appends its own Quit.
+	s.menu = fyne.NewMainMenu(fyne.NewMenu("Rootkeeper", items...))
 	return s
 }
 

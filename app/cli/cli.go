@@ -42,6 +42,10 @@ type Extensions struct {
 	// GUIHidden starts the app in the tray with its window closed
 	// (`rootkeeper --hidden`, what the start-at-login entry runs).
 	GUIHidden func(ctx context.Context, store *app.Store) error
+	// Window is the window process the running app starts when the
+	// window is asked for (`rootkeeper __window`, not for people: it
+	// attaches to the running app and ends when closed).
+	Window func(ctx context.Context, store *app.Store) error
 	// Headless runs everything but the GUI until ctx ends.
 	Headless func(ctx context.Context, store *app.Store) error
 	// Audit prints the audit log: `audit [--server S] [--json]`.
@@ -50,6 +54,9 @@ type Extensions struct {
 	// server NAME until the host closes stdin.
 	Bridge func(ctx context.Context, store *app.Store, server string, stdin io.Reader, stdout, stderr io.Writer) error
 }
+
+// WindowVerb starts the window process (Extensions.Window).
+const WindowVerb = "__window"
 
 // Version is the program's version, set by main.
 var Version = "dev"
@@ -199,6 +206,14 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 			return errors.New("this build cannot run headless")
 		}
 		return ext.Headless(ctx, store)
+	case WindowVerb:
+		if err := exactly(verb, rest); err != nil {
+			return err
+		}
+		if ext.Window == nil {
+			return errors.New("this build has no GUI")
+		}
+		return ext.Window(ctx, store)
 	case "--hidden":
 		if err := exactly(verb, rest); err != nil {
 			return err

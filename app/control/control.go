@@ -73,6 +73,12 @@ var ErrNotRunning = errors.New("no running Rootkeeper for this state folder")
 // Handler answers one op. Its result is encoded as JSON.
 type Handler func(ctx context.Context, args json.RawMessage) (any, error)
 
+// StreamHandler serves an op that keeps its connection: after the answer
+// {"ok":true} both sides exchange JSON lines on conn until one closes it or
+// ctx ends (the app quits). The read deadline of the request line no
+// longer applies; the handler bounds what it reads itself.
+type StreamHandler func(ctx context.Context, args json.RawMessage, conn net.Conn) error
+
 type request struct {
 	Op    string          `json:"op"`
 	Args  json.RawMessage `json:"args,omitempty"`
@@ -91,6 +97,7 @@ type Server struct {
 	path     string
 	mu       sync.Mutex
 	handlers map[string]Handler
+	streams  map[string]StreamHandler
 	wg       sync.WaitGroup
 	token    string
 	slots    chan struct{}
@@ -112,7 +119,7 @@ func Listen(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}, token: token, slots: make(chan struct{}, MaxConns)}
+	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}, streams: map[string]StreamHandler{}, token: token, slots: make(chan struct{}, MaxConns)}
 	s.Handle("ping", func(context.Context, json.RawMessage) (any, error) { return "pong", nil })
 	return s, nil
 }
@@ -175,6 +182,14 @@ func listenAt(path string) (net.Listener, error) {
 func (s *Server) Handle(op string, h Handler) {
 	s.mu.Lock()
 	s.handlers[op] = h
+	s.mu.Unlock()
+}
+
+// HandleStream registers (or replaces) the stream handler for op; an op is
+// a stream or a request, not both.
+func (s *Server) HandleStream(op string, h StreamHandler) {
+	s.mu.Lock()
+	s.streams[op] = h
 	s.mu.Unlock()
 }
 
@@ -279,8 +294,19 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 		resp.Error = fmt.Sprintf("op %q refused: no valid token (from %s in the state folder)", req.Op, TokenName)
 	} else {
 		s.mu.Lock()
-		h := s.handlers[req.Op]
+		h, stream := s.handlers[req.Op], s.streams[req.Op]
 		s.mu.Unlock()
+		if stream != nil {
+			resp.OK = true
+			writeResponse(conn, resp)
+			conn.SetDeadline(time.Time{})
+			// The connection ends when the app does, even if the
+			// handler is blocked reading it.
+			stop := context.AfterFunc(ctx, func() { conn.Close() })
+			defer stop()
+			stream(ctx, req.Args, conn)
+			return
+		}
 		if h == nil {
 			resp.Error = fmt.Sprintf("unknown op %q", req.Op)
 		} else if result, err := h(ctx, req.Args); err != nil {
@@ -294,17 +320,44 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	writeResponse(conn, resp)
 }
 
+// Dial opens the stream op on the app running with state folder dir: it
+// sends the request and reads the answer, and returns the connection, on
+// which both sides then exchange JSON lines. The caller closes it.
+func Dial(ctx context.Context, dir, op string, args any) (net.Conn, *bufio.Reader, error) {
+	conn, r, err := roundTrip(ctx, dir, op, args, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn.SetDeadline(time.Time{})
+	return conn, r, nil
+}
+
 // Call sends op to the app running with state folder dir and decodes its
 // result into result (which may be nil). It returns ErrNotRunning when no app
 // listens there.
 func Call(ctx context.Context, dir, op string, args, result any) error {
+	conn, _, err := roundTrip(ctx, dir, op, args, result)
+	if conn != nil {
+		conn.Close()
+	}
+	return err
+}
+
+// roundTrip sends one request and reads its answer into result (when not
+// nil). It returns the connection, still open, and the reader that holds
+// what followed the answer; on an error the connection is closed.
+func roundTrip(ctx context.Context, dir, op string, args, result any) (_ net.Conn, _ *bufio.Reader, err error) {
 	path := filepath.Join(dir, SocketName)
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return ErrNotRunning
+		return nil, nil, ErrNotRunning
 	}
-	defer conn.Close()
+	defer func() {
+		if err != nil {
+			conn.Close()
+		}
+	}()
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	} else {
@@ -316,26 +369,29 @@ func Call(ctx context.Context, dir, op string, args, result any) error {
 	}
 	if args != nil {
 		if req.Args, err = json.Marshal(args); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	data, _ := json.Marshal(req)
-	if _, err := conn.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("control socket: %w", err)
+	if _, err = conn.Write(append(data, '\n')); err != nil {
+		return nil, nil, fmt.Errorf("control socket: %w", err)
 	}
-	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	r := bufio.NewReader(conn)
+	line, err := r.ReadBytes('\n')
 	if err != nil {
-		return fmt.Errorf("control socket: %w", err)
+		return nil, nil, fmt.Errorf("control socket: %w", err)
 	}
 	var resp response
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return fmt.Errorf("control socket: %w", err)
+	if err = json.Unmarshal(line, &resp); err != nil {
+		return nil, nil, fmt.Errorf("control socket: %w", err)
 	}
 	if !resp.OK {
-		return errors.New(resp.Error)
+		return nil, nil, errors.New(resp.Error)
 	}
 	if result != nil {
-		return json.Unmarshal(resp.Result, result)
+		if err = json.Unmarshal(resp.Result, result); err != nil {
+			return nil, nil, err
+		}
 	}
-	return nil
+	return conn, r, nil
 }

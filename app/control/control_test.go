@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -150,5 +151,50 @@ func TestServeRestartsAfterAFailure(t *testing.T) {
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatalf("Serve after ctx ended: %v", err)
+	}
+}
+
+// TestStreamKeepsTheConnection: a stream op answers ok, then both sides
+// exchange lines past the request's read deadline; it needs the token like
+// any op, and the app quitting ends it.
+func TestStreamKeepsTheConnection(t *testing.T) {
+	dir := t.TempDir()
+	s, stop := serve(t, dir)
+	old := ReadTimeout
+	ReadTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { ReadTimeout = old })
+	s.HandleStream("echo", func(ctx context.Context, args json.RawMessage, conn net.Conn) error {
+		r := bufio.NewReader(conn)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return err
+			}
+			conn.Write(append(append([]byte{}, args...), line...))
+		}
+	})
+	conn, r, err := Dial(context.Background(), dir, "echo", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(3 * ReadTimeout) // past the request line's deadline
+	for _, say := range []string{"one\n", "two\n"} {
+		conn.Write([]byte(say))
+		got, err := r.ReadString('\n')
+		if err != nil || got != `"x"`+say {
+			t.Fatalf("echo of %q: %q %v", say, got, err)
+		}
+	}
+
+	os.WriteFile(filepath.Join(dir, TokenName), []byte("forged"), 0o600)
+	if _, _, err := Dial(context.Background(), dir, "echo", nil); err == nil || !strings.Contains(err.Error(), "token") {
+		t.Fatalf("stream without the token: %v", err)
+	}
+
+	stop()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := r.ReadString('\n'); err == nil {
+		t.Fatal("the stream outlived the app")
 	}
 }

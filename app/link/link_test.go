@@ -1,0 +1,385 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/control"
+)
+
+// rig is a running app (a core, its control socket and a hub) in a
+// temporary state folder, whose Spawn starts a window in this process: a
+// core of its own over the same state file, attached through the real
+// socket.
+type rig struct {
+	t     *testing.T
+	dir   string
+	core  *app.Core
+	hub   *Hub
+	ctl   *control.Server
+	stop  func()
+	spawn atomic.Int32
+	// windows receives each window the hub's Spawn brought up.
+	windows chan *testWindow
+	// servers records the Restart calls.
+	servers *recorder
+}
+
+// testWindow is a window process's end, without the GUI.
+type testWindow struct {
+	*Window
+	core   *app.Core
+	cancel func()
+	done   chan error
+}
+
+type recorder struct {
+	mu       sync.Mutex
+	restarts []string
+}
+
+func (r *recorder) Restart(name string) {
+	r.mu.Lock()
+	r.restarts = append(r.restarts, name)
+	r.mu.Unlock()
+}
+func (r *recorder) Log(name string) string { return "stderr of " + name }
+
+func newRig(t *testing.T, setup func(*app.State) error) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := app.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := app.NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setup != nil {
+		if err := core.Update(setup); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctl, err := control.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, dir: dir, core: core, ctl: ctl, windows: make(chan *testWindow, 4), servers: &recorder{}}
+	r.hub = NewHub(core, Options{Spawn: r.spawnWindow, Servers: r.servers, AttachTimeout: 5 * time.Second})
+	r.hub.Register(ctl)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); ctl.Serve(ctx) }()
+	go func() { defer wg.Done(); r.hub.Run(ctx) }()
+	r.stop = func() { cancel(); wg.Wait() }
+	t.Cleanup(r.stop)
+	return r
+}
+
+// spawnWindow is the hub's Spawn: a window attaches from a goroutine, as
+// the window process would.
+func (r *rig) spawnWindow() error {
+	r.spawn.Add(1)
+	go func() {
+		w, err := r.attach()
+		if err != nil {
+			r.t.Errorf("a spawned window did not attach: %v", err)
+			return
+		}
+		r.windows <- w
+	}()
+	return nil
+}
+
+// attach is a window process: its own core over the state file, linked.
+func (r *rig) attach() (*testWindow, error) {
+	store, err := app.OpenStore(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	core, err := app.NewCore(store)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := Attach(ctx, r.dir, core)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	tw := &testWindow{Window: w, core: core, cancel: cancel, done: make(chan error, 1)}
+	go func() { tw.done <- w.Run(ctx) }()
+	r.t.Cleanup(func() { cancel(); <-tw.done })
+	return tw, nil
+}
+
+// close closes the window as the person would: its process ends.
+func (w *testWindow) close() {
+	w.cancel()
+	<-w.done
+	w.done <- nil // for the cleanup
+}
+
+func (r *rig) window() *testWindow {
+	r.t.Helper()
+	select {
+	case w := <-r.windows:
+		return w
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no window was started within 10 s")
+		return nil
+	}
+}
+
+func (r *rig) noWindow(within time.Duration) {
+	r.t.Helper()
+	select {
+	case <-r.windows:
+		r.t.Fatal("a window was started")
+	case <-time.After(within):
+	}
+}
+
+// eventually waits for cond, checked after each change of core.
+func eventually(t *testing.T, core *app.Core, what string, cond func(*app.Snapshot) bool) {
+	t.Helper()
+	changed, unsubscribe := core.Subscribe()
+	defer unsubscribe()
+	deadline := time.After(5 * time.Second)
+	for !cond(core.Snapshot()) {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%s: not within 5 s", what)
+		}
+	}
+}
+
+func TestTheWindowMirrorsTheLiveView(t *testing.T) {
+	r := newRig(t, func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
+	})
+	r.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected, LastSent: []string{"file:///a"}})
+	r.core.SetHealth("/a", app.Health{Status: app.HealthOK})
+	r.core.SetNotice("loop:x", "the x stopped")
+	r.core.SeenBridge(app.BridgeSession{ID: 7, Server: "fs", Host: "claude-code"})
+
+	w, err := r.attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attach returns with the live view in place: the first render is right.
+	snap := w.core.Snapshot()
+	if st := snap.Servers["fs"]; st.State != app.ServerConnected || len(st.LastSent) != 1 {
+		t.Errorf("servers at attach: %+v", snap.Servers)
+	}
+	if !snap.Health["/a"].OK() || snap.Notices["loop:x"] == "" || snap.Bridges[7].Host != "claude-code" {
+		t.Errorf("live view at attach: health %v notices %v bridges %v", snap.Health, snap.Notices, snap.Bridges)
+	}
+	// And it follows.
+	r.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerFailed, Error: "exit 1"})
+	r.core.SetHealth("/a", app.Health{Status: app.HealthMissing})
+	r.core.SetNotice("loop:x", "")
+	eventually(t, w.core, "the window sees the failure", func(s *app.Snapshot) bool {
+		return s.Servers["fs"].State == app.ServerFailed && s.Health["/a"].Status == app.HealthMissing && s.Notices["loop:x"] == ""
+	})
+	// The state comes from the file: the window's decision reaches the app.
+	if err := w.core.Update(func(s *app.State) error { s.SetPaused(true); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.core.Reload(); err != nil || !r.core.Snapshot().State.Paused {
+		t.Fatalf("the app did not read the window's pause: %v", err)
+	}
+}
+
+func TestShowStartsAWindowOrRaisesTheOneUp(t *testing.T) {
+	r := newRig(t, nil)
+	r.hub.Show(Show{Tab: "Servers"})
+	w := r.window()
+	if got := <-w.Shows(); got.Tab != "Servers" {
+		t.Fatalf("the started window was asked to show %+v", got)
+	}
+	// Asked again while it is up: no second window; the one up shows it.
+	if err := control.Call(context.Background(), r.dir, "raise", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-w.Shows():
+		if got != (Show{}) {
+			t.Errorf("raise showed %+v", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("raise did not reach the window")
+	}
+	r.noWindow(200 * time.Millisecond)
+	if n := r.spawn.Load(); n != 1 {
+		t.Errorf("%d windows started, want 1", n)
+	}
+	// A second window attaching is turned away, and the first comes forward.
+	if _, err := r.attach(); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second window: %v", err)
+	}
+	select {
+	case <-w.Shows():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the window up was not brought forward")
+	}
+}
+
+func TestSomethingToAskBringsAWindowUpOnce(t *testing.T) {
+	r := newRig(t, func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
+	})
+	r.noWindow(200 * time.Millisecond)
+	// A host asks for a folder while no window is up.
+	at := time.Now().UTC()
+	if err := r.core.Update(func(s *app.State) error { _, err := s.AddRequest("fs", "/p/x", "claude-code", at); return err }); err != nil {
+		t.Fatal(err)
+	}
+	w := r.window()
+	later := w.Later()
+	if len(later.Requests) != 0 {
+		t.Errorf("the first window got put-off requests: %+v", later)
+	}
+	// Closed with the request unanswered: put off, not asked again at once.
+	w.close()
+	r.noWindow(500 * time.Millisecond)
+	// The host asks anew: asked again, and the new window knows what the
+	// earlier one put off.
+	if err := r.core.Update(func(s *app.State) error { s.TouchRequest("fs", "/p/x", at.Add(time.Minute)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	w = r.window()
+	if len(w.Later().Requests) != 1 {
+		t.Errorf("the second window's Later: %+v", w.Later())
+	}
+	if n := r.spawn.Load(); n != 2 {
+		t.Errorf("%d windows started, want 2", n)
+	}
+}
+
+// reviewer answers reviews in a test window: it edits the request's text,
+// or rejects when reject is set.
+type reviewer struct{ reject bool }
+
+func (v reviewer) ReviewRequest(_ context.Context, req app.SamplingRequest) (app.SamplingRequest, bool, error) {
+	req.Messages[0].Text = strings.ToUpper(req.Messages[0].Text)
+	return req, !v.reject, nil
+}
+
+func (v reviewer) ReviewResult(_ context.Context, _ app.SamplingRequest, res app.SamplingResult) (app.SamplingResult, bool, error) {
+	res.Text += " (reviewed)"
+	return res, !v.reject, nil
+}
+
+// blocker never answers: the person has not decided yet.
+type blocker struct{}
+
+func (blocker) ReviewRequest(ctx context.Context, req app.SamplingRequest) (app.SamplingRequest, bool, error) {
+	<-ctx.Done()
+	return req, false, ctx.Err()
+}
+
+func (blocker) ReviewResult(ctx context.Context, _ app.SamplingRequest, res app.SamplingResult) (app.SamplingResult, bool, error) {
+	<-ctx.Done()
+	return res, false, ctx.Err()
+}
+
+func TestASamplingRequestIsReviewedInAWindowItBringsUp(t *testing.T) {
+	r := newRig(t, nil)
+	req := app.SamplingRequest{Server: "fs", Messages: []app.SamplingMessage{{Role: app.RoleUser, Text: "hello"}}, MaxTokens: 10}
+	got := make(chan app.SamplingRequest, 1)
+	go func() {
+		out, ok, err := r.hub.ReviewRequest(context.Background(), req)
+		if err != nil || !ok {
+			t.Errorf("review: ok %v err %v", ok, err)
+		}
+		got <- out
+	}()
+	w := r.window()
+	w.SetReviewer(reviewer{}) // the window is drawn after the request came
+	if out := <-got; out.Messages[0].Text != "HELLO" {
+		t.Fatalf("the reviewed request: %+v", out)
+	}
+	res, ok, err := r.hub.ReviewResult(context.Background(), req, app.SamplingResult{Model: "m", Text: "hi"})
+	if err != nil || !ok || res.Text != "hi (reviewed)" {
+		t.Fatalf("the reviewed result: %+v %v %v", res, ok, err)
+	}
+	w.SetReviewer(reviewer{reject: true})
+	if _, ok, _ := r.hub.ReviewRequest(context.Background(), req); ok {
+		t.Fatal("a rejection came back as accepted")
+	}
+
+	// The request's caller gives up: the window is told to withdraw it.
+	w.SetReviewer(blocker{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, ok, err := r.hub.ReviewRequest(ctx, req); ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a request whose caller gave up: ok %v err %v", ok, err)
+	}
+	// The window closes with a review on screen: rejected, not hung.
+	done := make(chan bool, 1)
+	go func() {
+		_, ok, _ := r.hub.ReviewRequest(context.Background(), req)
+		done <- ok
+	}()
+	time.Sleep(100 * time.Millisecond)
+	w.close()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("accepted after the window closed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a review outlived its window")
+	}
+}
+
+func TestTheWindowsOpsReachTheApp(t *testing.T) {
+	r := newRig(t, nil)
+	w, err := r.attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Restart("fs")
+	if got := w.Log("fs"); got != "stderr of fs" {
+		t.Errorf("log: %q", got)
+	}
+	r.servers.mu.Lock()
+	defer r.servers.mu.Unlock()
+	if len(r.servers.restarts) != 1 || r.servers.restarts[0] != "fs" {
+		t.Errorf("restarts: %q", r.servers.restarts)
+	}
+}
+
+func TestTheWindowEndsWithTheApp(t *testing.T) {
+	r := newRig(t, nil)
+	w, err := r.attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetFinding("Looking for your projects…")
+	for deadline := time.Now().Add(5 * time.Second); r.hub.Finding() != "Looking for your projects…"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tray's line: %q", r.hub.Finding())
+		}
+	}
+	r.stop()
+	select {
+	case err := <-w.done:
+		w.done <- err
+		if err == nil {
+			t.Error("Run ended without saying why")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the window's link outlived the app")
+	}
+}
