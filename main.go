@@ -45,6 +45,10 @@ import (
 	"rootkeeper/mcp/reap"
 )
 
+// began is when this process started, near enough: the window logs how
+// long after it was first drawn.
+var began = time.Now()
+
 // fyneApp is the metadata `fyne package` builds the bundle from; the
 // version --version prints is read from it, so there is one copy.
 //
@@ -427,6 +431,8 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		Later:     w.Later(),
 		OnFinding: w.SetFinding,
 		QuitApp:   w.QuitApp,
+		Log:       newLogger(),
+		Began:     began,
 	})
 	if err != nil {
 		return fmt.Errorf("gui: %w", err)

@@ -106,6 +106,7 @@ func (u *ui) askReview(qs []app.Question) {
 			u.notify("Rootkeeper", fmt.Sprintf("%s waiting for your decision.", plural(len(qs), "folder question")))
 			d.Show(u.win)
 			u.openDialog = d
+			u.onScreen("review")
 		})
 	})
 }
@@ -183,6 +184,7 @@ func (u *ui) askServer(server string, pending []app.Root) {
 			u.notify("Rootkeeper", fmt.Sprintf("%s is waiting for your decision about %s.", personName(server), plural(len(infos), "folder")))
 			d.Show(u.win)
 			u.openDialog = d
+			u.onScreen("question")
 		})
 	})
 }
@@ -217,6 +219,7 @@ func (u *ui) askShare(root app.Root, isNew bool, servers []string) {
 			u.raise()
 			d.Show(u.win)
 			u.openDialog = d
+			u.onScreen("share dialog")
 		})
 	})
 }

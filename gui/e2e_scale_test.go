@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,8 +44,9 @@ func TestEndToEndAtScale(t *testing.T) {
 	waitConnected(t, e.rk, e.state, servers, 60*time.Second)
 }
 
-// BenchmarkAtScale measures the real app under Xvfb, idle once its
-// servers are connected, against a hello-world Fyne window measured at the
+// BenchmarkAtScale measures the real app under Xvfb with its window open,
+// idle once its servers are connected (the always-on process as app-*,
+// the window's process as window-*), against a hello-world Fyne window measured at the
 // same time (the anchor: Fyne's event loop polls 60 times a second
 // whatever the app does). It reports how long the rows took to draw, CPU
 // ticks in 20 idle seconds and resident memory, for the app and the
@@ -60,11 +62,18 @@ func BenchmarkAtScale(b *testing.B) {
 				ready := e.launch("")
 				waitConnected(b, e.rk, e.state, size.servers, 60*time.Second)
 				hello := startHello(b, e.bin)
+				// The window is a process of its own (package link).
+				win, ok := processOf(e.rk, true, 10*time.Second)
+				if !ok {
+					b.Fatal("no window process")
+				}
 				time.Sleep(5 * time.Second) // the first sweep settles
-				app0, hello0 := cpuTicks(b, e.pid), cpuTicks(b, hello)
+				app0, win0, hello0 := cpuTicks(b, e.pid), cpuTicks(b, win), cpuTicks(b, hello)
 				time.Sleep(20 * time.Second)
 				b.ReportMetric(ready.Seconds(), "ready-s")
 				b.ReportMetric(float64(cpuTicks(b, e.pid)-app0), "app-ticks/20s")
+				b.ReportMetric(float64(cpuTicks(b, win)-win0), "window-ticks/20s")
+				b.ReportMetric(float64(rssMB(b, win, "VmRSS")), "window-MB")
 				b.ReportMetric(float64(cpuTicks(b, hello)-hello0), "hello-ticks/20s")
 				b.ReportMetric(float64(rssMB(b, e.pid, "VmRSS")), "app-MB")
 				b.ReportMetric(float64(rssMB(b, hello, "VmRSS")), "hello-MB")
@@ -84,12 +93,21 @@ type scaleRun struct {
 	t             testing.TB
 	bin, rk, tray string
 	state         string
-	pid           int
-	menu          item
-	lines         chan string
+	// pid is the always-on process's (the window's is another).
+	pid   int
+	menu  item
+	lines chan string
+	// stdin is the tray host's: "item LABEL" clicks an item.
+	stdin io.Writer
+	// display and xauth open the app's Xvfb (for xwininfo).
+	display, xauth string
 }
 
-func newScaleRun(t testing.TB, n, m int) *scaleRun {
+func newScaleRun(t testing.TB, n, m int) *scaleRun { return newScaleRunOf(t, n, m, false) }
+
+// newScaleRunOf is newScaleRun; with denyRest, every folder a server is
+// not allowed is denied to it, so that nothing waits for the person.
+func newScaleRunOf(t testing.TB, n, m int, denyRest bool) *scaleRun {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped with -short")
 	}
@@ -132,8 +150,15 @@ func newScaleRun(t testing.TB, n, m int) *scaleRun {
 		}
 		var ds []app.Decision
 		for j, srv := range s.Servers {
+			allowed := map[int]bool{}
 			for k := range min(50, n) {
+				allowed[(j*50+k)%n] = true
 				ds = append(ds, app.Decision{Server: srv.Name, Root: s.Roots[(j*50+k)%n].Path, Verdict: app.Allow, By: app.ByCommandLine})
+			}
+			for i := range n {
+				if denyRest && !allowed[i] {
+					ds = append(ds, app.Decision{Server: srv.Name, Root: s.Roots[i].Path, Verdict: app.Deny, By: app.ByCommandLine})
+				}
 			}
 		}
 		return s.DecideAll(ds)
@@ -148,9 +173,9 @@ func newScaleRun(t testing.TB, n, m int) *scaleRun {
 // long after launch the tray showed the last folder ticked: the window
 // rendered a snapshot where its access check passed and a server may see
 // it (tray and rows are drawn in the same refresh).
-func (e *scaleRun) launch(shot string) time.Duration {
+func (e *scaleRun) launch(shot string, args ...string) time.Duration {
 	t := e.t
-	script := `"$0" --state-dir "$1" 2>"$1/app.log" & pid=$!
+	script := `echo "$DISPLAY $XAUTHORITY" > "$1/display"; "$0" --state-dir "$1" $3 2>"$1/app.log" & pid=$!
 if [ -n "$2" ]; then for s in 3 6 9 15; do sleep 3; import -window root "$2.$s.png"; done; fi
 wait $pid`
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -158,7 +183,7 @@ wait $pid`
 	last := fmt.Sprintf("project-%d", len(mustLoad(t, e.state).Roots))
 	cmd := exec.CommandContext(ctx, "dbus-run-session", "--",
 		e.tray, "-click", last, "-timeout", "60s", "--",
-		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script, e.rk, e.state, shot)
+		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script, e.rk, e.state, shot, strings.Join(args, " "))
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
 	apptest.OwnGroup(cmd)
 	cmd.Cancel = func() error { return apptest.KillGroup(cmd) }
@@ -166,10 +191,12 @@ wait $pid`
 	cmd.WaitDelay = 2 * time.Second
 	var hostLog strings.Builder
 	cmd.Stderr = &hostLog
-	// traytest waits on its standard input before it clicks: never written.
-	if _, err := cmd.StdinPipe(); err != nil {
+	// traytest waits on its standard input before it clicks.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.stdin = stdin
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +250,11 @@ wait $pid`
 		t.Fatalf("tray menu %q: %v", menu, err)
 	}
 	e.pid = findProcess(t, e.rk)
+	data, err := os.ReadFile(filepath.Join(e.state, "display"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.display, e.xauth, _ = strings.Cut(strings.TrimSpace(string(data)), " ")
 	return ready
 }
 
@@ -265,25 +297,42 @@ func countItems(it item) int {
 	return n
 }
 
-// findProcess finds the process running the binary at path.
+// findProcess finds the process running the binary at path (not a
+// window process, which runs it too).
 func findProcess(t testing.TB, path string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	pid, ok := processOf(path, false, 10*time.Second)
+	if !ok {
+		t.Fatalf("no process runs %s", path)
+	}
+	return pid
+}
+
+// processOf waits up to within for a process running the binary at path,
+// a window process (rootkeeper __window) or not.
+func processOf(path string, window bool, within time.Duration) (int, bool) {
+	deadline := time.Now().Add(within)
+	for {
 		dirs, _ := os.ReadDir("/proc")
 		for _, d := range dirs {
 			pid, err := strconv.Atoi(d.Name())
 			if err != nil {
 				continue
 			}
-			if exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil && exe == path {
-				return pid
+			exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+			if err != nil || exe != path {
+				continue
+			}
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+			if strings.Contains(string(cmdline), "\x00__window") == window {
+				return pid, true
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return 0, false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no process runs %s", path)
-	return 0
 }
 
 // cpuTicks is the user and system time of pid, in clock ticks.

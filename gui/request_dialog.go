@@ -137,6 +137,7 @@ func (u *ui) askRequest(r app.Request) {
 			u.notify("Rootkeeper", app.RequestTextFor(r, home, hosts.DisplayName)+".")
 			d.Show(u.win)
 			u.openDialog = d
+			u.onScreen("request")
 		})
 	})
 }

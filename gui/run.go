@@ -3,8 +3,10 @@ package gui
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
@@ -65,6 +67,12 @@ type Options struct {
 	// QuitApp, when set, quits Rootkeeper (the menu's Quit); closing the
 	// window only closes the window.
 	QuitApp func()
+	// Log, when set, is told how long after Began the window was first
+	// drawn and each kind of dialog first shown: the window's own measure
+	// of how quickly it answers the tray and a server waiting for the
+	// person.
+	Log   *slog.Logger
+	Began time.Time
 }
 
 // Run opens the main window and blocks until it is closed. The window is
@@ -117,6 +125,7 @@ func Run(opts Options) error {
 	reviewer := &samplingReviewer{u: u, quit: quitReviews}
 	fa.Lifecycle().SetOnStarted(func() {
 		u.refresh()
+		u.onScreen("window")
 		u.settings.load()
 		u.guideHosts()   // once: offer to protect the hosts' servers
 		u.startFinding() // projects found without a click (found.go)
@@ -156,6 +165,22 @@ func Run(opts Options) error {
 	}
 	close(quitReviews)
 	return nil
+}
+
+// onScreen logs, once per kind of thing in this window's life, how long
+// after the process began it first came on screen (the next turn of the
+// UI loop, once what was just laid out is drawn).
+func (u *ui) onScreen(what string) {
+	if u.opts.Log == nil || u.shown[what] {
+		return
+	}
+	if u.shown == nil {
+		u.shown = map[string]bool{}
+	}
+	u.shown[what] = true
+	u.do(func() {
+		u.opts.Log.Info(what+" on screen", "after", time.Since(u.opts.Began).Round(time.Millisecond))
+	})
 }
 
 // show brings the window forward on what s names.

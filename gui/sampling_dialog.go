@@ -366,6 +366,7 @@ func (u *ui) nextSampling() {
 	u.raise()
 	u.notify("Rootkeeper", p.Headline())
 	p.Show(u.win)
+	u.onScreen("sampling review")
 }
 
 // samplingDone notes that p was answered and shows the next dialog.

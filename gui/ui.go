@@ -85,6 +85,8 @@ type ui struct {
 	finding string
 	// folderView is the open per-folder view of consent, nil when none.
 	folderView *folderAccess
+	// shown are the kinds of thing onScreen has logged.
+	shown map[string]bool
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
 	// *shareDialog), for tests.
 	openDialog any

@@ -4,11 +4,11 @@
 // owns org.kde.StatusNotifierWatcher on the session bus (so the app sees a
 // tray), runs the app given after "--", waits for it to register its
 // StatusNotifierItem, reads the item's menu with com.canonical.dbusmenu
-// GetLayout and waits until the item labelled -click is checked. When a
-// line arrives on its standard input it clicks that item with Event(id,
-// "clicked") and waits until the item is no longer checked. It then waits
-// for its standard input to close, clicks Quit, and exits with the app's
-// status.
+// GetLayout and waits until the item labelled -click is checked. Then, for
+// each line on its standard input: "item LABEL" clicks the item labelled
+// LABEL once with Event(id, "clicked"); any other line clicks the -click
+// item until it is no longer checked. When its standard input closes it
+// clicks Quit and exits with the app's status.
 //
 // It reports on standard output, one line each:
 //
@@ -17,6 +17,7 @@
 //	ready <id> <label>
 //	clicked <id> <label>
 //	unchecked <label>
+//	clicked-item <label>
 //	quit <exit code>
 //
 // Run it inside dbus-run-session, e.g.
@@ -30,7 +31,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -141,41 +141,18 @@ func main() {
 	}
 	fmt.Printf("ready %d %s\n", target.ID, *click)
 	stdin := bufio.NewReader(os.Stdin)
-	if _, err := stdin.ReadString('\n'); err != nil {
-		fail("standard input closed before the click: %v", err)
-	}
-	// The app rebuilds its menu whole on every change, so an id can go
-	// stale between reading and clicking (the app then ignores the click):
-	// read afresh before each try, and try again while it stays checked.
-	deadline := time.Now().Add(*timeout)
 	for {
-		if time.Now().After(deadline) {
-			fail("%q is still checked %v after the first click", *click, *timeout)
+		line, err := stdin.ReadString('\n')
+		if err != nil {
+			break // closed: quit through the tray
 		}
-		root, err := layout(menu)
-		it, found := find(root, *click)
-		if err != nil || !found {
-			time.Sleep(100 * time.Millisecond) // caught mid-rebuild
+		if label, ok := strings.CutPrefix(strings.TrimSpace(line), "item "); ok {
+			clickItem(menu, label, *timeout, fail)
 			continue
 		}
-		if it.State != 1 {
-			break
-		}
-		if err := menu.Call("com.canonical.dbusmenu.Event", 0, it.ID, "clicked", dbus.MakeVariant(""), uint32(time.Now().Unix())).Err; err != nil {
-			fail("Event clicked on %d: %v", it.ID, err)
-		}
-		fmt.Printf("clicked %d %s\n", it.ID, *click)
-		if _, err := waitFor(menu, 3*time.Second, func(root item) (item, bool) {
-			it, found := find(root, *click)
-			return it, found && it.State != 1
-		}); err == nil {
-			break
-		}
+		untick(menu, *click, *timeout, fail)
 	}
-	fmt.Printf("unchecked %s\n", *click)
 
-	// Stay until told to quit, then quit through the tray.
-	io.Copy(io.Discard, stdin)
 	quit, err := waitFor(menu, *timeout, func(root item) (item, bool) { return find(root, "Quit") })
 	if err != nil {
 		fail("no Quit item: %v", err)
@@ -195,6 +172,54 @@ func main() {
 	case <-time.After(*timeout):
 		fail("the app did not quit within %v of clicking Quit", *timeout)
 	}
+}
+
+// clickItem clicks the item labelled label once, and says so:
+// "clicked-item LABEL".
+func clickItem(menu dbus.BusObject, label string, timeout time.Duration, fail func(string, ...any)) {
+	it, err := waitFor(menu, timeout, func(root item) (item, bool) { return find(root, label) })
+	if err != nil {
+		fail("no item %q: %v", label, err)
+	}
+	if err := menu.Call("com.canonical.dbusmenu.Event", 0, it.ID, "clicked", dbus.MakeVariant(""), uint32(time.Now().Unix())).Err; err != nil {
+		fail("Event clicked on %d: %v", it.ID, err)
+	}
+	fmt.Printf("clicked-item %s\n", label)
+}
+
+// untick clicks the checked item labelled label until it is no longer
+// checked, and says so: "clicked ID LABEL" per click, then "unchecked
+// LABEL".
+func untick(menu dbus.BusObject, label string, timeout time.Duration, fail func(string, ...any)) {
+	// The app rebuilds its menu whole on every change, so an id can go
+	// stale between reading and clicking (the app then ignores the click):
+	// read afresh before each try, and try again while it stays checked.
+	deadline := time.Now().Add(timeout)
+	for {
+		if time.Now().After(deadline) {
+			fail("%q is still checked %v after the first click", label, timeout)
+		}
+		root, err := layout(menu)
+		it, found := find(root, label)
+		if err != nil || !found {
+			time.Sleep(100 * time.Millisecond) // caught mid-rebuild
+			continue
+		}
+		if it.State != 1 {
+			break
+		}
+		if err := menu.Call("com.canonical.dbusmenu.Event", 0, it.ID, "clicked", dbus.MakeVariant(""), uint32(time.Now().Unix())).Err; err != nil {
+			fail("Event clicked on %d: %v", it.ID, err)
+		}
+		fmt.Printf("clicked %d %s\n", it.ID, label)
+		if _, err := waitFor(menu, 3*time.Second, func(root item) (item, bool) {
+			it, found := find(root, label)
+			return it, found && it.State != 1
+		}); err == nil {
+			break
+		}
+	}
+	fmt.Printf("unchecked %s\n", label)
 }
 
 // waitFor polls the menu's layout until ok finds what it wants, printing
