@@ -2,12 +2,19 @@
 // Discover, Servers, Activity, Hosts), the consent dialogs and the tray
 // menu, built with Fyne on top of package app.
 //
+// They live in two processes (package link joins them). RunTray is the
+// always-on process's only GUI: the tray menu, a pure function of the
+// snapshot (trayMenu), shown through fyne.io/systray over D-Bus, with no
+// window and no render loop, so that living in the tray costs what
+// headless costs. Run is the window process, started on demand and gone
+// when closed:
+//
 //	core.Subscribe() ──> loop ──fyne.Do──> ui.refresh(snapshot)
 //	                                         ├─ tabs (roots, access, discover, servers, activity, hosts)
-//	                                         ├─ tray menu = trayMenu(snapshot, actions)
 //	                                         └─ what to ask = app.ConsentQueue.Next(grid, now):
 //	                                            one question, a review of several, a request, or wait
 //	clicks ──> ui.update(fn) ──goroutine──> core.Update ──> (next snapshot)
+//	link.Window.Shows() ──fyne.Do──> ui.show: come forward, a tab, a folder to share
 //
 // The window decides nothing: what is asked next, what Later puts off, how
 // long to wait for servers still starting (app.ConsentQueue), what an
@@ -19,7 +26,8 @@
 // When the window opens, the Discover tab's scan runs by itself; the Roots
 // tab shows it on the first launch and, later, only projects no earlier
 // start found (found.go; what to offer is app.Offerable's answer); the
-// tray has a line about it while it looks and once it found something.
+// tray has a line about it while it looks and once it found something (the
+// window tells the running app, Options.OnFinding).
 //
 // Every dialog answers Escape, Enter and Tab the same way, through one
 // helper (keys.go): a dialog's focusable widgets are made by its
