@@ -159,10 +159,12 @@ func TestServeRestartsAfterAFailure(t *testing.T) {
 // any op, and the app quitting ends it.
 func TestStreamKeepsTheConnection(t *testing.T) {
 	dir := t.TempDir()
-	s, stop := serve(t, dir)
+	// Set before Serve starts (it reads the timeout for every connection),
+	// restored after serve's own cleanup has stopped it.
 	old := ReadTimeout
 	ReadTimeout = 100 * time.Millisecond
 	t.Cleanup(func() { ReadTimeout = old })
+	s, stop := serve(t, dir)
 	s.HandleStream("echo", func(ctx context.Context, args json.RawMessage, conn net.Conn) error {
 		r := bufio.NewReader(conn)
 		for {
