@@ -180,7 +180,9 @@ func (e *scaleRun) closeWindow() {
 	if !ok {
 		e.t.Fatal("no window process to close")
 	}
-	syscall.Kill(pid, syscall.SIGTERM)
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Signal(syscall.SIGTERM) // os.Process, not syscall.Kill: the file builds for Windows too
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 			break
