@@ -18,6 +18,10 @@ import (
 // a second root (one stays granted, so no server is restarted for having
 // nothing). p50-ms and p99-ms are of the last server's arrival (every
 // server holds the change); p50-each-ms and p99-each-ms of each server's own.
+// cpu-client-ms and cpu-servers-ms are the CPU time one grant costs this
+// process (Rootkeeper's side, with the benchmark's report listener) and all
+// the servers together (Linux: from /proc): on two cores, half their sum is
+// the least any grant can take once the servers have work to do.
 //
 // It runs with two servers: "sdk", testdata/rootserver on the go-sdk, and
 // "raw", testdata/rawserver, a few dozen lines of JSON-RPC with no SDK, so
@@ -63,6 +67,15 @@ func benchGrant(b *testing.B, kind string, n int) {
 	each := make([]time.Duration, 0, b.N*n) // every server's own latency
 	after := make([]time.Duration, 0, b.N)  // from Update's return
 	granted := false
+	pids := make([]int, 0, n)
+	for _, name := range names {
+		for deadline := time.Now().Add(5 * time.Second); e.status(name).PID == 0 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond) // statuses are published in batches
+		}
+		pids = append(pids, e.status(name).PID)
+	}
+	clientBefore := selfCPU()
+	serversBefore, measured := processesCPU(pids)
 	b.ResetTimer()
 	for range b.N {
 		granted = !granted
@@ -101,6 +114,11 @@ func benchGrant(b *testing.B, kind string, n int) {
 		after = append(after, last.Sub(updated))
 	}
 	b.StopTimer()
+	perGrant := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(perGrant(selfCPU()-clientBefore), "cpu-client-ms")
+	if serversAfter, ok := processesCPU(pids); measured && ok {
+		b.ReportMetric(perGrant(serversAfter-serversBefore), "cpu-servers-ms")
+	}
 	pct := func(d []time.Duration, p float64) float64 {
 		slices.Sort(d)
 		i := int(p * float64(len(d)-1))

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package mcp
+
+import "time"
+
+// selfCPU is not measured here (the grant benchmark reports 0).
+func selfCPU() time.Duration { return 0 }
+
+// processesCPU is not measured here.
+func processesCPU([]int) (time.Duration, bool) { return 0, false }
