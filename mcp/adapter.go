@@ -232,6 +232,14 @@ func (a *adapter) currentSession() *sdk.ClientSession {
 // update edits the status and publishes it: at once, or, while run is
 // going, soon after in the manager's next batch, so that answering
 // roots/list never waits for the core.
+// negotiated is the protocol version of the server's last handshake, ""
+// before the first.
+func (a *adapter) negotiated() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.handshake
+}
+
 func (a *adapter) update(edit func(*app.ServerStatus)) {
 	a.mu.Lock()
 	edit(&a.status)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,22 +23,26 @@ func (p *process) PID() int {
 	return int(p.pid.Load())
 }
 
-// stdioTransport wraps the SDK's CommandTransport to learn the pid of the
-// process it starts (exec.Cmd.Process is not safe to read from elsewhere
-// while the SDK owns the command).
+// stdioTransport starts a stdio server and connects to it (stdioConn),
+// learning the pid of the process it starts.
 type stdioTransport struct {
-	inner *sdk.CommandTransport
-	proc  *process
-	obs   *observed // a confined server's reach, or nil
+	cmd       *exec.Cmd
+	terminate time.Duration // see stdioConn.Close
+	version   func() string // the session's negotiated protocol version
+	proc      *process
+	obs       *observed // a confined server's reach, or nil
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
-	if p := t.inner.Command.Process; p != nil {
+	conn, err := startStdio(t.cmd, t.terminate, t.version)
+	if p := t.cmd.Process; p != nil {
 		t.proc.pid.Store(int64(p.Pid))
 	}
 	t.obs.start()
-	return conn, err
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
 // newCommand builds the command of a stdio server; setProcessGroup puts it

@@ -62,9 +62,11 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			obs = o
 		}
 		return &refusingTransport{inner: &stdioTransport{
-			inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: a.m.opts.StopGrace},
-			proc:  proc,
-			obs:   obs,
+			cmd:       cmd,
+			terminate: a.m.opts.StopGrace,
+			version:   a.negotiated,
+			proc:      proc,
+			obs:       obs,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)

@@ -1,0 +1,436 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sjson "github.com/segmentio/encoding/json"
+)
+
+// stdioConn is Rootkeeper's end of a stdio server's pipes: newline-delimited
+// JSON-RPC 2.0 with batches, framed, decoded and ended as the SDK's own
+// stdio connection does it (CommandTransport), with one difference: each
+// message is decoded in place. The SDK decodes every message two or three
+// times through a stream decoder made for the purpose, each of which
+// allocates 32 KiB: at fifty servers that was 81% of all the memory the
+// client allocated (4.7 MB a grant, BenchmarkGrantToServer) and most of its
+// garbage collection.
+//
+// Decoding matches keys exactly, as the SDK's does: a server cannot have
+// "Method" read as "method".
+type stdioConn struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	terminate time.Duration // how long to wait for an exit before SIGTERM, then SIGKILL
+	version   func() string // the protocol version negotiated, "" until then
+
+	incoming  <-chan rawOrErr
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+
+	queue []jsonrpc.Message // the rest of a batch; Read is never concurrent
+
+	writeMu sync.Mutex
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*inBatch // requests of an incoming batch, until answered
+}
+
+type rawOrErr struct {
+	raw json.RawMessage
+	err error
+}
+
+// inBatch is a batch of requests the server sent: their answers go back
+// together, in the batch's order, once the last is ready.
+type inBatch struct {
+	index     map[jsonrpc.ID]int
+	responses []*jsonrpc.Response
+}
+
+// startStdio starts cmd and connects to its stdin and stdout.
+func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string) (*stdioConn, error) {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if terminate <= 0 {
+		terminate = 5 * time.Second // the SDK's default
+	}
+	c := &stdioConn{cmd: cmd, stdin: stdin, terminate: terminate, version: version, closed: make(chan struct{})}
+	c.incoming = readFrames(stdout, MaxMessageBytes, c.closed)
+	return c, nil
+}
+
+// readFrames reads JSON values from r, each at most limit bytes and followed
+// by a line end or nothing, until an error, which it sends last. It reads
+// on its own goroutine, so that Close never waits for a read of a pipe a
+// grandchild still holds.
+func readFrames(r io.Reader, limit int, closed <-chan struct{}) <-chan rawOrErr {
+	out := make(chan rawOrErr)
+	go func() {
+		lr := &frameLimit{r: r, limit: limit}
+		// One stream decoder for the connection's life (the standard
+		// library's, as the SDK's: it returns what the pipe holds, where
+		// segmentio's waits to fill its buffer): it only finds where each
+		// message ends; decodeFrame decodes it.
+		dec := json.NewDecoder(lr)
+		for {
+			var raw json.RawMessage
+			err := dec.Decode(&raw)
+			if err == nil {
+				var next [1]byte
+				if n, rerr := dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
+					err = errors.New("invalid trailing data at the end of a message")
+				} else if rerr != nil && rerr != io.EOF {
+					err = rerr
+				}
+			}
+			select {
+			case out <- rawOrErr{raw: raw, err: err}:
+			case <-closed:
+				return
+			}
+			if err != nil {
+				return
+			}
+			lr.count = 0
+		}
+	}()
+	return out
+}
+
+// errFrameTooLarge is a message longer than MaxMessageBytes.
+var errFrameTooLarge = fmt.Errorf("a message from the server is longer than %d bytes", MaxMessageBytes)
+
+// frameLimit lets a decoder read at most limit bytes for one message.
+type frameLimit struct {
+	r     io.Reader
+	limit int
+	count int
+}
+
+func (f *frameLimit) Read(p []byte) (int, error) {
+	if f.count >= f.limit {
+		return 0, errFrameTooLarge
+	}
+	if len(p) > f.limit-f.count {
+		p = p[:f.limit-f.count]
+	}
+	n, err := f.r.Read(p)
+	f.count += n
+	return n, err
+}
+
+// SessionID is empty: a stdio connection has no session id.
+func (c *stdioConn) SessionID() string { return "" }
+
+// Read returns the next message from the server.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		return next, nil
+	}
+	var raw json.RawMessage
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case v := <-c.incoming:
+		if v.err != nil {
+			return nil, v.err
+		}
+		raw = v.raw
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	msgs, batch, err := decodeFrame(raw)
+	if err != nil {
+		return nil, err
+	}
+	if batch {
+		if v := c.version(); v >= "2025-06-18" {
+			return nil, fmt.Errorf("JSON-RPC batching is not supported in 2025-06-18 and later (the session's version: %s)", v)
+		}
+		if err := c.addBatch(msgs); err != nil {
+			return nil, err
+		}
+	}
+	c.queue = msgs[1:]
+	return msgs[0], nil
+}
+
+// addBatch notes the requests of an incoming batch, whose answers are sent
+// together.
+func (c *stdioConn) addBatch(msgs []jsonrpc.Message) error {
+	b := &inBatch{index: map[jsonrpc.ID]int{}}
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			if _, dup := b.index[req.ID]; dup {
+				return fmt.Errorf("a batch holds the request id %v twice", req.ID.Raw())
+			}
+			b.index[req.ID] = len(b.responses)
+			b.responses = append(b.responses, nil)
+		}
+	}
+	if len(b.responses) == 0 {
+		return nil
+	}
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	for id := range b.index {
+		if _, ok := c.batches[id]; ok {
+			return fmt.Errorf("a batch holds the request id %v, which is still being answered", id.Raw())
+		}
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*inBatch{}
+	}
+	for id := range b.index {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// answered records resp if it answers a request of a batch; it returns the
+// batch's answers once all are in, and whether resp belonged to a batch.
+func (c *stdioConn) answered(resp *jsonrpc.Response) ([]*jsonrpc.Response, bool) {
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	delete(c.batches, resp.ID)
+	b.responses[b.index[resp.ID]] = resp
+	delete(b.index, resp.ID)
+	if len(b.index) > 0 {
+		return nil, true
+	}
+	return b.responses, true
+}
+
+// Write sends msg to the server as one line (a batch's answers together).
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	var data []byte
+	var err error
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if all, inBatch := c.answered(resp); inBatch {
+			if all == nil {
+				return nil // the batch's other answers are not ready
+			}
+			data, err = encodeBatch(all)
+		} else {
+			data, err = jsonrpc.EncodeMessage(msg)
+		}
+	} else {
+		data, err = jsonrpc.EncodeMessage(msg)
+	}
+	if err != nil {
+		return fmt.Errorf("encoding a message: %w", err)
+	}
+	_, err = c.stdin.Write(append(data, '\n'))
+	return err
+}
+
+func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
+	out := []byte{'['}
+	for i, r := range resps {
+		data, err := jsonrpc.EncodeMessage(r)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, data...)
+	}
+	return append(out, ']'), nil
+}
+
+// Close ends the connection the way the MCP specification asks of a stdio
+// client: it closes the server's input and waits for it to exit, sends
+// SIGTERM if it does not within the terminate duration, and SIGKILL after
+// as long again. (The adapter's StopProcess also ends the server's process
+// group.)
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.stop()
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+func (c *stdioConn) stop() error {
+	if err := c.stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-exited:
+			return err, true
+		case <-time.After(c.terminate):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if c.cmd.Process.Signal(syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := c.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return errors.New("the server does not exit")
+}
+
+// wireMessage is a JSON-RPC message as it arrives. Method is raw so that a
+// "method" key with an empty name is told from none.
+type wireMessage struct {
+	Version string          `json:"jsonrpc"`
+	ID      any             `json:"id,omitempty"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// exact decodes keys as they are spelled, never another case.
+const exact = sjson.DontMatchCaseInsensitiveStructFields
+
+// maxDepth bounds the nesting of a message, as the SDK does.
+const maxDepth = 1000
+
+// decodeFrame decodes one frame: a message, or a batch of them.
+func decodeFrame(raw []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+	if err := checkDepth(raw, maxDepth); err != nil {
+		return nil, false, err
+	}
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var parts []json.RawMessage
+		if err := parse(raw, &parts); err != nil {
+			return nil, true, err
+		}
+		if len(parts) == 0 {
+			return nil, true, errors.New("an empty batch")
+		}
+		msgs = make([]jsonrpc.Message, 0, len(parts))
+		for _, p := range parts {
+			m, err := decodeMessage(p)
+			if err != nil {
+				return nil, true, err
+			}
+			msgs = append(msgs, m)
+		}
+		return msgs, true, nil
+	}
+	m, err := decodeMessage(raw)
+	if err != nil {
+		return nil, false, err
+	}
+	return []jsonrpc.Message{m}, false, nil
+}
+
+// decodeMessage decodes one JSON-RPC message: a request or notification if
+// it has a method, else a response.
+func decodeMessage(raw []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := parse(raw, &w); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.Version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 {
+		var method string
+		if err := parse(w.Method, &method); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("invalid request: a response without an id")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error // never a typed nil
+	}
+	return resp, nil
+}
+
+// parse decodes raw into v with exact keys and nothing after the value.
+func parse(raw []byte, v any) error {
+	rest, err := sjson.Parse(raw, v, exact)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("invalid trailing data after a message")
+	}
+	return nil
+}
+
+// checkDepth refuses JSON nested deeper than max (objects and arrays),
+// skipping what is inside strings.
+func checkDepth(data []byte, max int) error {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > max {
+				return fmt.Errorf("a message nested deeper than %d levels", max)
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return nil
+}
