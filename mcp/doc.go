@@ -27,10 +27,10 @@
 // shutdown, but each message decoded in place, where the SDK made a 32 KiB
 // stream decoder for every decode (most of what the client allocated).
 // BenchmarkGrantToServer at 50 go-sdk servers on two cores: a grant costs
-// Rootkeeper's side 7.2 ms of CPU (9.9 before) and the servers 19 ms
-// together, so their own work, not the client, bounds how soon the last of
-// them holds the change (p50 13.5 ms, p99 24–27 ms; raw JSON-RPC servers
-// costing 6.5 ms: p50 6.8 ms, p99 11.5–13 ms).
+// Rootkeeper's side 6.3–7.0 ms of CPU (9.2–10.0 before, interleaved runs)
+// and the servers 15–19 ms together, so their own work, not the client,
+// bounds how soon the last of them holds the change (p50 11.5–13.6 ms,
+// p99 20.4–23.6 ms; raw JSON-RPC servers: p50 5.8–8.0 ms, p99 11–15 ms).
 //
 // A server whose visible set becomes empty is restarted (unless
 // Options.NoRestartOnEmpty): some servers, server-filesystem among them,
