@@ -101,7 +101,9 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 		async: func(f func()) { go f() },
 		do:    fyne.Do,
 		notify: func(title, body string) {
-			fa.SendNotification(fyne.NewNotification(title, body))
+			// A D-Bus call to the notification daemon: never on the UI
+			// goroutine, where it held the dialog it announces.
+			go fa.SendNotification(fyne.NewNotification(title, body))
 		},
 		inspect: inspect,
 	}
