@@ -229,9 +229,6 @@ func (a *adapter) currentSession() *sdk.ClientSession {
 	return a.sess
 }
 
-// update edits the status and publishes it: at once, or, while run is
-// going, soon after in the manager's next batch, so that answering
-// roots/list never waits for the core.
 // negotiated is the protocol version of the server's last handshake, ""
 // before the first.
 func (a *adapter) negotiated() string {
@@ -240,6 +237,9 @@ func (a *adapter) negotiated() string {
 	return a.handshake
 }
 
+// update edits the status and publishes it: at once, or, while run is
+// going, soon after in the manager's next batch, so that answering
+// roots/list never waits for the core.
 func (a *adapter) update(edit func(*app.ServerStatus)) {
 	a.mu.Lock()
 	edit(&a.status)
