@@ -184,7 +184,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	cmd.Stderr = io.MultiWriter(stderr...)
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
-	err = cmd.Start()
+	err = mcp.StartServer(cmd)
 	observe()
 	if err != nil {
 		outR.Close()
