@@ -21,11 +21,11 @@ func ObserveCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 	if _, err := confine.ABI(); err != nil {
 		return 0, nil, err
 	}
-	temp, err := TempFolder(stateDir, srv.Name)
+	p, err := confinePolicy(cmd, srv, paths, stateDir)
 	if err != nil {
 		return 0, nil, err
 	}
-	return confine.WrapObserved(cmd, confine.Policy{Roots: paths, Temp: temp, Protect: []string{stateDir}})
+	return confine.WrapObserved(cmd, p)
 }
 
 // A ReachWatch turns the attempts of one confined server past its ruleset

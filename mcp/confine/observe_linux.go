@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +126,7 @@ func handOverListener(sock int) error {
 type Observer struct {
 	parent, child *os.File
 	allowed       []string
+	listed        []string // folders the ruleset lets it list, and no more
 	protect       []string // never handed, whatever Reach says (Policy.Protect, resolved)
 	// Wait bounds how long an attempt waits for Reach (default 30 s).
 	Wait time.Duration
@@ -169,6 +171,12 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
 	for _, r := range s.Rules {
+		if r.Access == accessList {
+			// Listing it is allowed, nothing beneath it: an attempt
+			// there is still seen.
+			o.listed = append(o.listed, r.Path)
+			continue
+		}
 		o.allowed = append(o.allowed, r.Path)
 	}
 	if p.Temp != "" {
@@ -281,6 +289,10 @@ func (o *Observer) run(reach Reach) {
 		a, how, ok := o.attempt(fd, &n)
 		if !ok {
 			o.cont(fd, n.id)
+			continue
+		}
+		if a.own {
+			o.handOwnProc(fd, &n, a)
 			continue
 		}
 		wctx := ctx
@@ -396,6 +408,11 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 			abs = filepath.Join(dir, name)
 		}
 		abs = filepath.Clean(abs)
+		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && strings.HasPrefix(abs, "/proc/") {
+			if dir, rest, ok := ownProc(pid, abs); ok {
+				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
+			}
+		}
 		if o.covered(abs) {
 			continue
 		}
@@ -456,6 +473,9 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 // path outside that a symlink leads into it is looked up once more,
 // resolved.
 func (o *Observer) covered(path string) bool {
+	if slices.Contains(o.listed, path) {
+		return true
+	}
 	for _, p := range o.allowed {
 		if path == p || strings.HasPrefix(path, p) && (p == "/" || path[len(p)] == '/') {
 			return true

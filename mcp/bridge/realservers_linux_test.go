@@ -1,0 +1,409 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+	"rootkeeper/mcp/confine"
+)
+
+// The real stdio servers people use, pinned (.ci/npm for npm, .ci/setup
+// builds the Go ones): each must initialize, list the same tools and give
+// the same answers to the same local calls confined through the bridge —
+// with no app running and nobody to answer a question — as it does started
+// directly, both as installed and through `npx -y` (offline, resolved from
+// the pinned install, with a package cache in the environment that a
+// confined server may not write).
+
+// aCall is one local tool call and what its answer must hold.
+type aCall struct {
+	tool string
+	args map[string]any
+	// want is a pattern the answer's text must match; the answers
+	// direct and confined must also be the same once paths and times are
+	// masked (see normalize).
+	want string
+}
+
+// realServer is a server of the survey.
+type realServer struct {
+	name string
+	// bin is its executable in .ci/npm/node_modules/.bin, or for a Go
+	// server "go:NAME" (built into .ci/go/bin by .ci/setup).
+	bin string
+	// pkg is the npm package npx runs ("" for a Go server).
+	pkg  string
+	args []string
+	env  map[string]string
+	// directEnv is set only when it runs directly: where it would
+	// otherwise write beside its own code, shared by every run.
+	directEnv map[string]string
+	// inProject starts it in the project folder (its working folder).
+	inProject bool
+	calls     []aCall
+}
+
+// project makes the folder the servers are granted: a git repository with
+// a README, a Go module and a small SQLite database.
+func project(t *testing.T) string {
+	t.Helper()
+	dir := mkdir(t, "project")
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("README.md", "# survey\n\nThe project a confined server is granted.\n")
+	write("go.mod", "module example.com/survey\n\ngo 1.22\n")
+	write("main.go", "package main\n\n// Hello says hello.\nfunc Hello() string { return \"hello\" }\n\nfunc main() { println(Hello()) }\n")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.name=Survey", "-c", "user.email=survey@example.com", "add", "."},
+		{"-c", "user.name=Survey", "-c", "user.email=survey@example.com", "commit", "-q", "-m", "first"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// realServers is the survey's table; {project} in an argument or a value
+// is the project's path.
+var realServers = []realServer{
+	{name: "filesystem", bin: "mcp-server-filesystem", pkg: "@modelcontextprotocol/server-filesystem", args: []string{"{project}"},
+		calls: []aCall{{tool: "read_text_file", args: map[string]any{"path": "{project}/README.md"}, want: "The project a confined server is granted"},
+			{tool: "list_directory", args: map[string]any{"path": "{project}"}, want: `\[FILE\] go.mod`}}},
+	{name: "everything", bin: "mcp-server-everything", pkg: "@modelcontextprotocol/server-everything", args: []string{"stdio"},
+		calls: []aCall{{tool: "echo", args: map[string]any{"message": "confined"}, want: "Echo: confined"}}},
+	{name: "memory", bin: "mcp-server-memory", pkg: "@modelcontextprotocol/server-memory", directEnv: map[string]string{"MEMORY_FILE_PATH": "{home}/memory.jsonl"},
+		calls: []aCall{
+			{tool: "create_entities", args: map[string]any{"entities": []any{map[string]any{"name": "Ada", "entityType": "person", "observations": []any{"wrote the first program"}}}}, want: "Ada"},
+			{tool: "read_graph", args: map[string]any{}, want: "wrote the first program"}}},
+	{name: "sequential-thinking", bin: "mcp-server-sequential-thinking", pkg: "@modelcontextprotocol/server-sequential-thinking",
+		calls: []aCall{{tool: "sequentialthinking", args: map[string]any{"thought": "one", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": false}, want: "thoughtNumber"}}},
+	{name: "git", bin: "git-mcp-server", pkg: "@cyanheads/git-mcp-server", env: map[string]string{"GIT_BASE_DIR": "{project}", "MCP_LOG_LEVEL": "error"},
+		calls: []aCall{{tool: "git_status", args: map[string]any{"path": "{project}"}, want: "main"}}},
+	{name: "desktop-commander", bin: "desktop-commander", pkg: "@wonderwhy-er/desktop-commander",
+		calls: []aCall{{tool: "list_directory", args: map[string]any{"path": "{project}"}, want: "README.md"}}},
+	{name: "tavily", bin: "tavily-mcp", pkg: "tavily-mcp", env: map[string]string{"TAVILY_API_KEY": "tvly-dummy"}},
+	{name: "brave-search", bin: "brave-search-mcp-server", pkg: "@brave/brave-search-mcp-server", env: map[string]string{"BRAVE_API_KEY": "dummy"}},
+	{name: "exa", bin: "exa-mcp-server", pkg: "exa-mcp-server", env: map[string]string{"EXA_API_KEY": "dummy"}},
+	{name: "context7", bin: "context7-mcp", pkg: "@upstash/context7-mcp"},
+	{name: "notion", bin: "notion-mcp-server", pkg: "@notionhq/notion-mcp-server", env: map[string]string{"NOTION_TOKEN": "ntn_dummy"}},
+	{name: "github", bin: "mcp-server-github", pkg: "@modelcontextprotocol/server-github", env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_dummy"}},
+	{name: "playwright", bin: "playwright-mcp", pkg: "@playwright/mcp", args: []string{"--headless", "--browser", "chromium", "--executable-path", "/usr/bin/chromium", "--no-sandbox"}},
+	{name: "playwright-ea", bin: "playwright-mcp-server", pkg: "@executeautomation/playwright-mcp-server"},
+	{name: "chrome-devtools", bin: "chrome-devtools-mcp", pkg: "chrome-devtools-mcp", args: []string{"--headless", "--executablePath", "/usr/bin/chromium", "--isolated"}},
+	{name: "taskmanager", bin: "mcp-taskmanager", pkg: "@kazuph/mcp-taskmanager"},
+	{name: "sqlite", bin: "mcp-server-sqlite-npx", pkg: "mcp-server-sqlite-npx", args: []string{"{project}/survey.db"}},
+	{name: "code-runner", bin: "mcp-server-code-runner", pkg: "mcp-server-code-runner"},
+	{name: "firecrawl", bin: "firecrawl-mcp", pkg: "firecrawl-mcp", env: map[string]string{"FIRECRAWL_API_KEY": "fc-dummy"}},
+	{name: "gopls", bin: "go:gopls", args: []string{"mcp"}, inProject: true},
+}
+
+// expand replaces {project} in s.
+func expand(s, proj string) string { return strings.ReplaceAll(s, "{project}", proj) }
+
+func expandAll(v any, proj string) any {
+	switch x := v.(type) {
+	case string:
+		return expand(x, proj)
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = expandAll(e, proj)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = expandAll(e, proj)
+		}
+		return out
+	}
+	return v
+}
+
+// serverCommand is rs's command and arguments: as installed, or through
+// npx.
+func serverCommand(t testing.TB, rs realServer, npx bool, proj string) (string, []string, string) {
+	t.Helper()
+	root := apptest.ModuleRoot(t)
+	args := make([]string, 0, len(rs.args))
+	for _, a := range rs.args {
+		args = append(args, expand(a, proj))
+	}
+	if npx {
+		return "npx", append([]string{"-y", rs.pkg}, args...), filepath.Join(root, ".ci", "npm")
+	}
+	if name, ok := strings.CutPrefix(rs.bin, "go:"); ok {
+		p := filepath.Join(root, ".ci", "go", "bin", name)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s is not built (run .ci/setup): %v", name, err)
+		}
+		return p, args, ""
+	}
+	return apptest.NPMServer(t, rs.bin), args, ""
+}
+
+// serverEnv is rs's environment: a home folder of the test's own, a
+// package cache npx would write to (outside what a confined server may
+// write: Rootkeeper must move it), no network for npm, and rs's own.
+func serverEnvOf(rs realServer, home, proj string) map[string]string {
+	env := map[string]string{
+		"HOME":                       home,
+		"npm_config_cache":           filepath.Join(home, ".npm"),
+		"npm_config_offline":         "true",
+		"npm_config_update_notifier": "false",
+		"NO_UPDATE_NOTIFIER":         "1",
+	}
+	for k, v := range rs.env {
+		env[k] = expand(v, proj)
+	}
+	return env
+}
+
+// outcome is what a run of a server showed.
+type outcome struct {
+	tools   []string
+	answers []string
+	err     error
+	stderr  string
+	took    time.Duration // from the start to the tools' list
+}
+
+func (o outcome) String() string {
+	if o.err != nil {
+		return "error: " + o.err.Error()
+	}
+	return fmt.Sprintf("%d tools, %d answers", len(o.tools), len(o.answers))
+}
+
+// session runs rs's calls over a connected client session.
+func exercise(ctx context.Context, cs *sdk.ClientSession, rs realServer, proj string, start time.Time) outcome {
+	var o outcome
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		o.err = fmt.Errorf("tools/list: %w", err)
+		return o
+	}
+	o.took = time.Since(start)
+	for _, tl := range res.Tools {
+		o.tools = append(o.tools, tl.Name)
+	}
+	slices.Sort(o.tools)
+	for _, c := range rs.calls {
+		args, _ := expandAll(c.args, proj).(map[string]any)
+		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: args})
+		if err != nil {
+			o.err = fmt.Errorf("%s: %w", c.tool, err)
+			return o
+		}
+		var text strings.Builder
+		for _, ct := range r.Content {
+			if tc, ok := ct.(*sdk.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		if r.IsError {
+			o.err = fmt.Errorf("%s answered an error: %s", c.tool, text.String())
+			return o
+		}
+		if !regexp.MustCompile(c.want).MatchString(text.String()) {
+			o.err = fmt.Errorf("%s answered %q, which does not match %q", c.tool, text.String(), c.want)
+			return o
+		}
+		o.answers = append(o.answers, text.String())
+	}
+	return o
+}
+
+// runDirect starts rs as a host would, unconfined.
+func runDirect(t testing.TB, rs realServer, npx bool, proj, home string) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	command, args, dir := serverCommand(t, rs, npx, proj)
+	cmd := exec.Command(command, args...)
+	cmd.Dir = dir
+	if rs.inProject {
+		cmd.Dir = proj
+	}
+	env := os.Environ()
+	for k, v := range serverEnvOf(rs, home, proj) {
+		env = append(env, k+"="+v)
+	}
+	for k, v := range rs.directEnv {
+		env = append(env, k+"="+strings.ReplaceAll(v, "{home}", home))
+	}
+	cmd.Env = env
+	var stderr syncBuf
+	cmd.Stderr = &stderr
+	start := time.Now()
+	client := sdk.NewClient(&sdk.Implementation{Name: "survey", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	if err != nil {
+		return outcome{err: err, stderr: stderr.String()}
+	}
+	defer cs.Close()
+	o := exercise(ctx, cs, rs, proj, start)
+	o.stderr = stderr.String()
+	return o
+}
+
+// runBridged starts rs through the bridge, confined, with the project
+// granted, no app running and nobody answering: the state as `servers
+// add` leaves it.
+func runBridged(t testing.TB, rs realServer, npx bool, proj, home string, confined bool) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	core, dir := apptest.NewCore(t)
+	command, args, cwd := serverCommand(t, rs, npx, proj)
+	if rs.inProject {
+		cwd = proj
+	}
+	srv := app.Server{Name: rs.name, Type: app.TransportStdio, Command: command, Args: args, Cwd: cwd, Env: serverEnvOf(rs, home, proj), Confine: confined,
+		// The test's own home and cache are no folders of its configuration.
+		KeepArgs: []string{home, filepath.Join(home, ".npm")}}
+	err := core.Update(func(s *app.State) error {
+		if err := s.AddRoot(app.Root{Path: proj, Enabled: true, Source: app.SourcePicked}); err != nil {
+			return err
+		}
+		if _, err := s.PutServer(srv, app.PutOptions{Home: home, Given: app.SetConfine}); err != nil {
+			return err
+		}
+		return s.Decide(app.Decision{Server: rs.name, Root: proj, Verdict: app.Allow, By: app.ByCommandLine})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setHealthy(core, proj)
+	hostIn, bridgeIn := io.Pipe()
+	bridgeOut, hostOut := io.Pipe()
+	var stderr syncBuf
+	done := make(chan error, 1)
+	bctx, bcancel := context.WithCancel(context.Background())
+	defer func() {
+		bridgeIn.Close()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Errorf("%s: the bridge did not end after the host closed its side", rs.name)
+		}
+		bcancel()
+	}()
+	go func() {
+		done <- Run(bctx, Options{Core: core, Server: rs.name, HostIn: hostIn, HostOut: hostOut, Stderr: &stderr, StateDir: dir,
+			StopGrace: time.Second, KillAfter: time.Second, ReachWait: 50 * time.Millisecond})
+		hostOut.Close()
+	}()
+	start := time.Now()
+	client := sdk.NewClient(&sdk.Implementation{Name: "survey", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, nil)
+	if err != nil {
+		return outcome{err: err, stderr: stderr.String()}
+	}
+	defer cs.Close()
+	o := exercise(ctx, cs, rs, proj, start)
+	o.stderr = stderr.String()
+	var requests []string
+	for _, r := range core.Snapshot().State.Requests {
+		requests = append(requests, r.From+" "+r.Op+" "+r.Tried+" -> "+r.Path)
+	}
+	if len(requests) > 0 {
+		o.stderr += "\nrequests: " + strings.Join(requests, "; ")
+	}
+	return o
+}
+
+// normalize masks what differs between two runs of the same call: the
+// folders of the run, times and ids.
+var volatile = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9]+(\.[0-9]+)? ?ms`)
+
+func normalize(s string) string { return volatile.ReplaceAllString(s, "…") }
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRealServersConfined is the survey: every server of realServers,
+// installed and through npx, direct and through the confined bridge.
+func TestRealServersConfined(t *testing.T) {
+	if _, err := confine.ABI(); err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	only := os.Getenv("ROOTKEEPER_SURVEY")
+	sem := make(chan struct{}, 3)
+	for _, rs := range realServers {
+		if only != "" && !slices.Contains(strings.Split(only, ","), rs.name) {
+			continue
+		}
+		t.Run(rs.name, func(t *testing.T) {
+			t.Parallel()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			proj := project(t)
+			ways := []bool{false}
+			if rs.pkg != "" {
+				ways = append(ways, true)
+			}
+			for _, npx := range ways {
+				how := "installed"
+				if npx {
+					how = "npx"
+				}
+				direct := runDirect(t, rs, npx, proj, mkdir(t, "home-direct"))
+				if direct.err != nil {
+					t.Fatalf("%s, direct: %v\n%s", how, direct.err, direct.stderr)
+				}
+				bridged := runBridged(t, rs, npx, proj, mkdir(t, "home-bridged"), true)
+				if bridged.err != nil {
+					t.Errorf("%s, confined through the bridge: %v\n%s", how, bridged.err, bridged.stderr)
+					continue
+				}
+				if !slices.Equal(direct.tools, bridged.tools) {
+					t.Errorf("%s: tools direct %q, confined %q", how, direct.tools, bridged.tools)
+				}
+				for i := range direct.answers {
+					if d, b := normalize(direct.answers[i]), normalize(bridged.answers[i]); d != b {
+						t.Errorf("%s: %s answered direct %q, confined %q", how, rs.calls[i].tool, d, b)
+					}
+				}
+				t.Logf("%s: %d tools; start to tools/list direct %v, confined %v", how, len(direct.tools), direct.took.Round(time.Millisecond), bridged.took.Round(time.Millisecond))
+			}
+		})
+	}
+}
