@@ -147,7 +147,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 	}
 	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, mcp.Options{StateDir: store.Dir(), Logger: logger})}
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
-		return cli.BuildStatus(core.Snapshot(), true), nil
+		return cli.BuildStatus(core.Snapshot(), true, store.Dir()), nil
 	})
 	ctl.Handle("resources", cli.ResourcesHandler(rt.manager))
 	// Bridges started by hosts report their sessions here, every few

@@ -70,9 +70,11 @@ func TempFolder(stateDir, name string) (string, error) {
 	return app.ServerTemp(stateDir, name)
 }
 
-// removeTemp deletes a removed server's private temp folder.
+// removeTemp deletes a removed server's private temp folder and its data
+// folder.
 func (m *Manager) removeTemp(name string) {
 	app.RemoveServerTemp(m.opts.StateDir, name)
+	app.RemoveServerData(m.opts.StateDir, name)
 }
 
 // confineCommand confines a managed server's command to its visible set in

@@ -239,6 +239,8 @@ func (w *ReachWatch) handable(a confine.Attempt, folder string, since time.Time)
 type observed struct {
 	obs   *confine.Observer
 	watch *ReachWatch
+	// witness notes what the run refused (confinefail.go); may be nil.
+	witness *RunWitness
 }
 
 // start starts observing once the server has started (a nil observed
@@ -248,7 +250,7 @@ func (o *observed) start() {
 	if o == nil {
 		return
 	}
-	if err := o.obs.Start(o.watch.Reach); err != nil {
+	if err := o.obs.Start(o.witness.Wrap(o.watch, o.watch.Reach)); err != nil {
 		o.watch.Log.Error("cannot observe the server's reach", "server", o.watch.Server, "error", err)
 	}
 }

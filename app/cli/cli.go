@@ -78,11 +78,12 @@ tray with the window closed (as at login).
   roots add PATH [--name N] [--enable]
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine] -- COMMAND [ARG...]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME
-  import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
+  servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
+  import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
   grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: only the attempts waiting on it)
@@ -100,8 +101,11 @@ tray with the window closed (as at login).
 
 Folders named on a server's command line or in its env are taken off and
 become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
---confine (Linux): the server runs under Landlock, reaching only its granted
-folders, a private temp folder and what it needs to run.
+Stdio servers are confined (Linux): each runs under Landlock, reaching only
+its granted folders, a private temp folder, its own data folder and what it
+needs to run. --no-confine turns that off; where Landlock is missing such a
+server runs unconfined and status says so, while one added with --confine is
+then not started.
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to

@@ -258,6 +258,10 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			result = fmt.Errorf("server %q: %v", srv.Name, err)
 		}
+		b.rmu.RLock()
+		p := b.cur
+		b.rmu.RUnlock()
+		b.confineFailed(p)
 	case <-ctx.Done():
 	}
 	b.rmu.Lock()

@@ -183,7 +183,8 @@ const procSelf = "/proc/self"
 var systemRead = []string{
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/nix/store",
 	procSelf, "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/proc/version", "/proc/loadavg",
-	"/proc/uptime", "/proc/sys/kernel", "/proc/sys/vm/overcommit_memory",
+	"/proc/uptime", "/proc/filesystems", "/proc/sys/kernel", "/proc/sys/vm/overcommit_memory",
+	"/proc/sys/fs/inotify", "/proc/sys/fs/nr_open", "/proc/sys/fs/file-max",
 	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 	"/dev/random", "/dev/urandom",
 }

@@ -140,6 +140,7 @@ type Observer struct {
 	waiting chan struct{}
 	done    chan struct{}
 	handed  atomic.Int64 // descriptors handed to the server (allow once)
+	root    atomic.Int32 // the server's first process, once seen
 	seen    atomic.Int64 // notifications received
 }
 
@@ -285,7 +286,11 @@ func (o *Observer) run(reach Reach) {
 		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
 			continue // ENOENT: the caller was interrupted; EINTR
 		}
-		o.seen.Add(1)
+		if o.seen.Add(1) == 1 {
+			// The first call seen is the server's exec, by its first
+			// process.
+			o.root.Store(int32(tgidOf(int(n.pid))))
+		}
 		a, how, ok := o.attempt(fd, &n)
 		if !ok {
 			o.cont(fd, n.id)
@@ -409,7 +414,7 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		}
 		abs = filepath.Clean(abs)
 		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && strings.HasPrefix(abs, "/proc/") {
-			if dir, rest, ok := ownProc(pid, abs); ok {
+			if dir, rest, ok := o.ownProc(pid, abs); ok {
 				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
 			}
 		}

@@ -23,10 +23,12 @@ import (
 )
 
 // ownProc returns, for a path a process (thread tid) opened, the same
-// place as /proc/PID/REST of its own process: /proc/self/…,
-// /proc/thread-self/…, /proc/TGID/… and /proc/TID/…. ok is false for
-// anything else, another process's entry included.
-func ownProc(tid int, path string) (dir, rest string, ok bool) {
+// place as /proc/PID/REST of its own process or of another process of the
+// sandbox: /proc/self/…, /proc/thread-self/…, /proc/mounts, /proc/net/…,
+// and /proc/N/… where N is its own thread or process or one the server
+// started (a descendant of its first process). ok is false for anything
+// else, the entry of a process outside the sandbox included.
+func (o *Observer) ownProc(tid int, path string) (dir, rest string, ok bool) {
 	after, found := strings.CutPrefix(path, "/proc/")
 	if !found || tid <= 0 {
 		return "", "", false
@@ -39,23 +41,43 @@ func ownProc(tid int, path string) (dir, rest string, ok bool) {
 	switch first {
 	case "self":
 		return "/proc/" + strconv.Itoa(tgid), rest, true
+	case "mounts", "net":
+		// Links to self/mounts and self/net.
+		return "/proc/" + strconv.Itoa(tgid), after, true
 	case "thread-self":
 		return "/proc/" + strconv.Itoa(tgid) + "/task/" + strconv.Itoa(tid), rest, true
 	}
 	n, err := strconv.Atoi(first)
-	if err != nil || (n != tgid && n != tid) {
+	if err != nil || (n != tgid && n != tid && !o.inSandbox(n)) {
 		return "", "", false
 	}
 	return "/proc/" + first, rest, true
 }
 
+// inSandbox reports whether process pid descends from the server's first
+// process (the one whose exec was the first call seen). A process
+// reparented away from it (an orphan) does not.
+func (o *Observer) inSandbox(pid int) bool {
+	root := int(o.root.Load())
+	for step := 0; pid > 1 && root > 0 && step < 64; step++ {
+		if pid == root {
+			return true
+		}
+		pid = statusField(pid, "PPid")
+	}
+	return false
+}
+
 // tgidOf is the process (thread group) of thread tid, from its status.
-func tgidOf(tid int) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+func tgidOf(tid int) int { return statusField(tid, "Tgid") }
+
+// statusField is a numeric field of /proc/PID/status, 0 if unknown.
+func statusField(pid int, field string) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
-	_, after, found := bytes.Cut(data, []byte("\nTgid:"))
+	_, after, found := bytes.Cut(data, []byte("\n"+field+":"))
 	if !found {
 		return 0
 	}
@@ -70,7 +92,8 @@ func tgidOf(tid int) int {
 // readOnlyOpen reports whether open flags ask for reading only: no write,
 // no create, no truncate, no O_PATH (which Landlock does not check).
 func readOnlyOpen(flags uint64) bool {
-	return flags&unix.O_ACCMODE == unix.O_RDONLY && flags&(unix.O_CREAT|unix.O_TRUNC|unix.O_TMPFILE|unix.O_PATH) == 0
+	// O_TMPFILE holds O_DIRECTORY's bit: only its own counts.
+	return flags&unix.O_ACCMODE == unix.O_RDONLY && flags&(unix.O_CREAT|unix.O_TRUNC|unix.O_PATH) == 0 && flags&unix.O_TMPFILE != unix.O_TMPFILE
 }
 
 // handOwnProc answers an open of the caller's own /proc entry (a.Path is
