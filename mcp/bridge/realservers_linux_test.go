@@ -64,7 +64,7 @@ type realServer struct {
 	// fresh are files in the project removed before each run (what a run
 	// leaves that the next must not find).
 	fresh []string
-	calls     []aCall
+	calls []aCall
 }
 
 // project makes the folder the servers are granted: a git repository with
