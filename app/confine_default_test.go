@@ -120,7 +120,7 @@ func TestMigrationKeepsConfinementAndOffersOnce(t *testing.T) {
 func TestDiagnoseConfineFailure(t *testing.T) {
 	at := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	home := "/home/me"
-	refused := []RefusedAttempt{{Path: "/home/me/.claude-server-commander", Op: "create", Folder: "/home/me/.claude-server-commander"}}
+	refused := []RefusedAttempt{{Path: "/home/me/.claude-server-commander", Op: OpMakeFolder}}
 	for _, tc := range []struct {
 		name    string
 		refused []RefusedAttempt
@@ -132,9 +132,13 @@ func TestDiagnoseConfineFailure(t *testing.T) {
 	}{
 		{"node", refused, "Error: EACCES: permission denied, mkdir '/home/me/.claude-server-commander'\n    at Module.mkdirSync\n", true,
 			"/home/me/.claude-server-commander", "/home/me/.claude-server-commander",
-			"dc stopped while confined: it tried to create ~/.claude-server-commander — allow ~/.claude-server-commander, or run it unconfined"},
+			"dc wants to keep its own settings in ~/.claude-server-commander, and stopped while confined — allow ~/.claude-server-commander, or run it unconfined"},
 		{"c", nil, "[x]:ERROR: open /home/me/data/cfg.ini: Permission denied (13)\n", true, "/home/me/data/cfg.ini", "/home/me/data",
 			"dc stopped while confined: it tried to reach ~/data/cfg.ini — allow ~/data, or run it unconfined"},
+		{"a log right in home", nil, "Error: EACCES: permission denied, open '/home/me/srv.log'\n", true, "/home/me/srv.log", "", ""},
+		{"someone else's settings", nil, "open /home/me/.config/gh/hosts.yml: Permission denied\n", true, "/home/me/.config/gh/hosts.yml", "", ""},
+		{"xdg own", []RefusedAttempt{{Path: "/home/me/.config/srv/c.json", Op: "create"}}, "EACCES: permission denied, open '/home/me/.config/srv/c.json'\n", true,
+			"/home/me/.config/srv/c.json", "/home/me/.config/srv", ""},
 		{"python", nil, "PermissionError: [Errno 13] Permission denied: '/srv/x/state.db'\n", true, "/srv/x/state.db", "/srv/x", ""},
 		{"socket", nil, "FATAL:process_singleton_posix.cc(297)] Check failed: . socket() failed: Permission denied (13)\n", true, UnixSocket, "",
 			"dc stopped while confined: it tried to open a unix socket — run it unconfined to use it"},
@@ -143,7 +147,7 @@ func TestDiagnoseConfineFailure(t *testing.T) {
 		{"a system file", nil, "open /etc/shadow: Permission denied\n", true, "/etc/shadow", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, ok := DiagnoseConfineFailure("dc", tc.refused, tc.stderr, at)
+			f, ok := DiagnoseConfineFailure("dc", tc.refused, tc.stderr, at, home)
 			if ok != tc.ok || f.Tried != tc.tried || f.Folder != tc.folder {
 				t.Fatalf("got %+v, %v; want tried %q, folder %q, %v", f, ok, tc.tried, tc.folder, tc.ok)
 			}

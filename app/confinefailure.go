@@ -28,6 +28,10 @@ type ConfineFailure struct {
 	// unconfined; empty where none would help (a unix socket, a system
 	// file).
 	Folder string `json:"folder,omitempty"`
+	// Own says that Folder is a place of the server's own right in the
+	// home folder (a settings folder it makes there, such as
+	// ~/.claude-server-commander): allowing it makes it when missing.
+	Own bool `json:"own,omitempty"`
 	// Detail is the line of its error output that says so, if any.
 	Detail string `json:"detail,omitempty"`
 }
@@ -99,8 +103,14 @@ func (s *State) SetConfinement(server string, on bool) error {
 // tried to create ~/.claude-server-commander — allow ~/.claude-server-commander,
 // or run it unconfined".
 func (f ConfineFailure) Text(home string) string {
+	if f.Own {
+		return SafeText(f.Server + " wants to keep its own settings in " + HomeShort(f.Folder, home) + ", and stopped while confined — allow " +
+			HomeShort(f.Folder, home) + ", or run it unconfined")
+	}
 	what := HomeShort(f.Tried, home)
-	if f.Op != "" && f.Tried != UnixSocket {
+	if f.Op == OpMakeFolder {
+		what = "create " + what
+	} else if f.Op != "" && f.Tried != UnixSocket {
 		what = f.Op + " " + what
 	} else if f.Tried == UnixSocket {
 		what = "open " + f.Tried
@@ -131,7 +141,47 @@ var socketDenied = regexp.MustCompile(`socket\(\)[^\n]*[Pp]ermission denied|EACC
 // last; each with the folder a person would be asked about, or "") and its
 // error output. ok is false when nothing points at the confinement: the
 // server failed for a reason of its own.
-func DiagnoseConfineFailure(server string, refused []RefusedAttempt, stderr string, at time.Time) (ConfineFailure, bool) {
+func DiagnoseConfineFailure(server string, refused []RefusedAttempt, stderr string, at time.Time, home string) (ConfineFailure, bool) {
+	f, ok := diagnose(server, refused, stderr, at, home)
+	if ok && home != "" && f.Tried != UnixSocket {
+		f.Folder, f.Own = homeFolderFor(f, home)
+	}
+	return f, ok
+}
+
+// homeFolderFor is the folder to offer for a path in the home folder: for
+// something the server makes (create, write) right in the home folder or in
+// ~/.config, ~/.local/share or ~/.local/state, the folder it makes there
+// is its own place (own); for anything else the folder right in the home
+// folder that holds it (~/Documents for ~/Documents/tasks.json). Never the
+// home folder itself: a file right in it gets no folder (only running the
+// server unconfined is offered).
+func homeFolderFor(f ConfineFailure, home string) (folder string, own bool) {
+	if !IsWithin(f.Tried, home) {
+		return f.Folder, false
+	}
+	makes := f.Op == "create" || f.Op == "write" || f.Op == OpMakeFolder
+	for _, base := range []string{filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"), filepath.Join(home, ".local", "state"), home} {
+		if !IsWithin(f.Tried, base) {
+			continue
+		}
+		rel, _ := filepath.Rel(base, f.Tried)
+		first, rest, _ := strings.Cut(rel, string(filepath.Separator))
+		place := filepath.Join(base, first)
+		switch {
+		case makes && (base != home || strings.HasPrefix(first, ".")) && (rest != "" || f.Op == OpMakeFolder || strings.Contains(f.Detail, "mkdir")):
+			return place, true
+		case rest == "":
+			return "", false // a file right in the home folder
+		case base != home || strings.HasPrefix(first, "."):
+			return "", false // another program's settings: not this server's to have
+		}
+		return place, false
+	}
+	return "", false
+}
+
+func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Time, home string) (ConfineFailure, bool) {
 	f := ConfineFailure{Server: server, At: at}
 	lines := strings.Split(stderr, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -155,15 +205,20 @@ func DiagnoseConfineFailure(server string, refused []RefusedAttempt, stderr stri
 			return f, true
 		}
 	}
-	// Nothing said: the last attempt that could be decided on.
+	// Nothing said: the last attempt that could be decided on, or that
+	// made something (a server's own place).
 	for j := len(refused) - 1; j >= 0; j-- {
-		if r := refused[j]; r.Folder != "" {
+		if r := refused[j]; r.Folder != "" || r.Op == "create" || r.Op == "write" || r.Op == OpMakeFolder {
 			f.Tried, f.Op, f.Folder = r.Path, r.Op, r.Folder
 			return f, true
 		}
 	}
 	return f, false
 }
+
+// OpMakeFolder is RefusedAttempt.Op for a folder the server tried to make
+// (said "create" to people).
+const OpMakeFolder = "mkdir"
 
 // A RefusedAttempt is an attempt of a confined server past its ruleset
 // that was refused: the path, what it tried, and the folder a person would

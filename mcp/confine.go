@@ -44,16 +44,16 @@ func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir strin
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	own, err := app.ServerOwnState(srv, stateDir, envHome(cmd.Env))
+	own, err := app.ServerOwnState(srv, stateDir, EnvHome(cmd.Env))
 	if err != nil {
 		return confine.Policy{}, err
 	}
 	return confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: []string{stateDir}}, nil
 }
 
-// envHome is HOME in env (a command's environment), or this process's
+// EnvHome is HOME in env (a command's environment), or this process's
 // home folder.
-func envHome(env []string) string {
+func EnvHome(env []string) string {
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], "HOME="); ok && v != "" {
 			return v

@@ -23,6 +23,9 @@ const maxRefused = 32
 // end: the attempts refused (most recent last) and the tail of its error
 // output.
 type RunWitness struct {
+	// Home is the server's home folder (what it was started with), for
+	// naming the place of its own it reached for.
+	Home    string
 	mu      sync.Mutex
 	refused []app.RefusedAttempt
 	tail    *ring
@@ -45,8 +48,12 @@ func (r *RunWitness) Wrap(w *ReachWatch, reach confine.Reach) confine.Reach {
 			}
 		}
 		folder, _ := w.folder(w.Core.Snapshot(), a)
+		op := a.Op
+		if op == "create" && !a.CanHand {
+			op = app.OpMakeFolder // a mkdir: an open can be handed
+		}
 		r.mu.Lock()
-		r.refused = append(r.refused, app.RefusedAttempt{Path: a.Path, Op: a.Op, Folder: folder})
+		r.refused = append(r.refused, app.RefusedAttempt{Path: a.Path, Op: op, Folder: folder})
 		if len(r.refused) > maxRefused {
 			r.refused = r.refused[len(r.refused)-maxRefused:]
 		}
@@ -72,7 +79,7 @@ func (r *RunWitness) Diagnose(server string) (app.ConfineFailure, bool) {
 	refused := append([]app.RefusedAttempt(nil), r.refused...)
 	tail := r.tail.String()
 	r.mu.Unlock()
-	return app.DiagnoseConfineFailure(server, refused, tail, time.Now().UTC())
+	return app.DiagnoseConfineFailure(server, refused, tail, time.Now().UTC(), r.Home)
 }
 
 // RecordConfineFailure writes f to the state (core), unless the server is

@@ -63,6 +63,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			switch {
 			case err == nil:
 				obs, wit = o, NewRunWitness()
+				wit.Home = EnvHome(cmd.Env)
 				obs.witness = wit
 				cmd.Stderr = io.MultiWriter(cmd.Stderr, wit)
 			case app.RunsUnconfinedHere(srv, errors.Is(err, confine.ErrUnavailable)):

@@ -322,9 +322,22 @@ func runDirect(t testing.TB, rs realServer, npx bool, proj, home string) outcome
 // add` leaves it.
 func runBridged(t testing.TB, rs realServer, npx bool, proj, home string, confined bool) outcome {
 	t.Helper()
+	o, _ := runBridgedIn(t, rs, npx, proj, home, confined, nil)
+	return o
+}
+
+// runBridgedIn is runBridged on the state of core (a new one when nil),
+// which it returns.
+func runBridgedIn(t testing.TB, rs realServer, npx bool, proj, home string, confined bool, core *app.Core) (outcome, *app.Core) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	core, dir := apptest.NewCore(t)
+	var dir string
+	if core == nil {
+		core, dir = apptest.NewCore(t)
+	} else {
+		dir = core.Store().Dir()
+	}
 	command, args, cwd := serverCommand(t, rs, npx, proj)
 	if rs.inProject {
 		cwd = proj
@@ -333,6 +346,9 @@ func runBridged(t testing.TB, rs realServer, npx bool, proj, home string, confin
 		// The test's own home and cache are no folders of its configuration.
 		KeepArgs: []string{home, filepath.Join(home, ".npm")}}
 	err := core.Update(func(s *app.State) error {
+		if _, ok := s.Root(proj); ok {
+			return nil // set up by an earlier run
+		}
 		if err := s.AddRoot(app.Root{Path: proj, Enabled: true, Source: app.SourcePicked}); err != nil {
 			return err
 		}
@@ -368,7 +384,14 @@ func runBridged(t testing.TB, rs realServer, npx bool, proj, home string, confin
 	client := sdk.NewClient(&sdk.Implementation{Name: "survey", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, nil)
 	if err != nil {
-		return outcome{err: err, stderr: stderr.String()}
+		// What the bridge says once the server is gone is the host's to
+		// show.
+		select {
+		case <-done:
+			done <- nil
+		case <-time.After(10 * time.Second):
+		}
+		return outcome{err: err, stderr: stderr.String()}, core
 	}
 	defer cs.Close()
 	abi, _ := confine.ABI()
@@ -381,7 +404,7 @@ func runBridged(t testing.TB, rs realServer, npx bool, proj, home string, confin
 	if len(requests) > 0 {
 		o.stderr += "\nrequests: " + strings.Join(requests, "; ")
 	}
-	return o
+	return o, core
 }
 
 // normalize masks what differs between two runs of the same call: the
@@ -467,5 +490,48 @@ func TestRealServersConfined(t *testing.T) {
 				t.Logf("%s: %d tools; start to tools/list direct %v, confined %v", how, len(direct.tools), direct.took.Round(time.Millisecond), bridged.took.Round(time.Millisecond))
 			}
 		})
+	}
+}
+
+// TestConfinedFailureSaysWhatItReachedFor: desktop-commander, were it not
+// in the table of known servers, would stop at its first start confined
+// (it makes ~/.claude-server-commander and ends when it cannot). The
+// bridge with no app running records what it reached for, with the way
+// out, and tells the host; the person's answer (run it unconfined, a
+// decision) lets it start, and the failure is gone.
+func TestConfinedFailureSaysWhatItReachedFor(t *testing.T) {
+	if _, err := confine.ABI(); err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	known := app.KnownServers
+	t.Cleanup(func() { app.KnownServers = known })
+	app.KnownServers = slices.DeleteFunc(slices.Clone(known), func(k app.KnownServer) bool { return k.Name == "desktop-commander" })
+	var rs realServer
+	for _, r := range realServers {
+		if r.name == "desktop-commander" {
+			rs = r
+		}
+	}
+	proj, home := project(t), mkdir(t, "home")
+	o, core := runBridgedIn(t, rs, false, proj, home, true, nil)
+	if o.err == nil {
+		t.Fatalf("desktop-commander started confined without its settings folder")
+	}
+	own := filepath.Join(home, ".claude-server-commander")
+	f, ok := core.Snapshot().State.ConfineFailureOf(rs.name)
+	if !ok || f.Tried != own || f.Folder != own || !f.Own {
+		t.Fatalf("failure %+v, %v; want it to name %s", f, ok, own)
+	}
+	if want := "desktop-commander wants to keep its own settings in " + own + ", and stopped while confined"; !strings.Contains(o.stderr, want) || !strings.Contains(o.stderr, "rootkeeper servers unconfine desktop-commander") {
+		t.Errorf("the host was not told %q and the way out:\n%s", want, o.stderr)
+	}
+	if err := core.Update(func(s *app.State) error { return s.SetConfinement(rs.name, false) }); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := runBridgedIn(t, rs, false, proj, home, false, core); o.err != nil {
+		t.Fatalf("unconfined: %v\n%s", o.err, o.stderr)
+	}
+	if _, ok := core.Snapshot().State.ConfineFailureOf(rs.name); ok {
+		t.Errorf("the failure outlived the answer")
 	}
 }

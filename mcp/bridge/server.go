@@ -167,6 +167,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	if b.srv.Confine {
 		paths = b.startPaths(snap)
 		wit = mcp.NewRunWitness()
+		wit.Home = mcp.EnvHome(cmd.Env)
 		var err error
 		switch observe, err = b.confineObserved(cmd, paths, wit); {
 		case err == nil:
