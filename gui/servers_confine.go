@@ -2,6 +2,7 @@ package gui
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func (t *serversTab) dataLine(srv app.Server) string {
 	places := []string{app.HomeShort(dir, home)}
 	if k, ok := app.KnownServerOf(srv); ok {
 		for _, o := range k.Own {
-			places = append(places, "~/"+o)
+			places = append(places, "~/"+strings.TrimSuffix(o, "/"))
 		}
 	}
 	return app.SafeText("Its own settings and data: " + strings.Join(places, ", "))
@@ -48,6 +49,13 @@ func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
 	if f.Folder != "" {
 		buttons.Add(widget.NewButton("Allow "+app.SafeText(app.HomeShort(f.Folder, t.u.home())), func() {
 			t.u.update("allow "+f.Folder+" to "+f.Server, func(s *app.State) error {
+				if f.Own {
+					// A settings folder of its own: made, as the
+					// server would have made it.
+					if err := os.MkdirAll(f.Folder, 0o700); err != nil {
+						return err
+					}
+				}
 				if _, exists := s.Root(f.Folder); !exists {
 					if err := s.AddRoot(app.Root{Path: f.Folder, Source: app.SourceRequested, Enabled: true, Added: time.Now().UTC()}); err != nil {
 						return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // setLandlock makes the system report abi (or err) for the test's length.
@@ -101,4 +102,58 @@ func TestLiveABIWins(t *testing.T) {
 	if got := confinement(srv, nil); got != NotConfined {
 		t.Errorf("a remote server: %q", got)
 	}
+}
+
+// TestConfineFailureInStatusAndTheWayOut: a confined server that stopped
+// after reaching past its folders shows in status with both ways out;
+// `servers unconfine` runs it unconfined (a decision, in the audit log)
+// and the failure goes; `servers confine` undoes it, as asked for in so
+// many words.
+func TestConfineFailureInStatusAndTheWayOut(t *testing.T) {
+	setLandlock(t, 7, nil)
+	h := newHarness(t)
+	h.ok("servers", "add", "dc", "--", "desktop-commander")
+	st, err := app.OpenStore(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := "/home/me/.claude-server-commander"
+	if _, err := st.Update(func(s *app.State) error {
+		s.RecordConfineFailure(app.ConfineFailure{Server: "dc", Tried: own, Op: app.OpMakeFolder, Folder: own, Own: true})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	text := h.ok("status")
+	for _, want := range []string{
+		"dc wants to keep its own settings in " + own + ", and stopped while confined",
+		"allow: mkdir -m 700 -p " + own + " && rootkeeper grant dc " + own,
+		"run it unconfined: rootkeeper servers unconfine dc",
+		"its own data: " + h.dir + "/data/dc, ~/.claude-server-commander, ~/.claude-server-commander-logs\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q:\n%s", want, text)
+		}
+	}
+	if f := h.status().server("dc").Failure; f == nil || f.Folder != own {
+		t.Errorf("status --json failure %+v", f)
+	}
+	if out := h.ok("servers", "unconfine", "dc"); !strings.Contains(out, "dc runs unconfined from its next start") {
+		t.Errorf("servers unconfine said %q", out)
+	}
+	state, _ := st.Load()
+	if srv, _ := state.Server("dc"); srv.Confine || len(state.ConfineFailures) != 0 {
+		t.Errorf("after unconfine: %+v, failures %+v", srv, state.ConfineFailures)
+	}
+	h.ok("servers", "confine", "dc")
+	state, _ = st.Load()
+	if srv, _ := state.Server("dc"); !srv.Confine || !srv.ConfineRequired {
+		t.Errorf("after confine: %+v", srv)
+	}
+	entries, err := audit.Read(h.dir, "dc")
+	if err != nil || len(entries) != 2 || entries[0].Via != audit.ViaConfinement || entries[0].Decided != audit.ConfinedOff ||
+		entries[1].Decided != audit.ConfinedOn || entries[0].Op != string(app.ByCommandLine) {
+		t.Errorf("audit: %v %+v", err, entries)
+	}
+	h.fails(2, []string{"servers", "unconfine", "nope"}, `"nope"`)
 }

@@ -111,7 +111,7 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 			v.Data, _ = app.ServerDataFolder(stateDir, srv.Name)
 			if k, ok := app.KnownServerOf(srv); ok {
 				for _, o := range k.Own {
-					v.Own = append(v.Own, "~/"+o)
+					v.Own = append(v.Own, "~/"+strings.TrimSuffix(o, "/"))
 				}
 			}
 		}
@@ -224,7 +224,10 @@ func (c *command) printStatus(st Status) {
 		}
 		if f := s.Failure; f != nil {
 			c.printf("  %s\n", f.Text(c.env.Home))
-			if f.Folder != "" {
+			switch {
+			case f.Own:
+				c.printf("    allow: mkdir -m 700 -p %s && rootkeeper grant %s %s\n", app.ShellQuote(f.Folder), app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			case f.Folder != "":
 				c.printf("    allow: rootkeeper grant %s %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
 			}
 			c.printf("    run it unconfined: rootkeeper servers unconfine %s\n", app.ShellQuote(s.Name))

@@ -19,6 +19,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
+	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
 )
 
@@ -534,4 +535,175 @@ func TestConfinedFailureSaysWhatItReachedFor(t *testing.T) {
 	if _, ok := core.Snapshot().State.ConfineFailureOf(rs.name); ok {
 		t.Errorf("the failure outlived the answer")
 	}
+}
+
+// BenchmarkRealServersConfinedStart is each pinned server's start, as
+// installed, confined (observed, as Rootkeeper runs it) against unconfined,
+// interleaved in each iteration so that both see the same machine: from
+// building the command to its tools listed. It reports each server's
+// medians and their ratio; bench/confined-start summarises the ratios
+// (goal: median ≤ 1.15, worst ≤ 1.5).
+func BenchmarkRealServersConfinedStart(b *testing.B) {
+	if _, err := confine.ABI(); err != nil {
+		b.Fatalf("Landlock: %v", err)
+	}
+	for _, rs := range realServers {
+		b.Run(rs.name, func(b *testing.B) {
+			proj := benchProject(b)
+			state := b.TempDir()
+			home := b.TempDir()
+			start := func(confined bool) time.Duration {
+				command, args, dir := serverCommand(b, rs, false, proj)
+				if rs.inProject {
+					dir = proj
+				}
+				srv := app.Server{Name: rs.name, Type: app.TransportStdio, Command: command, Args: args, Cwd: dir, Env: serverEnvOf(rs, home, proj), Confine: confined}
+				began := time.Now()
+				cmd, _ := mcp.StdioCommand(srv, &app.Snapshot{})
+				var obs *confine.Observer
+				if confined {
+					var err error
+					if _, obs, err = mcp.ObserveCommand(cmd, srv, []string{proj}, state); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+				cs, err := client.Connect(ctx, &startedTransport{CommandTransport: sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, started: func() {
+					if obs != nil {
+						obs.Start(func(context.Context, confine.Attempt) string { return "" })
+					}
+				}}, nil)
+				if err != nil {
+					b.Fatalf("confined=%v: %v", confined, err)
+				}
+				if _, err := cs.ListTools(ctx, nil); err != nil {
+					b.Fatalf("confined=%v: tools/list: %v", confined, err)
+				}
+				took := time.Since(began)
+				cs.Close()
+				obs.Close()
+				return took
+			}
+			start(false) // warm the page cache for both
+			start(true)
+			var free, confined []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				if i%2 == 0 {
+					free = append(free, start(false))
+					confined = append(confined, start(true))
+				} else {
+					confined = append(confined, start(true))
+					free = append(free, start(false))
+				}
+			}
+			b.StopTimer()
+			f, c := percentile(free, 0.5), percentile(confined, 0.5)
+			b.ReportMetric(f/1000, "unconfined-ms")
+			b.ReportMetric(c/1000, "confined-ms")
+			b.ReportMetric(c/f, "ratio")
+		})
+	}
+}
+
+// startedTransport is a CommandTransport that calls started once the
+// command has started (the observer then takes its listener).
+type startedTransport struct {
+	sdk.CommandTransport
+	started func()
+}
+
+func (t *startedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.CommandTransport.Connect(ctx)
+	t.started()
+	return c, err
+}
+
+// benchProject is project for a benchmark.
+func benchProject(b *testing.B) string {
+	var p string
+	b.Helper()
+	tmp, err := os.MkdirTemp("", "survey-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(tmp) })
+	p = filepath.Join(tmp, "project")
+	os.Mkdir(p, 0o755)
+	os.WriteFile(filepath.Join(p, "README.md"), []byte("# survey\n"), 0o644)
+	os.WriteFile(filepath.Join(p, "go.mod"), []byte("module example.com/survey\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(p, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	return p
+}
+
+// BenchmarkConfinedBridgeInitialize is a host's initialize to its
+// response through the bridge, which starts the server (server-filesystem
+// as installed, one root) anew each time, unconfined against confined
+// (goal: p50 at most 60 ms more).
+func BenchmarkConfinedBridgeInitialize(b *testing.B) {
+	if _, err := confine.ABI(); err != nil {
+		b.Fatalf("Landlock: %v", err)
+	}
+	proj := benchProject(b)
+	bin := apptest.NPMServer(b, "mcp-server-filesystem")
+	run := func(confined bool) time.Duration {
+		core, dir := apptest.NewCore(b)
+		srv := app.Server{Name: "fs", Type: app.TransportStdio, Command: bin, Args: []string{proj}}
+		if confined {
+			srv.Confine = true
+		}
+		if err := core.Update(func(s *app.State) error {
+			if err := s.AddRoot(app.Root{Path: proj, Enabled: true, Source: app.SourcePicked}); err != nil {
+				return err
+			}
+			if _, err := s.PutServer(srv, app.PutOptions{Given: app.SetConfine}); err != nil {
+				return err
+			}
+			return s.Decide(app.Decision{Server: "fs", Root: proj, Verdict: app.Allow, By: app.ByCommandLine})
+		}); err != nil {
+			b.Fatal(err)
+		}
+		setHealthy(core, proj)
+		hostIn, bridgeIn := io.Pipe()
+		bridgeOut, hostOut := io.Pipe()
+		done := make(chan error, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			done <- Run(ctx, Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, StateDir: dir,
+				StopGrace: time.Second, KillAfter: time.Second})
+			hostOut.Close()
+		}()
+		began := time.Now()
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, nil)
+		if err != nil {
+			b.Fatalf("confined=%v: %v", confined, err)
+		}
+		took := time.Since(began)
+		cs.Close()
+		bridgeIn.Close()
+		<-done
+		return took
+	}
+	run(false)
+	run(true)
+	var free, confined []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			free = append(free, run(false))
+			confined = append(confined, run(true))
+		} else {
+			confined = append(confined, run(true))
+			free = append(free, run(false))
+		}
+	}
+	b.StopTimer()
+	f, c := percentile(free, 0.5), percentile(confined, 0.5)
+	b.ReportMetric(f/1000, "unconfined-p50-ms")
+	b.ReportMetric(c/1000, "confined-p50-ms")
+	b.ReportMetric((c-f)/1000, "added-p50-ms")
 }
