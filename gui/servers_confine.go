@@ -101,7 +101,9 @@ func (t *serversTab) renderOffer(snap *app.Snapshot) {
 	}
 	t.offered = names
 	t.offer.Objects = nil
+	t.offer.Hide() // no room taken while there is nothing to offer
 	if len(names) > 0 {
+		t.offer.Show()
 		text := fmt.Sprintf("%s set up before servers were confined by default %s unconfined: %s. Confined, each reaches only its folders, "+
 			"its own data and what it needs to run.", plural(len(names), "server"), map[bool]string{true: "runs", false: "run"}[len(names) == 1],
 			app.SafeText(listNames(names, 8)))

@@ -47,6 +47,7 @@ func newServersTab(u *ui) *serversTab {
 	top := container.NewBorder(nil, nil, nil, container.NewHBox(t.add, t.paste),
 		widget.NewLabel("MCP servers Rootkeeper connects to. Each sees only the folders you allowed it."))
 	t.offer = container.NewVBox()
+	t.offer.Hide()
 	t.content = container.NewBorder(container.NewVBox(top, t.offer), nil, nil, nil, container.NewVScroll(t.list))
 	return t
 }
