@@ -438,7 +438,7 @@ func TestRealServersConfined(t *testing.T) {
 		t.Fatalf("Landlock: %v", err)
 	}
 	only := os.Getenv("ROOTKEEPER_SURVEY")
-	sem := make(chan struct{}, 3)
+	sem := make(chan struct{}, 2)
 	for _, rs := range realServers {
 		if only != "" && !slices.Contains(strings.Split(only, ","), rs.name) {
 			continue
@@ -488,7 +488,7 @@ func TestRealServersConfined(t *testing.T) {
 				if os.Getenv("ROOTKEEPER_SURVEY_TOOLS") != "" {
 					t.Logf("tools: %q", direct.tools)
 				}
-				t.Logf("%s: %d tools; start to tools/list direct %v, confined %v", how, len(direct.tools), direct.took.Round(time.Millisecond), bridged.took.Round(time.Millisecond))
+				t.Logf("%s %s: %d tools, %d local calls; start to tools/list direct %v, confined %v", rs.name, how, len(direct.tools), len(rs.calls), direct.took.Round(time.Millisecond), bridged.took.Round(time.Millisecond))
 			}
 		})
 	}
@@ -541,7 +541,7 @@ func TestConfinedFailureSaysWhatItReachedFor(t *testing.T) {
 // installed, confined (observed, as Rootkeeper runs it) against unconfined,
 // interleaved in each iteration so that both see the same machine: from
 // building the command to its tools listed. It reports each server's
-// medians and their ratio; bench/confined-start summarises the ratios
+// medians and their ratio; bench/confined-start.sh summarises the ratios
 // (goal: median ≤ 1.15, worst ≤ 1.5).
 func BenchmarkRealServersConfinedStart(b *testing.B) {
 	if _, err := confine.ABI(); err != nil {
