@@ -220,9 +220,44 @@ func TestServerOwnState(t *testing.T) {
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("data folder still there: %v", err)
 	}
-	for _, bad := range []string{"", "..", "a/b"} {
+	for _, bad := range []string{"", "a/b"} {
 		if _, err := ServerDataFolder(state, bad); err == nil {
 			t.Errorf("name %q named a folder", bad)
 		}
+	}
+	seen := map[string]string{}
+	for _, odd := range []string{".", "..", "%2E", "%2E%2E", "a%b"} {
+		p, err := ServerDataFolder(state, odd)
+		if err != nil || filepath.Dir(p) != filepath.Join(state, "data") || seen[p] != "" {
+			t.Errorf("ServerDataFolder(%q) = %q, %v (also %q's)", odd, p, err, seen[p])
+		}
+		seen[p] = odd
+	}
+}
+
+// TestServerGitIdentity: a confined server's own git settings get the
+// person's name and email, nothing else of their git config (a token in
+// another section stays behind), once: the server's own file is then left
+// as it is.
+func TestServerGitIdentity(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = \"Ada Lovelace\"\n\temail = ada@example.com ; work\n"+
+		"[http \"https://example.com\"]\n\textraHeader = Authorization: Bearer SECRET\n[user]\n\tsigningkey = ABC\n"), 0o600)
+	srv := Server{Name: "git", Type: TransportStdio, Command: "git-mcp-server"}
+	st, err := ServerOwnState(srv, state, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(st.Data, "gitconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "[user]\n\tname = \"Ada Lovelace\"\n\temail = \"ada@example.com\"\n" {
+		t.Errorf("gitconfig:\n%s", got)
+	}
+	os.WriteFile(filepath.Join(st.Data, "gitconfig"), []byte("[core]\n"), 0o600)
+	ServerOwnState(srv, state, home)
+	if again, _ := os.ReadFile(filepath.Join(st.Data, "gitconfig")); string(again) != "[core]\n" {
+		t.Errorf("the server's own git settings were rewritten: %q", again)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -133,6 +134,7 @@ func ServerOwnState(srv Server, stateDir, home string) (OwnState, error) {
 	if err != nil {
 		return OwnState{}, err
 	}
+	seedGitIdentity(home, filepath.Join(data, "gitconfig"))
 	st := OwnState{Data: data}
 	k, ok := KnownServerOf(srv)
 	if !ok {
@@ -160,4 +162,87 @@ func ServerOwnState(srv Server, stateDir, home string) (OwnState, error) {
 		}
 	}
 	return st, nil
+}
+
+// seedGitIdentity writes, once, the person's git identity (user.name and
+// user.email, nothing else) to a confined server's own git settings
+// (dst, which GIT_CONFIG_GLOBAL names for it: the person's ~/.gitconfig is
+// not readable confined, and git dies on an unreadable one), so that a git
+// server commits as the person does. An existing file is the server's
+// own and is left as it is.
+func seedGitIdentity(home, dst string) {
+	if home == "" {
+		return
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return
+	}
+	var name, email string
+	for _, src := range []string{filepath.Join(home, ".config", "git", "config"), filepath.Join(home, ".gitconfig")} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			continue
+		}
+		n, e := gitIdentity(string(data))
+		if n != "" {
+			name = n
+		}
+		if e != "" {
+			email = e
+		}
+	}
+	text := ""
+	if name != "" || email != "" {
+		text = "[user]\n"
+		if name != "" {
+			text += "\tname = " + strconv.Quote(name) + "\n"
+		}
+		if email != "" {
+			text += "\temail = " + strconv.Quote(email) + "\n"
+		}
+	}
+	if f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.WriteString(text)
+		f.Close()
+	}
+}
+
+// gitIdentity reads user.name and user.email from a git config file's
+// text: the [user] section's plain values (quotes removed; includes and
+// conditionals are not followed).
+func gitIdentity(text string) (name, email string) {
+	section := ""
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			section = strings.ToLower(strings.Trim(strings.Fields(line + " ")[0], "[]"))
+			continue
+		}
+		if section != "user" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if uq, err := strconv.Unquote(v); err == nil {
+			v = uq
+		} else if i := strings.IndexAny(v, ";#"); i >= 0 {
+			v = strings.TrimSpace(v[:i]) // a comment
+		}
+		if strings.ContainsAny(v, "\n\x00") {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "name":
+			name = v
+		case "email":
+			email = v
+		}
+	}
+	return name, email
 }

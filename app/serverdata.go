@@ -20,15 +20,21 @@ import (
 // KnownServers).
 
 // ServerDataFolder is server name's data folder in stateDir, whether or not
-// it exists. A name that cannot name a folder is refused.
+// it exists: STATE/data/NAME, where a name that is . or .. has its dots
+// written %2E (and a % of a name %25, so that no two names share a
+// folder). A name that cannot name a folder is refused.
 func ServerDataFolder(stateDir, name string) (string, error) {
 	if stateDir == "" {
 		return "", errors.New("no state folder to keep the server's data in")
 	}
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`+string(filepath.Separator)+"\x00") {
+	if name == "" || strings.ContainsAny(name, `/\`+string(filepath.Separator)+"\x00") {
 		return "", fmt.Errorf("server name %q cannot name a folder", name)
 	}
-	return filepath.Join(stateDir, "data", name), nil
+	base := strings.ReplaceAll(name, "%", "%25")
+	if base == "." || base == ".." {
+		base = strings.ReplaceAll(base, ".", "%2E")
+	}
+	return filepath.Join(stateDir, "data", base), nil
 }
 
 // ServerData returns server name's data folder, creating it (0700) when

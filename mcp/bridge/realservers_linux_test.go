@@ -158,6 +158,30 @@ var realServers = []realServer{
 // page is what the browsers are shown.
 const page = "data:text/html,<title>Survey page</title><h1>confined</h1>"
 
+// personHome is a home folder as a person's is: git and npm settings
+// (which a confined server may not read: git dies on an unreadable
+// ~/.gitconfig), a shell's, and settings of other programs.
+func personHome(t *testing.T, name string) string {
+	t.Helper()
+	home := mkdir(t, name)
+	for rel, text := range map[string]string{
+		".gitconfig":            "[user]\n\tname = Survey Person\n\temail = person@example.com\n[init]\n\tdefaultBranch = main\n",
+		".npmrc":                "//registry.example.invalid/:_authToken=not-for-servers\n",
+		".bashrc":               "export PS1='$ '\n",
+		".config/git/ignore":    "*.swp\n",
+		".config/gh/hosts.yml":  "github.com:\n  oauth_token: not-for-servers\n",
+		".ssh/config":           "Host *\n",
+		"Documents/taxes/a.txt": "private\n",
+	} {
+		p := filepath.Join(home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
 // expand replaces {project} in s.
 func expand(s, proj string) string { return strings.ReplaceAll(s, "{project}", proj) }
 
@@ -463,12 +487,12 @@ func TestRealServersConfined(t *testing.T) {
 					}
 				}
 				clean()
-				direct := runDirect(t, rs, npx, proj, mkdir(t, "home-direct"))
+				direct := runDirect(t, rs, npx, proj, personHome(t, "home-direct"))
 				if direct.err != nil {
 					t.Fatalf("%s, direct: %v\n%s", how, direct.err, direct.stderr)
 				}
 				clean()
-				bridged := runBridged(t, rs, npx, proj, mkdir(t, "home-bridged"), true)
+				bridged := runBridged(t, rs, npx, proj, personHome(t, "home-bridged"), true)
 				if bridged.err != nil {
 					t.Errorf("%s, confined through the bridge: %v\n%s", how, bridged.err, bridged.stderr)
 					continue

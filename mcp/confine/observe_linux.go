@@ -520,6 +520,12 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return false
 	}
+	if rel == "." {
+		// The path is what is allowed (a file slot, which Landlock could
+		// not name while it did not exist): it is opened by its name
+		// beneath its folder, and nothing else there.
+		folder, rel = filepath.Dir(path), filepath.Base(path)
+	}
 	dfd, err := unix.Open(folder, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false

@@ -160,7 +160,8 @@ func TestPrivateFoldersWhateverTheEnvironmentSays(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, ".cache", "ms-playwright"), 0o755)
 	env := []string{"HOME=" + home, "npm_config_cache=" + home + "/.npm", "NPM_CONFIG_CACHE=" + home + "/.npm2",
 		"UV_CACHE_DIR=/shared/uv", "YARN_CACHE_FOLDER=/shared/yarn", "PIP_CACHE_DIR=/shared/pip", "DENO_DIR=/shared/deno",
-		"BUN_INSTALL_CACHE_DIR=/shared/bun", "GOCACHE=/shared/go", "XDG_CONFIG_HOME=" + home + "/.config", "TMPDIR=/tmp", "KEEP=1"}
+		"BUN_INSTALL_CACHE_DIR=/shared/bun", "GOCACHE=/shared/go", "XDG_CONFIG_HOME=" + home + "/.config", "TMPDIR=/tmp", "KEEP=1",
+		"GIT_CONFIG_GLOBAL=" + home + "/.gitconfig", "NPM_CONFIG_USERCONFIG=" + home + "/.npmrc"}
 	got := privateFolders(env, temp, data, home)
 	want := map[string]string{
 		"npm_config_cache": filepath.Join(temp, "cache", "npm"), "UV_CACHE_DIR": filepath.Join(temp, "cache", "uv"),
@@ -170,6 +171,7 @@ func TestPrivateFoldersWhateverTheEnvironmentSays(t *testing.T) {
 		"XDG_CONFIG_HOME": filepath.Join(data, "config"), "XDG_DATA_HOME": filepath.Join(data, "share"), "XDG_STATE_HOME": filepath.Join(data, "state"),
 		"TMPDIR": temp, "TMP": temp, "TEMP": temp, "KEEP": "1",
 		"PLAYWRIGHT_BROWSERS_PATH": filepath.Join(home, ".cache", "ms-playwright"),
+		"GIT_CONFIG_GLOBAL":        filepath.Join(data, "gitconfig"), "npm_config_userconfig": filepath.Join(data, "npmrc"),
 	}
 	for k, v := range want {
 		if envValue(got, k) != v {

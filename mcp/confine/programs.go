@@ -64,6 +64,18 @@ var dataVars = []struct{ name, sub string }{
 	{"XDG_STATE_HOME", "state"},
 }
 
+// dataFiles are the person's settings files that programs read from the
+// home folder and treat an unreadable one as fatal, with the variable that
+// names another and the file of the server's own, in its data folder, it
+// gets instead: git dies on an unreadable ~/.gitconfig ("unknown error
+// occurred while reading the configuration files"), and the person's
+// ~/.npmrc may hold registry tokens no server should have. A missing file
+// is fine to both.
+var dataFiles = []struct{ name, file string }{
+	{"GIT_CONFIG_GLOBAL", "gitconfig"},
+	{"npm_config_userconfig", "npmrc"},
+}
+
 // browserCaches are where browser automation finds the browsers it
 // downloaded, under the cache folder that XDG_CACHE_HOME now moves: they
 // are named where the environment does not name them, so that an
@@ -74,7 +86,8 @@ var browserCaches = []struct{ name, rel string }{
 }
 
 // privateFolders returns env with the temp variables and cacheVars
-// pointed into temp, and dataVars into data (each made, 0700).
+// pointed into temp, and dataVars (each made, 0700) and dataFiles into
+// data.
 func privateFolders(env []string, temp, data, home string) []string {
 	if temp != "" {
 		for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
@@ -100,6 +113,9 @@ func privateFolders(env []string, temp, data, home string) []string {
 			dir := filepath.Join(data, d.sub)
 			os.MkdirAll(dir, 0o700)
 			env = setEnv(env, d.name, dir)
+		}
+		for _, f := range dataFiles {
+			env = setEnvFold(env, f.name, filepath.Join(data, f.file))
 		}
 	}
 	return env
