@@ -12,13 +12,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-5}
-out=$(go test -run '^$' -bench 'BenchmarkRealServersConfinedStart|BenchmarkConfinedBridgeInitialize' -benchtime "${n}x" -timeout 60m ./mcp/bridge/)
+if ! out=$(go test -run '^$' -bench 'BenchmarkRealServersConfinedStart|BenchmarkConfinedBridgeInitialize' -benchtime "${n}x" -timeout 60m ./mcp/bridge/ 2>&1); then
+	echo "$out" >&2
+	exit 1
+fi
 echo "$out" | grep '^Benchmark'
-echo "$out" | awk '/^BenchmarkRealServersConfinedStart\// {
-	for (i = 1; i < NF; i++) if ($(i+1) == "ratio") r[n++] = $i
-} END {
-	asort(r)
-	if (n == 0) { print "no servers measured"; exit 1 }
-	median = (n % 2) ? r[(n+1)/2] : (r[n/2] + r[n/2+1]) / 2
-	printf "servers: %d  median ratio: %.2f  worst: %.2f  best: %.2f\n", n, median, r[n], r[1]
+echo "$out" | awk '/^BenchmarkRealServersConfinedStart\// { for (i = 1; i < NF; i++) if ($(i+1) == "ratio") print $i }' | sort -g |
+	awk '{ r[NR] = $1 } END {
+	if (NR == 0) { print "no servers measured"; exit 1 }
+	median = (NR % 2) ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2
+	printf "servers: %d  median ratio: %.2f  worst: %.2f  best: %.2f\n", NR, median, r[NR], r[1]
 }'
