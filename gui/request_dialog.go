@@ -122,8 +122,13 @@ func (u *ui) askRequest(r app.Request) {
 			d.OnOnce = func() {
 				u.consent = ""
 				u.queue.AnsweringRequest(r)
+				shown := []string{}
+				for _, c := range r.Calls {
+					shown = append(shown, c.ID)
+				}
 				u.update("allow "+r.Server+" once", func(s *app.State) error {
-					return s.GrantOnce(r.Server, r.Path, app.ByDialog, time.Now().UTC())
+					_, err := s.GrantOnce(r.Server, r.Path, shown, app.ByDialog, time.Now().UTC())
+					return err
 				}, func(error) { u.queue.AnsweredRequest(r) })
 			}
 			d.OnSubmit = func(allow bool, scope app.Scope) {

@@ -199,7 +199,7 @@ func TestRequestDialogAllowOnce(t *testing.T) {
 		if err := s.AddServer(stdio("fs")); err != nil {
 			return err
 		}
-		_, err := s.AddReachRequest("fs", reqX, reqX+"/secret.txt", "read", time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC))
+		_, err := s.AskReach("fs", reqX, app.ReachCall{ID: "c1", Op: app.OpRead, Path: reqX + "/secret.txt"}, time.Now().UTC(), true)
 		return err
 	})
 	d := openRequest(t, f)

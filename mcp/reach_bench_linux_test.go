@@ -159,7 +159,7 @@ func BenchmarkReachToRequest(b *testing.B) {
 	e.addRoots(root)
 	e.grant("nosy", root)
 	opts := e.fastOptions()
-	opts.ReachWait = 10 * time.Second
+	opts.CanAsk = func() bool { return true } // the window asks
 	opts.Logger = nil
 	m := e.start(opts)
 	m.reachLimit.Burst, m.reachLimit.Per = 1<<30, time.Second // measure the path, not the limiter

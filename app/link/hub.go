@@ -86,6 +86,11 @@ func NewHub(core *app.Core, opts Options) *Hub {
 // second launch of the app brings the window up), "restart" and "log".
 func (h *Hub) Register(ctl *control.Server) {
 	ctl.HandleStream(Op, h.serveWindow)
+	// The app brings the window up when something waits for the person
+	// (Run): bridges ask before they hold a call for an answer.
+	ctl.Handle(OpAsker, func(context.Context, json.RawMessage) (any, error) {
+		return Asker{Person: true}, nil
+	})
 	ctl.Handle("raise", func(context.Context, json.RawMessage) (any, error) {
 		h.Show(Show{})
 		return "raised", nil
@@ -105,6 +110,18 @@ func (h *Hub) Register(ctl *control.Server) {
 		}
 		return h.opts.Servers.Log(name), nil
 	})
+}
+
+// OpAsker is the control op that tells a bridge whether the running app
+// can ask the person (Asker): the app with its window can, headless
+// cannot (it does not answer the op).
+const OpAsker = "asker"
+
+// Asker is the answer to OpAsker.
+type Asker struct {
+	// Person is true when a question reaches a person: the window is up,
+	// or comes up for it.
+	Person bool `json:"person"`
 }
 
 type serverArgs struct {

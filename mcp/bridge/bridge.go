@@ -129,10 +129,13 @@ type Options struct {
 	// checks before it is started anyway (default 3 s).
 	SettleTimeout time.Duration
 	// WithoutReach turns off the observation of a confined server's reach
-	// (see confineObserved); ReachWait bounds how long its call past its
-	// folders waits for an answer (default app.ReachWait).
+	// (see confineObserved).
 	WithoutReach bool
-	ReachWait    time.Duration
+	// CanAsk reports whether a person can be asked now: the app runs and
+	// can bring its window up. A held server's host and a confined
+	// server's call past its folders then wait for the answer; otherwise
+	// they are answered at once. nil: nobody can be asked.
+	CanAsk func() bool
 }
 
 // Session is what a bridge shows of itself.
@@ -194,6 +197,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.KillAfter <= 0 {
 		o.KillAfter = 3 * time.Second
+	}
+	if o.CanAsk == nil {
+		o.CanAsk = func() bool { return false }
 	}
 	if o.AppRunning == nil {
 		o.AppRunning = func() bool { return false }
