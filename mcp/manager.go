@@ -165,6 +165,7 @@ type Manager struct {
 	resourceListeners resourceListeners // see OnResourceEvent
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
+	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
 }
 
 // NewManager returns a manager for the servers configured in core.
@@ -205,6 +206,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			<-publisherDone
 			m.wg.Wait()
+			m.reachRecs.Wait()
 			if m.audit != nil {
 				m.audit.Close()
 			}

@@ -61,6 +61,10 @@ type ReachWatch struct {
 	// Skip are folders never asked about (the state folder, the server's
 	// temp folder).
 	Skip []string
+	// Pending counts the requests written in the background for a person
+	// who is not there, so that the owner can wait for them before it
+	// ends (Manager.Run, the bridge); nil: a group of this watch's own.
+	Pending *sync.WaitGroup
 	// Allowed are the folders the server may reach under snap, which an
 	// attempt in them is handed as allowed (the ruleset is older than the
 	// decision: the server is about to restart); nil means
@@ -107,6 +111,9 @@ func (w *ReachWatch) init() {
 		}
 		if w.Log == nil {
 			w.Log = slog.New(slog.DiscardHandler)
+		}
+		if w.Pending == nil {
+			w.Pending = new(sync.WaitGroup)
 		}
 	})
 }
@@ -174,9 +181,15 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 	if f, done := w.answer(snap, a, folder, call, &e); done {
 		return f
 	}
-	asking := w.CanAsk != nil && w.CanAsk()
 	e.Decided = audit.ReachRefused
-	if _, open := snap.State.Request(w.Server, folder); !open {
+	req, open := snap.State.Request(w.Server, folder)
+	if open && len(req.Waiting(now)) == 0 {
+		// Asked before and not answered (or asked of nobody): not held
+		// again, and nothing to write.
+		return ""
+	}
+	asking := w.CanAsk != nil && w.CanAsk()
+	if !open {
 		if !w.Limiter.Allow(w.Server, now) {
 			e.Decided = audit.ReachLimited
 			return ""
@@ -266,7 +279,9 @@ func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) {
 		w.recording.Add(-1)
 		return
 	}
+	w.Pending.Add(1)
 	go func() {
+		defer w.Pending.Done()
 		defer w.recording.Add(-1)
 		if err := w.Core.Update(func(s *app.State) error {
 			_, err := s.AskReach(w.Server, folder, call, now, false)

@@ -161,6 +161,10 @@ type bridge struct {
 	cur      *serverProc
 	stopping bool // the bridge is ending: no more restarts
 
+	// reachRecs are the reach requests being written for a person who is
+	// not there (mcp.ReachWatch.Pending): Run waits for them.
+	reachRecs sync.WaitGroup
+
 	mu              sync.Mutex
 	hostRootsCap    bool     // the host declared roots
 	hostRoots       []string // the host's folders, canonical
@@ -233,6 +237,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer b.reachRecs.Wait()
 	var p *serverProc
 	var err error
 	if srv.Type == app.TransportStdio {

@@ -24,6 +24,7 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) 
 	}
 	w := mcp.NewReachWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
 	w.CanAsk = b.o.CanAsk
+	w.Pending = &b.reachRecs
 	// What the session was started with (narrowed to the host's folders
 	// in mode follow) is what an attempt may be handed as allowed.
 	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }

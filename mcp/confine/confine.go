@@ -57,8 +57,16 @@
 // RESOLVE_NO_MAGICLINKS), never in a protected folder, and makes that
 // descriptor the call's result (SECCOMP_IOCTL_NOTIF_ADDFD with
 // SECCOMP_ADDFD_FLAG_SEND). The path opened is the one read and shown,
-// not one the server could change after. A mkdir, rename, execute or
+// not one the server could change after, with the call's own flags (and
+// openat2's resolve flags where they can be repeated beneath the folder:
+// all but RESOLVE_IN_ROOT). A mkdir, rename, execute, O_TMPFILE or
 // O_PATH open cannot be answered with a descriptor (Attempt.CanHand).
+//
+// The same filter sends the calls that change a file's mode, owner,
+// extended attributes or times, which Landlock does not govern; the
+// observer does each itself on the very file the call names, only inside
+// the server's read-write folders, and fails it with EPERM elsewhere
+// (meta_linux.go). It refuses io_uring_setup and chattr's ioctls outright.
 //
 // Why a notification per path call, and not only for the denied ones:
 // BPF cannot read a path, and a seccomp filter cannot see what Landlock

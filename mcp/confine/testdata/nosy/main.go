@@ -10,7 +10,8 @@
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
 // operation and answers with the same JSON. With -linger FILE it ignores
 // SIGTERM and the end of its stdin, and exits only once FILE is gone (or
-// it is killed): a server that holds on to what it could reach.
+// it is killed): a server that holds on to what it could reach. With
+// -probe DIR,DIR it lists those folders before it serves.
 package main
 
 import (
@@ -113,7 +114,13 @@ func pair(kind string) error {
 func main() {
 	once := flag.Bool("try", false, "do the operations in the arguments and exit")
 	linger := flag.String("linger", "", "ignore SIGTERM and stdin's end while this file exists")
+	probe := flag.String("probe", "", "list these folders (comma-separated) before serving, as servers that look around at start do")
 	flag.Parse()
+	if *probe != "" {
+		for _, dir := range strings.Split(*probe, ",") {
+			os.ReadDir(dir) // what it finds does not matter; that it looked does
+		}
+	}
 	if *linger != "" {
 		signal.Ignore(syscall.SIGTERM)
 		defer func() {
