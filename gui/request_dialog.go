@@ -149,7 +149,13 @@ func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 	}
 	switch {
 	case q.Once:
-		d.note.SetText("Allow once lets exactly the calls above through, each with its own access, and grants nothing: the next attempt asks again.")
+		some := "exactly the calls above"
+		for _, c := range q.Calls {
+			if c.NotOnce != "" {
+				some = "the calls above it can do"
+			}
+		}
+		d.note.SetText("Allow once lets " + some + " through, each with only its own access, and grants nothing: the next attempt asks again.")
 		d.note.Show()
 		d.once.Enable()
 	default:

@@ -246,9 +246,18 @@ Quit
 			}
 		})
 	}
-	// Even with every one of 100 servers failing, at most 40 items.
+	// Even with every one of 100 servers failing, at most 40 items; and
+	// with 64 folders they tried waiting, and the scan's line, too.
 	if n := len(trayMenu(scaleSnapshot(1000, 100, 0), trayActions{}).Items); n > 40 {
 		t.Errorf("100 failing servers: %d items", n)
+	}
+	snap := scaleSnapshot(1000, 100, 0)
+	for i := range app.MaxRequestsPerServer {
+		snap.State.Requests = append(snap.State.Requests, app.Request{Server: "server-1", Path: fmt.Sprintf("/srv/%d", i),
+			From: app.FromReach, Tried: fmt.Sprintf("/srv/%d/x", i), Op: app.OpRead})
+	}
+	if n := len(trayMenu(snap, trayActions{Finding: "3 projects found"}).Items); n > 40 {
+		t.Errorf("100 failing servers, 64 requests and the scan's line: %d items", n)
 	}
 }
 
