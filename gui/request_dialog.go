@@ -340,6 +340,7 @@ func (u *ui) followRequest() {
 // not; behind a dialog already open, next.
 func (u *ui) answerRequest(server, path string) {
 	u.queue.AskFirst(server, path)
+	u.laterChanged() // no longer put off
 	u.raise()
 	u.askNext()
 }

@@ -501,8 +501,9 @@ func TestTheWindowShowsWhatWaits(t *testing.T) {
 	if f.u.openDialog != nil {
 		t.Errorf("asked again after Later: %T", f.u.openDialog)
 	}
-	if len(told) != 1 || len(told[0].Requests) != 2 {
-		t.Errorf("the app was told %+v, want both requests put off", told)
+	// Answer… took it off what was put off; Later put it back.
+	if len(told) != 2 || len(told[0].Requests) != 1 || len(told[1].Requests) != 2 {
+		t.Errorf("the app was told %+v, want one request put off, then both", told)
 	}
 
 	// A confined server's call waits: first in the line, and asked now.
