@@ -165,7 +165,8 @@ type OnceAnswer struct {
 // decision, no restart, and the next attempt asks again. The request is
 // dropped; calls not answered are refused. A request whose waiting calls
 // allow once can answer none of is refused with an InputError naming
-// them, and nothing changes.
+// them, and nothing changes; so is one where none of the calls ids names
+// waits any more (the person answered after their wait ran out).
 func (s *State) GrantOnce(server, folder string, ids []string, by Source, at time.Time) (OnceAnswer, error) {
 	r, ok := s.Request(server, folder)
 	if !ok || r.From != FromReach {
@@ -184,6 +185,11 @@ func (s *State) GrantOnce(server, folder string, ids []string, by Source, at tim
 	}
 	if len(ans.Let) == 0 && len(ans.NotLet) > 0 {
 		return ans, &InputError{Msg: onceRefusal(ans)}
+	}
+	if len(ans.Let) == 0 && len(ids) > 0 {
+		// The calls the person was shown gave up while they read: nothing
+		// to let through, and the request stays for them to decide.
+		return ans, inputErrorf("%s no longer waits on %q: its wait ran out and it was refused; allow the folder or deny it", server, folder)
 	}
 	s.dropRequest(server, folder)
 	s.Once = slices.DeleteFunc(slices.Clip(s.Once), func(o Once) bool { return at.Sub(o.At) > OnceLasts })

@@ -57,7 +57,8 @@ type Hub struct {
 	// pending is what to show once the started window attaches.
 	pending *Show
 	// queue decides whether something waits for the person while no
-	// window is up, and keeps what closing a window put off.
+	// window is up; it keeps what the window said the person put off
+	// (handed to the next window) and what a window ending left.
 	queue app.ConsentQueue
 	// finding is the attached window's line about its scan.
 	finding string
@@ -256,10 +257,13 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	h.changed()
 
 	go p.writeLoop(h.core)
-	p.send(message{Kind: kindLater, Later: &later})
+	// What to show comes before Later, which ends Attach: the window has
+	// it before its first render (the request the tray's line named is
+	// asked first).
 	if show != nil {
 		p.send(message{Kind: kindShow, Show: show})
 	}
+	p.send(message{Kind: kindLater, Later: &later})
 	if w := h.opts.Resources; w != nil {
 		stop := w.OnResourceEvent(func(server, uri string) {
 			p.send(message{Kind: kindResource, Resource: &resourceEvent{Server: server, URI: uri}})
@@ -272,8 +276,9 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	h.mu.Lock()
 	h.win = nil
 	h.finding = ""
-	// What was on screen when the window closed is put off, not asked
-	// again at once; what comes later brings a window up again.
+	// What was on screen when the window ended (closed, or killed) does
+	// not bring a window up again at once: the next window asks it again;
+	// what comes later brings a window up.
 	h.queue.PutOffAll(app.NewGrid(h.core.Snapshot()))
 	h.mu.Unlock()
 	select {
@@ -313,6 +318,12 @@ func (h *Hub) readLoop(p *peer) error {
 			h.mu.Unlock()
 			if was != m.Text {
 				h.changed()
+			}
+		case kindLater:
+			if m.Later != nil {
+				h.mu.Lock()
+				h.queue.SetLater(*m.Later)
+				h.mu.Unlock()
 			}
 		case kindQuit:
 			if h.opts.Quit != nil {
