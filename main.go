@@ -436,6 +436,7 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		Landlock:  confine.ABI,
 		Shows:     w.Shows(),
 		Later:     w.Later(),
+		OnLater:   w.SetLater,
 		OnFinding: w.SetFinding,
 		QuitApp:   w.QuitApp,
 		Log:       newLogger(),

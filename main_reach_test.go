@@ -165,7 +165,7 @@ func TestReachWithNobodyToAsk(t *testing.T) {
 			if req.From != app.FromReach || req.Tried != a || req.Op != app.OpRead || !req.Unasked || len(req.Calls) != 0 {
 				t.Errorf("request %+v; want an unasked read of %s holding no calls", req, a)
 			}
-			if out := mustRun(t, state, "status"); !strings.Contains(out, "nosy tried to read "+a+" — allow "+secret+"?") || !strings.Contains(out, "nobody was there to ask") {
+			if out := mustRun(t, state, "status"); !strings.Contains(out, "nosy tried to read "+a+" — allow "+secret+"?") || !strings.Contains(out, "Nobody was there to ask when nosy tried this") {
 				t.Errorf("status:\n%s", out)
 			}
 			if line := <-h.try("read", filepath.Join(secret, "b.txt")); !strings.Contains(line, "permission denied") {

@@ -237,18 +237,15 @@ func (c *command) printReach(server string, r app.Request, now time.Time) {
 	c.printf("  requested %s\n", app.RequestText(r))
 	q := func(s string) string { return app.ShellQuote(s) }
 	decide := fmt.Sprintf("allow the folder: `rootkeeper grant %s %s`; deny it: `rootkeeper deny %s %s`", q(server), q(r.Path), q(server), q(r.Path))
-	waiting := r.Waiting(now)
-	if len(waiting) == 0 {
-		why := "its call was refused when the wait ran out"
-		if r.Unasked {
-			why = "nobody was there to ask, so it was refused at once"
-		}
-		c.printf("            %s; %s\n", why, decide)
+	ask := app.ReachQuestionOf(r, now, nil)
+	if !ask.Waiting {
+		c.printf("            %s; %s\n", ask.Gone, decide)
 		return
 	}
+	waiting := ask.Calls
 	c.printf("            %d call(s) wait %s more:\n", len(waiting), r.Until.Sub(now).Round(time.Second))
 	for _, call := range waiting {
-		line := fmt.Sprintf("              %s %s", app.OpText(call.Op), call.Path)
+		line := "              " + call.Text("")
 		switch {
 		case call.NotOnce != "":
 			line += " (allow once cannot: " + call.NotOnce + ")"
