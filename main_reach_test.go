@@ -196,31 +196,8 @@ func TestReachWithNobodyToAsk(t *testing.T) {
 // truncate that joined the request meanwhile is refused and the file keeps
 // its content.
 func TestReachAsksThePersonWhenTheAppRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("GUI test skipped with -short")
-	}
-	for _, tool := range []string{"xvfb-run", "dbus-run-session"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (run .ci/setup)", tool)
-		}
-	}
 	state, secret := reachSetup(t)
-	gui := exec.Command("dbus-run-session", "--", "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", binary, "--state-dir", state, "--hidden")
-	gui.Env = serverEnv()
-	apptest.OwnGroup(gui)
-	gui.WaitDelay = 2 * time.Second
-	var logs strings.Builder
-	gui.Stderr = &logs
-	if err := gui.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		apptest.KillGroup(gui)
-		gui.Wait()
-		if t.Failed() {
-			t.Logf("app:\n%s", logs.String())
-		}
-	})
+	startGUIApp(t, state)
 	waitFor(t, "the app", func() bool { return liveStatus(t, state).Running })
 
 	h := startHostSession(t, state)
@@ -265,4 +242,37 @@ func TestReachAsksThePersonWhenTheAppRuns(t *testing.T) {
 			t.Errorf("after allow once nosy sees %v and has requests %v; want its one folder and none", s.Visible, s.Requests)
 		}
 	}
+}
+
+// startGUIApp runs the app with its window (`rootkeeper --hidden` under
+// Xvfb and a private session bus, no tray host, so its window comes up) on
+// state until the test ends, and waits for its control socket: an app
+// that can ask the person.
+func startGUIApp(t *testing.T, state string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("GUI test skipped with -short")
+	}
+	for _, tool := range []string{"xvfb-run", "dbus-run-session"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed (run .ci/setup)", tool)
+		}
+	}
+	gui := exec.Command("dbus-run-session", "--", "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", binary, "--state-dir", state, "--hidden")
+	gui.Env = serverEnv()
+	apptest.OwnGroup(gui)
+	gui.WaitDelay = 2 * time.Second
+	var logs strings.Builder
+	gui.Stderr = &logs
+	if err := gui.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		apptest.KillGroup(gui)
+		gui.Wait()
+		if t.Failed() {
+			t.Logf("app:\n%s", logs.String())
+		}
+	})
+	waitFor(t, "the app", func() bool { return liveStatus(t, state).Running })
 }
