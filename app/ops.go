@@ -35,7 +35,13 @@ func (s State) Clone() State {
 	c.SearchFolders = slices.Clone(s.SearchFolders)
 	c.PrivateEnv = slices.Clone(s.PrivateEnv)
 	c.Requests = slices.Clone(s.Requests)
+	for i := range c.Requests {
+		c.Requests[i].Calls = slices.Clone(c.Requests[i].Calls)
+	}
 	c.Once = slices.Clone(s.Once)
+	for i := range c.Once {
+		c.Once[i].Calls = slices.Clone(c.Once[i].Calls)
+	}
 	c.Servers = make([]Server, len(s.Servers))
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
@@ -52,6 +58,10 @@ func (s State) Clone() State {
 	if s.Sampling != nil {
 		sc := *s.Sampling
 		c.Sampling = &sc
+	}
+	if s.Settings != nil {
+		st := *s.Settings
+		c.Settings = &st
 	}
 	return c
 }

@@ -85,10 +85,15 @@ tray with the window closed (as at login).
   import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
-  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: only the attempts waiting on it)
+  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the calls of a confined
+                                    server waiting on ROOT through this once, nothing more; ROOT
+                                    may be the folder (its reads) or a file a call named)
   deny SERVER ROOT                  remember that SERVER may not see ROOT
   revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
   pause | resume                    stop or restart all sharing
+  settings [--json] | settings reach-wait DURATION
+                                    how long a confined server's call past its folders waits
+                                    while you are asked (default 10s)
   status [--json]                   what each server may see, and live state
   audit [--server S] [--json]       which server was sent which roots, when
   sampling show [--json] | clear    the model that answers servers' sampling requests
@@ -101,7 +106,11 @@ tray with the window closed (as at login).
 Folders named on a server's command line or in its env are taken off and
 become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
 --confine (Linux): the server runs under Landlock, reaching only its granted
-folders, a private temp folder and what it needs to run.
+folders, a private temp folder and what it needs to run. When it reaches past
+them, the window asks (its call waits, reach-wait); with nobody to ask (headless,
+a bridge with no app) the call is refused at once and the request waits in
+status. Allow once lets exactly the calls shown through, each with its own
+access; only grant (without --once) widens its folders.
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to
@@ -257,6 +266,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.setPaused(verb == "pause")
 	case "status":
 		return c.status(rest)
+	case "settings":
+		return c.settings(rest)
 	case "audit":
 		if ext.Audit == nil {
 			return errors.New("this build has no audit log reader")

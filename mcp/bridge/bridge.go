@@ -129,10 +129,13 @@ type Options struct {
 	// checks before it is started anyway (default 3 s).
 	SettleTimeout time.Duration
 	// WithoutReach turns off the observation of a confined server's reach
-	// (see confineObserved); ReachWait bounds how long its call past its
-	// folders waits for an answer (default app.ReachWait).
+	// (see confineObserved).
 	WithoutReach bool
-	ReachWait    time.Duration
+	// CanAsk reports whether a person can be asked now: the app runs and
+	// can bring its window up. A held server's host and a confined
+	// server's call past its folders then wait for the answer; otherwise
+	// they are answered at once. nil: nobody can be asked.
+	CanAsk func() bool
 }
 
 // Session is what a bridge shows of itself.
@@ -157,6 +160,10 @@ type bridge struct {
 	rmu      sync.RWMutex
 	cur      *serverProc
 	stopping bool // the bridge is ending: no more restarts
+
+	// reachRecs are the reach requests being written for a person who is
+	// not there (mcp.ReachWatch.Pending): Run waits for them.
+	reachRecs sync.WaitGroup
 
 	mu              sync.Mutex
 	hostRootsCap    bool     // the host declared roots
@@ -195,6 +202,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.KillAfter <= 0 {
 		o.KillAfter = 3 * time.Second
 	}
+	if o.CanAsk == nil {
+		o.CanAsk = func() bool { return false }
+	}
 	if o.AppRunning == nil {
 		o.AppRunning = func() bool { return false }
 	}
@@ -227,6 +237,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer b.reachRecs.Wait()
 	var p *serverProc
 	var err error
 	if srv.Type == app.TransportStdio {

@@ -99,7 +99,7 @@ func (b *bridge) waitToStart(ctx context.Context) error {
 				return nil
 			}
 		} else {
-			if !h.Waiting() || !b.o.AppRunning() {
+			if !h.Waiting() || !b.o.CanAsk() {
 				return b.holdError(h)
 			}
 			if !asked {
