@@ -212,6 +212,9 @@ func argSpans(a string) []Span {
 	if name, v, ok := strings.Cut(a, "="); ok && envName.MatchString(name) {
 		return clean(a, shift(namedSpans(name, v), len(name)+1))
 	}
+	if !strings.Contains(a, ":") {
+		return textOrWhole(a)
+	}
 	if loc := headerLine.FindStringSubmatchIndex(a); loc != nil && !strings.HasPrefix(a[loc[1]:], "//") {
 		name := a[loc[2]:loc[3]]
 		if authHeader(name) || nameStrength(name) != notSecret {
@@ -351,13 +354,15 @@ func textSpans(m string) []Span {
 			sp = append(sp, shift(urlSpans(m[loc[0]:loc[1]]), loc[0])...)
 		}
 	}
-	for _, loc := range tokenAnywhere.FindAllStringSubmatchIndex(m, -1) {
-		sp = append(sp, Span{Start: loc[2], End: loc[3]})
+	for _, loc := range tokens(m) {
+		sp = append(sp, Span{Start: loc[0], End: loc[1]})
 	}
-	for _, loc := range schemeAnywhere.FindAllStringSubmatchIndex(m, -1) {
-		sp = append(sp, Span{Start: loc[2], End: loc[3]})
+	if strings.Contains(m, "earer") || strings.Contains(m, "asic") || strings.Contains(m, "EARER") || strings.Contains(m, "ASIC") {
+		for _, loc := range schemeAnywhere.FindAllStringSubmatchIndex(m, -1) {
+			sp = append(sp, Span{Start: loc[2], End: loc[3]})
+		}
 	}
-	if strings.Contains(m, "@") {
+	if strings.Contains(m, "@tcp(") || strings.Contains(m, "@unix(") || strings.Contains(m, "@udp(") {
 		for _, loc := range goDSN.FindAllStringSubmatchIndex(m, -1) {
 			sp = append(sp, Span{Start: loc[2], End: loc[3]})
 		}
@@ -469,8 +474,8 @@ func urlSpans(u string) []Span {
 
 // tokenWhole: s is one of the providers' tokens, nothing more.
 func tokenWhole(s string) bool {
-	loc := tokenAnywhere.FindStringSubmatchIndex(s)
-	return loc != nil && loc[2] == 0 && loc[3] == len(s)
+	t := tokens(s)
+	return len(t) == 1 && t[0] == [2]int{0, len(s)}
 }
 
 // paramSpans finds the secret values of the parameters of a URL's query

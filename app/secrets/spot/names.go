@@ -121,8 +121,49 @@ func colonName(name string) bool {
 // a letter or a digit, and where camelCase changes case ("apiClientSecret",
 // "X-API-Key", "tavilyApiKey", "APIKey").
 func words(name string) []string {
+	name = strings.TrimLeft(name, "-")
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return wordsRunes(name)
+		}
+	}
 	var out []string
-	rs := []rune(strings.TrimLeft(name, "-"))
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, strings.ToLower(name[start:end]))
+		}
+		start = -1
+	}
+	upper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
+	lower := func(c byte) bool { return c >= 'a' && c <= 'z' }
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !alnum(c) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		switch prev := name[i-1]; {
+		case upper(c) && lower(prev):
+			flush(i)
+			start = i
+		case lower(c) && upper(prev) && i-1 > start:
+			flush(i - 1)
+			start = i - 1
+		}
+	}
+	flush(len(name))
+	return out
+}
+
+// wordsRunes is words for names that are not ASCII.
+func wordsRunes(name string) []string {
+	var out []string
+	rs := []rune(name)
 	start := -1
 	flush := func(end int) {
 		if start >= 0 && end > start {
@@ -142,11 +183,9 @@ func words(name string) []string {
 		prev := rs[i-1]
 		switch {
 		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			// apiKey: a new word starts at K.
 			flush(i)
 			start = i
 		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start:
-			// APIKey: a new word starts at K, the one before the lower k.
 			flush(i - 1)
 			start = i - 1
 		}

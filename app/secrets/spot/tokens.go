@@ -6,49 +6,120 @@ import (
 	"strings"
 )
 
-// Known matches values that are credentials whatever they are called, from
-// their first character: the well-known token formats of the big providers
-// and the Authorization schemes. A value that starts so is a secret as a
-// whole (an argument "ghp_x", an env value "Bearer t").
-var Known = regexp.MustCompile(`^(?:Bearer\s+\S|Basic\s+\S|sk-[A-Za-z0-9_-]{16,}|sk-ant-|sk-proj-|` +
-	`sk_live_|sk_test_|rk_live_|rk_test_|whsec_|gh[pousr]_|github_pat_|glpat-|xox[abeprs]-|` +
-	`AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|` +
-	`ntn_|lin_api_|figd_|tvly-|pplx-|sbp_|sb_secret_|sntry[su]_|napi_|ctx7sk-|dckr_pat_|glsa_|gsk_|pcsk_|shpat_)`)
+// knownPrefixes start values that are credentials whatever follows
+// (an argument "ghp_x", an env value "xoxb-…").
+var knownPrefixes = []string{"sk-ant-", "sk-proj-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_",
+	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxe-", "xoxp-", "xoxr-", "xoxs-",
+	"ntn_", "lin_api_", "figd_", "tvly-", "pplx-", "sbp_", "sb_secret_", "sntrys_", "sntryu_", "napi_", "ctx7sk-",
+	"dckr_pat_", "glsa_", "gsk_", "pcsk_", "shpat_"}
 
-// tokenAnywhere matches the providers' token formats inside a longer text
-// ("token=ghp_…", "--header=Authorization: Bearer sk-…", a JSON blob):
-// each must start where a word starts and have a body long enough that
-// it is not a word of its own. Group 1 is the token.
-var tokenAnywhere = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(` +
+// known reports whether v is a credential whatever it is called, from its
+// first character: a provider's token format or one of their prefixes, or
+// an Authorization scheme and its credentials ("Bearer t").
+func known(v string) bool {
+	if tokenAt(v, 0) > 0 {
+		return true
+	}
+	for _, p := range knownPrefixes {
+		if len(v) > len(p) && strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	for _, p := range []string{"Bearer", "Basic"} {
+		if rest, ok := strings.CutPrefix(v, p); ok && len(rest) > 1 && (rest[0] == ' ' || rest[0] == '\t') && strings.TrimLeft(rest, " \t") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenFormats are the providers' token formats, each matched from a
+// word's start inside a longer text ("token=ghp_…", "--header=Authorization:
+// Bearer sk-…", a JSON blob), with a body long enough that it is not a word
+// of its own. prefix is the literal each starts with ("0" for a digit).
+var tokenFormats = []struct{ prefix, body string }{
 	// Model providers: OpenAI, Anthropic, OpenRouter (sk-…), Groq,
 	// Replicate, Hugging Face, Perplexity.
-	`sk-[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{20,}|` +
+	{"sk-", `[A-Za-z0-9_-]{16,}`}, {"gsk_", `[A-Za-z0-9]{20,}`}, {"r8_", `[A-Za-z0-9]{20,}`},
+	{"hf_", `[A-Za-z0-9]{30,}`}, {"pplx-", `[A-Za-z0-9]{20,}`},
 	// Payments: Stripe.
-	`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{16,}|` +
+	{"sk_", `(?:live|test)_[A-Za-z0-9]{10,}`}, {"rk_", `(?:live|test)_[A-Za-z0-9]{10,}`}, {"whsec_", `[A-Za-z0-9]{16,}`},
 	// Code hosts and registries: GitHub, GitLab, npm, PyPI, Docker Hub.
-	`gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,}|gl(?:pat|dt|ptt|rt|oas|soat|cbt|ft)-[A-Za-z0-9_-]{16,}|` +
-	`npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|dckr_pat_[A-Za-z0-9_-]{20,}|` +
+	{"gh", `[pousr]_[A-Za-z0-9]{16,}`}, {"github_pat_", `[A-Za-z0-9_]{20,}`},
+	{"gl", `(?:pat|dt|ptt|rt|oas|soat|cbt|ft)-[A-Za-z0-9_-]{16,}`}, {"glsa_", `[A-Za-z0-9_]{20,}`}, {"glc_", `[A-Za-z0-9+/=_-]{20,}`},
+	{"npm_", `[A-Za-z0-9]{30,}`}, {"pypi-", `[A-Za-z0-9_-]{50,}`}, {"dckr_pat_", `[A-Za-z0-9_-]{20,}`},
 	// Chat and work tools: Slack, Notion, Linear, Figma, Atlassian,
 	// Airtable, Shopify, Telegram bots.
-	`xox[abeprs]-[A-Za-z0-9-]{5,}|xapp-[0-9]-[A-Za-z0-9-]{20,}|ntn_[A-Za-z0-9]{30,}|secret_[A-Za-z0-9]{40,}|` +
-	`lin_(?:api|oauth)_[A-Za-z0-9]{20,}|figd_[A-Za-z0-9_-]{20,}|AT[AC]TT[A-Za-z0-9_=+/-]{20,}|` +
-	`pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}|[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}|` +
-	// Search and scraping: Tavily, Firecrawl, Brave, Exa's keys are
-	// UUIDs (names find them), Apify, Browserbase.
-	`tvly-[A-Za-z0-9-]{16,}|fc-[0-9a-f]{32}|BSA[A-Za-z0-9_-]{20,}|apify_api_[A-Za-z0-9]{20,}|bb_live_[A-Za-z0-9_-]{16,}|` +
+	{"xox", `[abeprs]-[A-Za-z0-9-]{5,}`}, {"xapp-", `[0-9]-[A-Za-z0-9-]{20,}`}, {"ntn_", `[A-Za-z0-9]{30,}`},
+	{"secret_", `[A-Za-z0-9]{40,}`}, {"lin_", `(?:api|oauth)_[A-Za-z0-9]{20,}`}, {"figd_", `[A-Za-z0-9_-]{20,}`},
+	{"AT", `[AC]TT[A-Za-z0-9_=+/-]{20,}`}, {"pat", `[A-Za-z0-9]{14}\.[a-f0-9]{64}`}, {"shp", `(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}`},
+	{"0", `[0-9]{7,9}:AA[A-Za-z0-9_-]{30,}`},
+	// Search and scraping: Tavily, Firecrawl, Brave, Apify, Browserbase
+	// (Exa's keys are UUIDs: names find them).
+	{"tvly-", `[A-Za-z0-9-]{16,}`}, {"fc-", `[0-9a-f]{32}`}, {"BSA", `[A-Za-z0-9_-]{20,}`},
+	{"apify_api_", `[A-Za-z0-9]{20,}`}, {"bb_live_", `[A-Za-z0-9_-]{16,}`},
 	// Clouds and databases: AWS, Google, Supabase, Neon, Sentry,
-	// DigitalOcean, Grafana, Heroku, Pinecone, Databricks, Context7,
-	// PostHog, SendGrid, Mailgun.
-	`AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,}|` +
-	`sbp_[0-9a-f]{20,}|sb_secret_[A-Za-z0-9_-]{16,}|napi_[A-Za-z0-9]{30,}|sntry[su]_[A-Za-z0-9_=+/-]{20,}|` +
-	`do[opr]_v1_[a-f0-9]{32,}|glsa_[A-Za-z0-9_]{20,}|glc_[A-Za-z0-9+/=_-]{20,}|HRKU-[A-Za-z0-9_-]{20,}|` +
-	`pcsk_[A-Za-z0-9_]{20,}|dapi[0-9a-f]{32}|ctx7sk-[A-Za-z0-9-]{20,}|phx_[A-Za-z0-9]{30,}|` +
-	`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|key-[0-9a-f]{32}|` +
+	// DigitalOcean, Heroku, Pinecone, Databricks, Context7, PostHog,
+	// SendGrid, Mailgun.
+	{"AKIA", `[0-9A-Z]{16}`}, {"ASIA", `[0-9A-Z]{16}`}, {"AIza", `[0-9A-Za-z_-]{30,}`}, {"ya29.", `[0-9A-Za-z_-]{20,}`},
+	{"GOCSPX-", `[0-9A-Za-z_-]{20,}`}, {"sbp_", `[0-9a-f]{20,}`}, {"sb_secret_", `[A-Za-z0-9_-]{16,}`},
+	{"napi_", `[A-Za-z0-9]{30,}`}, {"sntry", `[su]_[A-Za-z0-9_=+/-]{20,}`}, {"do", `[opr]_v1_[a-f0-9]{32,}`},
+	{"HRKU-", `[A-Za-z0-9_-]{20,}`}, {"pcsk_", `[A-Za-z0-9_]{20,}`}, {"dapi", `[0-9a-f]{32}`},
+	{"ctx7sk-", `[A-Za-z0-9-]{20,}`}, {"phx_", `[A-Za-z0-9]{30,}`}, {"SG.", `[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`},
+	{"key-", `[0-9a-f]{32}`},
 	// JSON Web Tokens: a header and a payload that are base64url JSON.
-	`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*|` +
+	{"eyJ", `[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`},
 	// Private keys, also with their line breaks escaped (in JSON).
-	`-----BEGIN[A-Z ]*PRIVATE KEY-----(?:.|\n)*?-----END[A-Z ]*PRIVATE KEY-----` +
-	`)`)
+	{"-----BEGIN", `[A-Z ]*PRIVATE KEY-----(?:.|\n)*?-----END[A-Z ]*PRIVATE KEY-----`},
+}
+
+// tokenIndex lists, by a text's byte, the formats that may start with it.
+var tokenIndex = func() (idx [256][]*regexp.Regexp) {
+	for _, f := range tokenFormats {
+		re := regexp.MustCompile(`^` + regexp.QuoteMeta(f.prefix) + f.body)
+		if f.prefix == "0" {
+			re = regexp.MustCompile(`^[0-9]` + f.body)
+			for c := '0'; c <= '9'; c++ {
+				idx[c] = append(idx[c], re)
+			}
+			continue
+		}
+		idx[f.prefix[0]] = append(idx[f.prefix[0]], re)
+	}
+	return idx
+}()
+
+// tokens finds the providers' tokens in s: where a word starts (s's start,
+// or after anything but a letter or a digit), the formats that start with
+// its byte are tried.
+func tokens(s string) [][2]int {
+	var found [][2]int
+	for i := 0; i < len(s); i++ {
+		if tokenIndex[s[i]] == nil || i > 0 && alnum(s[i-1]) {
+			continue
+		}
+		if n := tokenAt(s, i); n > 0 {
+			found = append(found, [2]int{i, i + n})
+			i += n - 1
+		}
+	}
+	return found
+}
+
+// tokenAt is the length of the token format s[i:] starts with, or 0.
+func tokenAt(s string, i int) int {
+	if i >= len(s) {
+		return 0
+	}
+	for _, re := range tokenIndex[s[i]] {
+		if loc := re.FindStringIndex(s[i:]); loc != nil {
+			return loc[1]
+		}
+	}
+	return 0
+}
+
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 
 // schemeAnywhere matches an Authorization scheme and its credentials inside
 // a text (OPENAPI_MCP_HEADERS='{"Authorization": "Bearer ntn_…"}'). Group 1
@@ -104,7 +175,7 @@ func Value(v string) bool {
 	if v == "" || strings.Contains(v, "${") || isRefText(v) {
 		return false
 	}
-	return Known.MatchString(v) || highEntropy(v)
+	return known(v) || highEntropy(v)
 }
 
 // pathLike: a value that names a file (--private-key ~/.ssh/id,
@@ -135,7 +206,7 @@ func plainValue(v string) bool {
 // eight or more characters with no space that mix digits with letters or
 // cases, and that do not name a file or a place.
 func credential(v string) bool {
-	if Known.MatchString(v) || highEntropy(v) {
+	if known(v) || highEntropy(v) {
 		return true
 	}
 	if len(v) < 8 || strings.ContainsAny(v, " \t\n") || pathLike(v) || strings.Contains(v, "://") {
@@ -159,7 +230,7 @@ func credential(v string) bool {
 // credential (https://ghp_…@github.com, a Sentry DSN's 32-hex key) rather
 // than a name (postgres://postgres:…, ssh://git@…).
 func tokenUser(u string) bool {
-	if Known.MatchString(u) || highEntropy(u) {
+	if known(u) || highEntropy(u) {
 		return true
 	}
 	if len(u) >= 16 {
