@@ -14,21 +14,6 @@ import (
 	"rootkeeper/app/secrets/spot"
 )
 
-// Resolve is v itself, or the secret v refers to.
-func Resolve(k Keyring, v string) (string, error) {
-	if !IsRef(v) {
-		return v, nil
-	}
-	if k == nil {
-		k = OS
-	}
-	secret, err := k.Get(Service, strings.TrimPrefix(v, RefPrefix+Service+"/"))
-	if err != nil {
-		return "", fmt.Errorf("reading %s from the keyring: %w", v, err)
-	}
-	return secret, nil
-}
-
 // ResolveServer is srv with every reference to its secrets replaced by the
 // secret from the OS keyring, in the place it was sealed from (an env
 // value, a header, an argument, the URL), byte for byte: what a server is

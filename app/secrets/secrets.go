@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/zalando/go-keyring"
@@ -14,10 +13,6 @@ import (
 
 // Service is the keyring service every Rootkeeper secret is filed under.
 const Service = "rootkeeper"
-
-// RefPrefix starts every reference the state file keeps instead of a
-// secret.
-const RefPrefix = "keyring:"
 
 // Redacted stands for a secret value that is still in the state file (no
 // keyring was reachable) in `servers list --json`, where references are
@@ -43,13 +38,6 @@ var Timeout = 10 * time.Second
 func Ref(server, kind, name string) string {
 	return spot.RefText(spot.WholeUser(server, kind, name), false)
 }
-
-// IsRef reports whether v is a keyring reference rather than a value.
-func IsRef(v string) bool { return strings.HasPrefix(v, RefPrefix+Service+"/") }
-
-// LooksSecret reports whether the value of env variable name holds a
-// secret (spot.InEnv): all of it or a part.
-func LooksSecret(name, value string) bool { return len(spot.InEnv(name, value)) > 0 }
 
 // Keyring is where secrets are kept: the OS keyring (OS) in the app, an
 // in-memory one in tests of other packages.
@@ -105,8 +93,8 @@ func bounded(fn func() (string, error)) (string, error) {
 	}
 }
 
-// ErrNotFound is returned by Resolve when a reference names a secret the
-// keyring does not hold.
+// ErrNotFound is returned by ResolveServer when a reference names a secret
+// the keyring does not hold.
 var ErrNotFound = keyring.ErrNotFound
 
 // Available reports whether the keyring answers, by reading an entry that

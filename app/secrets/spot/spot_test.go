@@ -53,6 +53,38 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// Env values: by their names and by what they hold.
+func TestInEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        bool
+	}{
+		{"GITHUB_PERSONAL_ACCESS_TOKEN", "x", true},
+		{"BRAVE_API_KEY", "abc", true},
+		{"OPENAI_APIKEY", "abc", true},
+		{"DB_PASSWORD", "pw", true},
+		{"Authorization", "Bearer t", true},
+		{"X-Api-Key", "k", true},
+		{"Cookie", "s=1", true},
+		{"AWS_SECRET_ACCESS_KEY", "k", true},
+		{"SOME_VAR", "ghp_0123456789abcdef", true},
+		{"URL", "sk-ant-api03-xyz", true},
+		{"PATH", "/usr/bin", false},
+		{"HOME", "/home/me", false},
+		{"KEYBOARD_LAYOUT", "us", false},
+		{"MONKEY", "banana", false},
+		{"DEBUG", "1", false},
+		{"GITHUB_TOKEN", "", false},
+		{"GITHUB_TOKEN", "${GITHUB_TOKEN}", false},
+		{"Authorization", "Bearer ${TOKEN}", false},
+		{"GITHUB_TOKEN", RefText(WholeUser("gh", KindEnv, "GITHUB_TOKEN"), false), false},
+	} {
+		if got := len(InEnv(tc.name, tc.value)) > 0; got != tc.want {
+			t.Errorf("InEnv(%q, %q) found a secret: %v, want %v", tc.name, tc.value, got, tc.want)
+		}
+	}
+}
+
 func TestNameStrength(t *testing.T) {
 	for name, want := range map[string]strength{
 		"GITHUB_PERSONAL_ACCESS_TOKEN": strong, "--api-key": strong, "--apiClientSecret": strong,
