@@ -313,9 +313,6 @@ func textOrWhole(v string) []Span {
 	if sp := textSpans(v); len(sp) > 0 {
 		return sp
 	}
-	if loc := knownScheme.FindStringIndex(v); loc != nil {
-		return clean(v, []Span{{Start: loc[1] - 1, End: len(v)}})
-	}
 	if Value(v) {
 		return whole(v)
 	}
@@ -358,8 +355,11 @@ func textSpans(m string) []Span {
 		sp = append(sp, Span{Start: loc[0], End: loc[1]})
 	}
 	if strings.Contains(m, "earer") || strings.Contains(m, "asic") || strings.Contains(m, "EARER") || strings.Contains(m, "ASIC") {
+		// "Basic authentication" is prose: only credentials count.
 		for _, loc := range schemeAnywhere.FindAllStringSubmatchIndex(m, -1) {
-			sp = append(sp, Span{Start: loc[2], End: loc[3]})
+			if c := m[loc[2]:loc[3]]; credential(c) || known(c) {
+				sp = append(sp, Span{Start: loc[2], End: loc[3]})
+			}
 		}
 	}
 	if strings.Contains(m, "@tcp(") || strings.Contains(m, "@unix(") || strings.Contains(m, "@udp(") {

@@ -25,9 +25,10 @@ func known(v string) bool {
 			return true
 		}
 	}
-	for _, p := range []string{"Bearer", "Basic"} {
-		if rest, ok := strings.CutPrefix(v, p); ok && len(rest) > 1 && (rest[0] == ' ' || rest[0] == '\t') && strings.TrimLeft(rest, " \t") != "" {
-			return true
+	for _, p := range []string{"Bearer ", "Basic "} {
+		if rest, ok := strings.CutPrefix(v, p); ok {
+			rest = strings.TrimLeft(rest, " \t")
+			return !strings.ContainsAny(rest, " \t") && (credential(rest) || known(rest))
 		}
 	}
 	return false
