@@ -79,7 +79,7 @@ tray with the window closed (as at login).
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
   servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine] -- COMMAND [ARG...]
-  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
+  servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME
   import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config

@@ -147,6 +147,9 @@ type bridge struct {
 	o   Options
 	srv app.Server
 	log *slog.Logger
+	// hider takes the secrets srv was started with out of what the bridge
+	// prints, logs and sends the host, and out of the server's stderr.
+	hider *spot.Hider
 
 	host *lineWriter // to the host
 
@@ -220,12 +223,12 @@ func Run(ctx context.Context, o Options) error {
 		return &app.InputError{Msg: fmt.Sprintf("no server %q", o.Server)}
 	}
 	// Secrets the state file refers to come out of the keyring now.
-	srv, rerr := secrets.ResolveServer(srv)
+	srv, hider, rerr := secrets.ResolveHiding(srv)
 	if rerr != nil {
 		return rerr
 	}
 	b := &bridge{
-		o: o, srv: srv, log: o.Logger.With("server", srv.Name),
+		o: o, srv: srv, log: o.Logger.With("server", srv.Name), hider: hider,
 		host:       newLineWriter(o.HostOut),
 		poked:      make(chan struct{}, 1),
 		ended:      make(chan error, 1),
@@ -252,7 +255,7 @@ func Run(ctx context.Context, o Options) error {
 		return b.refuseAll(err)
 	}
 	b.cur = p
-	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", spot.RedactURL(srv.URL))
+	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", hider.Hide(srv.URL))
 
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- b.fromHost(o.HostIn) }()
@@ -267,7 +270,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	case err := <-b.ended:
 		if err != nil {
-			result = fmt.Errorf("server %q: %v", srv.Name, err)
+			result = fmt.Errorf("server %q: %s", srv.Name, hider.Hide(err.Error()))
 		}
 	case <-ctx.Done():
 	}

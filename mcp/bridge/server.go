@@ -182,7 +182,8 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	if b.o.Log != nil {
 		stderr = append(stderr, b.o.Log)
 	}
-	cmd.Stderr = io.MultiWriter(stderr...)
+	hidden := b.hider.Writer(io.MultiWriter(stderr...))
+	cmd.Stderr = hidden
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
 	err = cmd.Start()
 	observe()
@@ -200,6 +201,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}()
 	go func() {
 		err := cmd.Wait()
+		hidden.Flush() // its stderr is all copied once Wait returns
 		// What it wrote before exiting is relayed; a descendant holding
 		// its stdout open does not hold the bridge.
 		select {
@@ -346,6 +348,7 @@ func (b *bridge) stop(p *serverProc) {
 // closes its side: a host that cannot have its server at least learns why
 // (its initialize fails with a message naming the command).
 func (b *bridge) refuseAll(err error) error {
+	err = errors.New(b.hider.Hide(err.Error()))
 	b.log.Error(err.Error())
 	r := newLineReader(b.o.HostIn)
 	for {
