@@ -122,9 +122,11 @@ type services struct {
 // the state watcher, the health monitor, the MCP clients and the control
 // socket, all bound to ctx.
 //
-// With holdMCP the MCP clients wait for rt.startMCP: the window calls it
-// once it is up, with its sampling reviewer in place.
-func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP bool) (*services, error) {
+// With withPerson (the app with its tray and window, not headless) a
+// person can be asked: the MCP clients wait for rt.startMCP, which the app
+// calls once its sampling reviewer is in place, and a confined server's
+// call past its folders waits for the person's answer.
+func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerson bool) (*services, error) {
 	// Descendants that leave a server's process group come back to us, to
 	// be ended at shutdown (see stopAll).
 	if err := reap.BecomeSubreaper(); err != nil {
@@ -145,7 +147,12 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 	if err := core.DropUntilQuit(); err != nil {
 		return nil, err
 	}
-	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, mcp.Options{StateDir: store.Dir(), Logger: logger})}
+	opts := mcp.Options{StateDir: store.Dir(), Logger: logger}
+	if withPerson {
+		// The hub brings the window up for a request (link.Hub.Run).
+		opts.CanAsk = func() bool { return true }
+	}
+	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, opts)}
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
 		return cli.BuildStatus(core.Snapshot(), true, store.Dir()), nil
 	})
@@ -203,7 +210,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 		return cli.WatchHosts(ctx, store, core.SetNotice, func(msg string) { logger.Info(msg) })
 	})
 	rt.startMCP = sync.OnceFunc(func() { loop("mcp clients", rt.manager.Run) })
-	if !holdMCP {
+	if !withPerson {
 		rt.startMCP()
 	}
 	return rt, nil
@@ -429,6 +436,7 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		Landlock:  confine.ABI,
 		Shows:     w.Shows(),
 		Later:     w.Later(),
+		OnLater:   w.SetLater,
 		OnFinding: w.SetFinding,
 		QuitApp:   w.QuitApp,
 		Log:       newLogger(),
@@ -490,19 +498,21 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	return bridge.Run(ctx, bridge.Options{
 		Core: core, Server: name,
 		HostIn: stdin, HostOut: stdout, Stderr: stderr, Log: serverLog,
-		Audit: auditLog, AppRunning: watch.running, Logger: logger, StateDir: store.Dir(),
+		Audit: auditLog, AppRunning: watch.running, CanAsk: watch.canAsk, Logger: logger, StateDir: store.Dir(),
 		OnSession: watch.session,
 	})
 }
 
 // appWatch tells a bridge whether the app runs (until-quit decisions count
-// only then) and reports the bridge's session to it.
+// only then) and whether it can ask the person, and reports the bridge's
+// session to it.
 type appWatch struct {
 	dir string
 
 	mu      sync.Mutex
 	checked time.Time
 	up      bool
+	asks    bool
 	last    *app.BridgeSession
 	changed chan struct{}
 }
@@ -518,11 +528,29 @@ func (w *appWatch) running() bool {
 	if time.Since(w.checked) < time.Second {
 		return w.up
 	}
+	w.check()
+	return w.up
+}
+
+// canAsk asks the app whether a person can be asked (link.OpAsker: the
+// app with its window; headless cannot), at most once a second.
+func (w *appWatch) canAsk() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(w.checked) >= time.Second {
+		w.check()
+	}
+	return w.asks
+}
+
+// check asks the app's control socket; w.mu is held.
+func (w *appWatch) check() {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	w.up = control.Call(ctx, w.dir, "ping", nil, nil) == nil
+	var asker link.Asker
+	w.asks = w.up && control.Call(ctx, w.dir, link.OpAsker, nil, &asker) == nil && asker.Person
 	w.checked = time.Now()
-	return w.up
 }
 
 // session notes the bridge's session; report sends it.

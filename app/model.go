@@ -204,6 +204,17 @@ type State struct {
 	// ConfineFailures are the confined servers that stopped after
 	// reaching past their folders, with the way out (ConfineFailure).
 	ConfineFailures []ConfineFailure `json:"confineFailures,omitempty"`
+	// Settings are the person's settings of how Rootkeeper behaves; nil
+	// means the defaults.
+	Settings *Settings `json:"settings,omitempty"`
+}
+
+// Settings are how Rootkeeper behaves where a person may choose.
+type Settings struct {
+	// ReachWait is how many seconds a confined server's call past its
+	// folders waits while a person is asked (State.ReachWait); 0 means
+	// DefaultReachWait.
+	ReachWait int `json:"reachWait,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

@@ -93,9 +93,8 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 		if err == nil {
 			w := NewReachWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
 			w.Limiter = a.m.reachLimit
-			if o != nil {
-				o.Wait = a.m.opts.ReachWait
-			}
+			w.Pending = &a.m.reachRecs
+			w.CanAsk = a.m.opts.CanAsk
 			obs = &observed{obs: o, watch: w}
 		}
 	}

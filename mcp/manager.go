@@ -95,9 +95,11 @@ type Options struct {
 	// (ReachWatch): their attempts past their folders are then only
 	// refused, never asked about.
 	WithoutReach bool
-	// ReachWait bounds how long a confined server's call past its folders
-	// waits for the person's answer (default app.ReachWait, 30 s).
-	ReachWait time.Duration
+	// CanAsk reports whether a person can be asked now (the app with its
+	// window, or able to bring it up): a confined server's call past its
+	// folders then waits for the answer (ReachWatch). nil: nobody can be
+	// asked (headless), and such calls are refused at once.
+	CanAsk func() bool
 }
 
 func (o *Options) setDefaults() {
@@ -114,7 +116,6 @@ func (o *Options) setDefaults() {
 	def(&o.SettleTimeout, 3*time.Second)
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillAfter, 5*time.Second)
-	def(&o.ReachWait, app.ReachWait)
 	if o.KeepAlive == 0 {
 		o.KeepAlive = 30 * time.Second
 	}
@@ -164,6 +165,7 @@ type Manager struct {
 	resourceListeners resourceListeners // see OnResourceEvent
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
+	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
 }
 
 // NewManager returns a manager for the servers configured in core.
@@ -204,6 +206,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			<-publisherDone
 			m.wg.Wait()
+			m.reachRecs.Wait()
 			if m.audit != nil {
 				m.audit.Close()
 			}

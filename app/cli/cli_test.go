@@ -200,7 +200,7 @@ func TestServersVerbs(t *testing.T) {
 			Env: map[string]string{"A": "1"}, Cwd: h.cwd, Confine: true, RootsMode: app.RootsArgs}, // confined by default
 		{Name: "old", Type: "sse", URL: "http://localhost:8080/sse", RootsMode: app.RootsOff},
 		// The token went to the keyring (secrets_test.go's Secret Service).
-		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "keyring:rootkeeper/web/header/Authorization"}},
+		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer keyring:rootkeeper/web/header/Authorization/0"}},
 	}
 	if len(servers) != len(want) {
 		t.Fatalf("servers = %+v", servers)

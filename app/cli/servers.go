@@ -11,6 +11,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/secrets/spot"
 )
 
 func (c *command) servers(args []string) error {
@@ -228,10 +229,11 @@ func (c *command) serversList(args []string) error {
 	tw := tabwriter.NewWriter(c.env.Stdout, 0, 4, 2, ' ', 0)
 	defer tw.Flush()
 	fmt.Fprintf(tw, "NAME\tTYPE\tROOTS MODE\tTARGET\n")
-	for _, s := range redactServers(st.Servers) {
-		target := s.URL
+	for _, s := range st.Servers {
+		// Secrets and references alike are "(secret)" here.
+		target := spot.ShowURL(s.Name, s.URL)
 		if s.Type == app.TransportStdio {
-			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+			target = strings.Join(append([]string{s.Command}, spot.ShowArgs(s.Name, s.Args)...), " ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", app.SafeText(s.Name), s.Type, s.Mode(), app.SafeText(target))
 	}

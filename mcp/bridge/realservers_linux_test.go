@@ -402,7 +402,7 @@ func runBridgedIn(t testing.TB, rs realServer, npx bool, proj, home string, conf
 	}()
 	go func() {
 		done <- Run(bctx, Options{Core: core, Server: rs.name, HostIn: hostIn, HostOut: hostOut, Stderr: &stderr, StateDir: dir,
-			StopGrace: time.Second, KillAfter: time.Second, ReachWait: 50 * time.Millisecond})
+			StopGrace: time.Second, KillAfter: time.Second})
 		hostOut.Close()
 	}()
 	start := time.Now()

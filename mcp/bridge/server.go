@@ -102,7 +102,7 @@ func (b *bridge) waitToStart(ctx context.Context) error {
 				return nil
 			}
 		} else {
-			if !h.Waiting() || !b.o.AppRunning() {
+			if !h.Waiting() || !b.o.CanAsk() {
 				return b.holdError(h)
 			}
 			if !asked {
@@ -196,9 +196,11 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		stderr = append(stderr, b.o.Log)
 	}
 	if wit != nil {
+		// What it said, secrets hidden, tells why it stopped confined.
 		stderr = append(stderr, wit)
 	}
-	cmd.Stderr = io.MultiWriter(stderr...)
+	hidden := b.hider.Writer(io.MultiWriter(stderr...))
+	cmd.Stderr = hidden
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
 	err = cmd.Start()
 	observe()
@@ -216,6 +218,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}()
 	go func() {
 		err := cmd.Wait()
+		hidden.Flush() // its stderr is all copied once Wait returns
 		// What it wrote before exiting is relayed; a descendant holding
 		// its stdout open does not hold the bridge.
 		select {
@@ -362,6 +365,7 @@ func (b *bridge) stop(p *serverProc) {
 // closes its side: a host that cannot have its server at least learns why
 // (its initialize fails with a message naming the command).
 func (b *bridge) refuseAll(err error) error {
+	err = errors.New(b.hider.Hide(err.Error()))
 	b.log.Error(err.Error())
 	r := newLineReader(b.o.HostIn)
 	for {
