@@ -120,7 +120,7 @@ func TestMigrationKeepsConfinementAndOffersOnce(t *testing.T) {
 func TestDiagnoseConfineFailure(t *testing.T) {
 	at := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	home := "/home/me"
-	refused := []RefusedAttempt{{Path: "/home/me/.claude-server-commander", Op: OpMakeFolder}}
+	refused := []RefusedAttempt{{Path: "/home/me/.claude-server-commander", Op: OpMkdir}}
 	for _, tc := range []struct {
 		name    string
 		refused []RefusedAttempt

@@ -108,7 +108,7 @@ func (f ConfineFailure) Text(home string) string {
 			HomeShort(f.Folder, home) + ", or run it unconfined")
 	}
 	what := HomeShort(f.Tried, home)
-	if f.Op == OpMakeFolder {
+	if f.Op == OpMkdir {
 		what = "create " + what
 	} else if f.Op != "" && f.Tried != UnixSocket {
 		what = f.Op + " " + what
@@ -160,7 +160,7 @@ func homeFolderFor(f ConfineFailure, home string) (folder string, own bool) {
 	if !IsWithin(f.Tried, home) {
 		return f.Folder, false
 	}
-	makes := f.Op == "create" || f.Op == "write" || f.Op == OpMakeFolder
+	makes := f.Op == OpCreate || f.Op == "write" || f.Op == "truncate" || f.Op == OpMkdir
 	for _, base := range []string{filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"), filepath.Join(home, ".local", "state"), home} {
 		if !IsWithin(f.Tried, base) {
 			continue
@@ -169,7 +169,7 @@ func homeFolderFor(f ConfineFailure, home string) (folder string, own bool) {
 		first, rest, _ := strings.Cut(rel, string(filepath.Separator))
 		place := filepath.Join(base, first)
 		switch {
-		case makes && (base != home || strings.HasPrefix(first, ".")) && (rest != "" || f.Op == OpMakeFolder || strings.Contains(f.Detail, "mkdir")):
+		case makes && (base != home || strings.HasPrefix(first, ".")) && (rest != "" || f.Op == OpMkdir || strings.Contains(f.Detail, "mkdir")):
 			return place, true
 		case rest == "":
 			return "", false // a file right in the home folder
@@ -208,17 +208,13 @@ func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Ti
 	// Nothing said: the last attempt that could be decided on, or that
 	// made something (a server's own place).
 	for j := len(refused) - 1; j >= 0; j-- {
-		if r := refused[j]; r.Folder != "" || r.Op == "create" || r.Op == "write" || r.Op == OpMakeFolder {
+		if r := refused[j]; r.Folder != "" || r.Op == "create" || r.Op == "write" || r.Op == OpMkdir {
 			f.Tried, f.Op, f.Folder = r.Path, r.Op, r.Folder
 			return f, true
 		}
 	}
 	return f, false
 }
-
-// OpMakeFolder is RefusedAttempt.Op for a folder the server tried to make
-// (said "create" to people).
-const OpMakeFolder = "mkdir"
 
 // A RefusedAttempt is an attempt of a confined server past its ruleset
 // that was refused: the path, what it tried, and the folder a person would

@@ -267,7 +267,7 @@ func TestCardOffersTheWayOutOfAConfinedFailure(t *testing.T) {
 				if err := s.AddServer(srv); err != nil {
 					return err
 				}
-				s.RecordConfineFailure(app.ConfineFailure{Server: "dc", Tried: own, Op: app.OpMakeFolder, Folder: own, Own: true})
+				s.RecordConfineFailure(app.ConfineFailure{Server: "dc", Tried: own, Op: app.OpMkdir, Folder: own, Own: true})
 				return nil
 			})
 			text, _ := cardOf(t, f, "dc")

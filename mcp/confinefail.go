@@ -42,18 +42,14 @@ func (r *RunWitness) Wrap(w *ReachWatch, reach confine.Reach) confine.Reach {
 		if got != "" || r == nil {
 			return got
 		}
-		if a.Op != "create" && a.Op != "write" {
+		if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename && a.Op != "write" && a.Op != "truncate" {
 			if _, err := os.Lstat(a.Path); err != nil {
 				return got
 			}
 		}
 		folder, _ := w.folder(w.Core.Snapshot(), a)
-		op := a.Op
-		if op == "create" && !a.CanHand {
-			op = app.OpMakeFolder // a mkdir: an open can be handed
-		}
 		r.mu.Lock()
-		r.refused = append(r.refused, app.RefusedAttempt{Path: a.Path, Op: op, Folder: folder})
+		r.refused = append(r.refused, app.RefusedAttempt{Path: a.Path, Op: a.Op, Folder: folder})
 		if len(r.refused) > maxRefused {
 			r.refused = r.refused[len(r.refused)-maxRefused:]
 		}

@@ -119,7 +119,7 @@ func TestConfineFailureInStatusAndTheWayOut(t *testing.T) {
 	}
 	own := "/home/me/.claude-server-commander"
 	if _, err := st.Update(func(s *app.State) error {
-		s.RecordConfineFailure(app.ConfineFailure{Server: "dc", Tried: own, Op: app.OpMakeFolder, Folder: own, Own: true})
+		s.RecordConfineFailure(app.ConfineFailure{Server: "dc", Tried: own, Op: app.OpMkdir, Folder: own, Own: true})
 		return nil
 	}); err != nil {
 		t.Fatal(err)
