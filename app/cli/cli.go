@@ -98,8 +98,11 @@ tray with the window closed (as at login).
   autostart on|off|status [--json]  start at login, in the tray with the window closed
   doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs
 
-Folders named on a server's command line or in its env are taken off and
-become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
+Folders and files named on a server's command line or in its env stay there
+as slots: each is asked about (grant SERVER FOLDER), and the server starts,
+exactly as configured, only once every slot is allowed (until then status says
+it is held and why). --keep-arg A marks a value that only looks like a path as
+no slot.
 --confine (Linux): the server runs under Landlock, reaching only its granted
 folders, a private temp folder and what it needs to run.
 Roots modes: protocol (default), args, env, off.
