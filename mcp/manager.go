@@ -74,6 +74,13 @@ type Options struct {
 	MaxInFlight       int
 	RequestsPerSecond float64
 	RequestBurst      int
+	// Backlog bounds a stdio server's requests not yet answered, the
+	// answers it has not read included: past its size its stdout is not
+	// read until answers drain; full with none drained for its stall
+	// limit, the server is stopped as hostile and stays stopped until
+	// restarted (its status says why). Zero fields take BacklogLimits'
+	// defaults.
+	Backlog BacklogLimits
 	// NoRestartOnEmpty keeps a server running when its visible set becomes
 	// empty instead of restarting it. By default it is restarted, since some
 	// servers (server-filesystem 2026.8.31) ignore an empty roots list and

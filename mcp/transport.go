@@ -46,7 +46,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 		cmd.Stderr = a.stderrWriter()
 		// Let Wait return even if a grandchild keeps stderr open.
 		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
-		proc := &process{}
+		proc := newProcess()
 		if a.mode == app.RootsArgs || a.mode == app.RootsEnv {
 			a.mu.Lock()
 			a.startedWith = paths
@@ -67,6 +67,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			version:   a.negotiated,
 			proc:      proc,
 			obs:       obs,
+			backlog:   a.m.opts.Backlog,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)

@@ -133,6 +133,12 @@ type Options struct {
 	// folders waits for an answer (default app.ReachWait).
 	WithoutReach bool
 	ReachWait    time.Duration
+	// Backlog bounds a stdio server's requests the bridge answers that
+	// it has not read the answers of, as for the managed clients: while
+	// full, its stdout is not read; full with none drained for the stall
+	// limit, the server is stopped as hostile and the bridge ends, saying
+	// so. Zero fields take mcp.BacklogLimits' defaults.
+	Backlog mcp.BacklogLimits
 }
 
 // Session is what a bridge shows of itself.
@@ -256,7 +262,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	case err := <-b.ended:
 		if err != nil {
-			result = fmt.Errorf("server %q: %v", srv.Name, err)
+			result = fmt.Errorf("server %q: %w", srv.Name, err)
 		}
 	case <-ctx.Done():
 	}
