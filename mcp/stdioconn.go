@@ -53,10 +53,10 @@ type stdioConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*inBatch // requests of an incoming batch, until answered
 
-	backlog   *Backlog
-	onHostile func(error)        // told once when the server is found hostile; may be nil
-	pendMu    sync.Mutex         // guards unanswered
-	unanswered  map[jsonrpc.ID]int // the server's requests not yet answered, with their sizes
+	backlog    *Backlog
+	onHostile  func(error)        // told once when the server is found hostile; may be nil
+	pendMu     sync.Mutex         // guards unanswered
+	unanswered map[jsonrpc.ID]int // the server's requests not yet answered, with their sizes
 }
 
 type rawOrErr struct {
