@@ -194,8 +194,14 @@ type headlessApp struct {
 
 func startHeadless(t *testing.T, state string) *headlessApp {
 	t.Helper()
+	return startHeadlessIn(t, serverEnv(), state)
+}
+
+// startHeadlessIn is startHeadless with the environment env.
+func startHeadlessIn(t *testing.T, env []string, state string) *headlessApp {
+	t.Helper()
 	h := &headlessApp{cmd: exec.Command(binary, "--state-dir", state, "headless"), exited: make(chan error, 1)}
-	h.cmd.Env = serverEnv()
+	h.cmd.Env = env
 	h.cmd.Stderr = &h.logs
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

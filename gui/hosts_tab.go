@@ -109,6 +109,8 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 		kept = kept || f.Kept
 		note := ""
 		switch {
+		case f.Refused != "":
+			note = " — not read: " + app.SafeText(f.Refused)
 		case f.Err != "":
 			note = " — does not parse; left alone"
 		case f.ChangedSinceProtect:

@@ -149,7 +149,7 @@ func writeAtomic(path string, data []byte, perm fs.FileMode, expect []byte) erro
 			if beforeReplace != nil {
 				beforeReplace(path)
 			}
-			if cur, err := os.ReadFile(path); err != nil || !bytes.Equal(cur, expect) {
+			if cur, err := readHostFile(path, MaxFileBytes); err != nil || !bytes.Equal(cur, expect) {
 				return ErrChanged
 			}
 			return nil
