@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -474,7 +473,7 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	go supervised(ctx, core, logger, "state watcher", core.Run)
 	go supervised(ctx, core, logger, "health monitor", monitor.Run)
-	logs, err := logfile.Open(filepath.Join(store.Dir(), "logs", name+".log"), 0, 0)
+	logs, err := logfile.Open(app.ServerLogPath(store.Dir(), name), 0, 0)
 	if err != nil {
 		logger.Warn("cannot open the server log", "err", err)
 	}
