@@ -51,7 +51,8 @@ type Extensions struct {
 	// Audit prints the audit log: `audit [--server S] [--json]`.
 	Audit func(args []string, stateDir string, stdout io.Writer) error
 	// Bridge runs `bridge NAME`: relays between a host on stdin/stdout and
-	// server NAME until the host closes stdin.
+	// server NAME until the host closes stdin. Its stderr is the host's:
+	// it replaces the store's BeforeSave, whose warnings name any server.
 	Bridge func(ctx context.Context, store *app.Store, server string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
