@@ -82,7 +82,7 @@ tray with the window closed (as at login).
   servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
-  servers remove NAME
+  servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
@@ -97,7 +97,7 @@ tray with the window closed (as at login).
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
   autostart on|off|status [--json]  start at login, in the tray with the window closed
-  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs
+  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs, hosts' files
 
 Folders and files named on a server's command line or in its env stay there
 as slots: each is asked about (grant SERVER FOLDER), and the server starts,
