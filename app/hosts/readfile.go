@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -100,6 +101,40 @@ func readHostFile(path string, limit int64) ([]byte, error) {
 		return nil, refuse(tooLarge(int64(len(data)), limit))
 	}
 	return data, nil
+}
+
+// hostFileHolds reports whether the host's file at path holds exactly want,
+// read as readHostFile reads (a regular file only, opened without
+// blocking), a piece at a time: the check right before a big file is
+// replaced costs no second copy of it.
+func hostFileHolds(path string, want []byte) bool {
+	before, err := os.Stat(path)
+	if err != nil || !before.Mode().IsRegular() || before.Size() != int64(len(want)) {
+		return false
+	}
+	f, err := openNonBlocking(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if now, err := f.Stat(); err != nil || !os.SameFile(before, now) {
+		return false
+	}
+	buf := make([]byte, 64<<10)
+	rest := want
+	for {
+		n, err := f.Read(buf)
+		if n > len(rest) || !bytes.Equal(buf[:n], rest[:n]) {
+			return false
+		}
+		rest = rest[n:]
+		if err == io.EOF {
+			return len(rest) == 0
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
 
 func tooLarge(size, limit int64) string {

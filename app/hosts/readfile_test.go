@@ -65,3 +65,26 @@ func TestReadHostFileRefusesWhatIsNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// The check before a replace compares the file piece by piece: the same
+// bytes hold, a change anywhere (or in length), a named pipe or a missing
+// file does not.
+func TestHostFileHolds(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	data := bytes.Repeat([]byte("0123456789"), 30000) // several pieces
+	os.WriteFile(path, data, 0o600)
+	if !hostFileHolds(path, data) {
+		t.Fatal("the same bytes do not hold")
+	}
+	changed := bytes.Clone(data)
+	changed[len(changed)-1] = 'x'
+	if hostFileHolds(path, changed) || hostFileHolds(path, data[:len(data)-1]) || hostFileHolds(path, append(bytes.Clone(data), 'x')) {
+		t.Fatal("other bytes hold")
+	}
+	fifo := filepath.Join(dir, "fifo")
+	syscall.Mkfifo(fifo, 0o600)
+	if hostFileHolds(fifo, nil) || hostFileHolds(filepath.Join(dir, "none"), nil) {
+		t.Fatal("a named pipe or a missing file holds")
+	}
+}
