@@ -21,6 +21,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -112,6 +113,8 @@ type services struct {
 	manager *mcp.Manager
 	control *control.Server
 	wg      sync.WaitGroup
+	// hub is the window's hub, once the app with its window has one.
+	hub atomic.Pointer[link.Hub]
 	// startMCP starts the MCP clients when start was asked to hold them
 	// (the window starts them once it is up); it does nothing after the
 	// first call.
@@ -147,12 +150,17 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 	if err := core.DropUntilQuit(); err != nil {
 		return nil, err
 	}
+	rt := &services{core: core, control: ctl}
 	opts := mcp.Options{StateDir: store.Dir(), Logger: logger}
 	if withPerson {
-		// The hub brings the window up for a request (link.Hub.Run).
-		opts.CanAsk = func() bool { return true }
+		// The hub brings the window up for a request (link.Hub.Run), unless
+		// the window cannot come up.
+		opts.CanAsk = func() bool {
+			h := rt.hub.Load()
+			return h == nil || h.CanAsk()
+		}
 	}
-	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, opts)}
+	rt.manager = mcp.NewManager(core, opts)
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
 		return cli.BuildStatus(core.Snapshot(), true), nil
 	})
@@ -337,8 +345,9 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	}
 	trayUp := trayhost.Present()
 	changed := make(chan struct{}, 1)
+	var hub *link.Hub
 	opts := link.Options{
-		Spawn:     spawnWindow(store.Dir(), logger, trayUp, quit),
+		Spawn: spawnWindow(store.Dir(), logger, trayUp, quit, func(err error) { hub.WindowEnded(err) }),
 		Servers:   rt.manager,
 		Resources: rt.manager,
 		OnChange: func() {
@@ -354,7 +363,8 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 		// Nothing to come back to: closing the window quits.
 		opts.OnDetach = quit
 	}
-	hub := link.NewHub(rt.core, opts)
+	hub = link.NewHub(rt.core, opts)
+	rt.hub.Store(hub)
 	hub.Register(rt.control)
 	rt.manager.SetReviewer(hub)
 	rt.startMCP()
@@ -378,9 +388,10 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 }
 
 // spawnWindow starts the window process: this binary's window verb, with
-// this process's environment (the display, the state folder). Without a
-// tray, a window that fails quits the app, which has no other face.
-func spawnWindow(stateDir string, logger *slog.Logger, trayUp bool, quit func()) func() error {
+// this process's environment (the display, the state folder); ended is
+// told when it ends. Without a tray, a window that fails quits the app,
+// which has no other face.
+func spawnWindow(stateDir string, logger *slog.Logger, trayUp bool, quit func(), ended func(error)) func() error {
 	return func() error {
 		self, err := os.Executable()
 		if err != nil {
@@ -392,7 +403,9 @@ func spawnWindow(stateDir string, logger *slog.Logger, trayUp bool, quit func())
 			return err
 		}
 		go func() {
-			if err := cmd.Wait(); err != nil {
+			err := cmd.Wait()
+			ended(err)
+			if err != nil {
 				logger.Warn("the window ended", "err", err)
 				if !trayUp {
 					quit()
