@@ -347,7 +347,7 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	changed := make(chan struct{}, 1)
 	var hub *link.Hub
 	opts := link.Options{
-		Spawn: spawnWindow(store.Dir(), logger, trayUp, quit, func(err error) { hub.WindowEnded(err) }),
+		Spawn:     spawnWindow(store.Dir(), logger, trayUp, quit, func(err error) { hub.WindowEnded(err) }),
 		Servers:   rt.manager,
 		Resources: rt.manager,
 		OnChange: func() {
