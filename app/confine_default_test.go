@@ -186,7 +186,7 @@ func TestConfineFailureIsKeptPerServerAndGoesWithTheAnswer(t *testing.T) {
 // TestServerOwnState: a known server's variables point into its data
 // folder unless its configuration sets them, its own home paths are given,
 // an unknown server gets its data folder alone, and the data folder is
-// made 0700 and removed with RemoveServerData.
+// made 0700 and removed with RemoveServerFiles.
 func TestServerOwnState(t *testing.T) {
 	state := t.TempDir()
 	home := "/home/me"
@@ -214,7 +214,7 @@ func TestServerOwnState(t *testing.T) {
 	if st, _ := ServerOwnState(other, state, home); st.Known != nil || len(st.Env)+len(st.Own) != 0 {
 		t.Errorf("an unknown server: %+v", st)
 	}
-	if err := RemoveServerData(state, "memory"); err != nil {
+	if err := RemoveServerFiles(state, "memory"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(data); !os.IsNotExist(err) {

@@ -12,9 +12,9 @@ import (
 // A confined server's data folder, STATE/data/NAME, is where its own
 // settings, logs and data go: read-write for that server alone, kept across
 // restarts (unlike its private temp folder), counted in the state folder's
-// budget, shown on its card, removed with the server. It is inside the state
-// folder, which the server may not otherwise reach: its ruleset grants this
-// one folder of it. The server is pointed at it through its environment
+// budget, shown on its card, removed with the server (RemoveServerFiles).
+// It is inside the state folder, which the server may not otherwise reach:
+// its ruleset grants this one folder of it. The server is pointed at it through its environment
 // (XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME, and what the table of
 // known servers says, such as server-memory's MEMORY_FILE_PATH: see
 // KnownServers).
@@ -62,15 +62,4 @@ func ServerData(stateDir, name string) (string, error) {
 		return "", fmt.Errorf("data folder: %s belongs to user %d, not to you", dir, uid)
 	}
 	return dir, nil
-}
-
-// RemoveServerData deletes server name's data folder and everything in it
-// (a symlink in it is removed, not followed). Removing a server calls it
-// beside RemoveServerTemp.
-func RemoveServerData(stateDir, name string) error {
-	dir, err := ServerDataFolder(stateDir, name)
-	if err != nil {
-		return err
-	}
-	return os.RemoveAll(dir)
 }

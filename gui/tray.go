@@ -208,7 +208,8 @@ func serverStateText(snap *app.Snapshot, name, home string) string {
 		return "not running"
 	}
 	s := string(st.State)
-	if st.State == app.ServerFailed && st.Error != "" {
+	// A failed server says why, and so does one stopped as hostile.
+	if (st.State == app.ServerFailed || st.State == app.ServerStopped) && st.Error != "" {
 		s += " (" + firstLine(st.Error) + ")"
 	}
 	return s

@@ -336,3 +336,22 @@ fs tried to read ~/b/x.txt — allow ~/b?
 		t.Errorf("clicks showed %q, want %q", shown, w)
 	}
 }
+
+// A server stopped as hostile says so in the tray, as a failed one says
+// why; one stopped by the person says only that.
+func TestTrayShowsWhyAServerStopped(t *testing.T) {
+	st := app.State{}
+	for _, name := range []string{"deaf", "idle"} {
+		if err := st.AddServer(app.Server{Name: name, Type: app.TransportStdio, Command: name + "-mcp"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := &app.Snapshot{State: st, Servers: map[string]app.ServerStatus{
+		"deaf": {State: app.ServerStopped, Error: "hostile: it sent 64 requests (4 KiB) and read none of their answers for 10s (restart it to try again)"},
+		"idle": {State: app.ServerStopped},
+	}}
+	got := menuText(trayMenu(snap, trayActions{}))
+	if !strings.Contains(got, "deaf: stopped (hostile: it sent 64 requests") || !strings.Contains(got, "idle: stopped\n") {
+		t.Errorf("menu:\n%s", got)
+	}
+}

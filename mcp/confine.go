@@ -70,13 +70,6 @@ func TempFolder(stateDir, name string) (string, error) {
 	return app.ServerTemp(stateDir, name)
 }
 
-// removeTemp deletes a removed server's private temp folder and its data
-// folder.
-func (m *Manager) removeTemp(name string) {
-	app.RemoveServerTemp(m.opts.StateDir, name)
-	app.RemoveServerData(m.opts.StateDir, name)
-}
-
 // confineCommand confines a managed server's command to its visible set in
 // snap, and remembers that set: syncRoots restarts the server when it
 // changes.

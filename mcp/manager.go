@@ -6,10 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +71,13 @@ type Options struct {
 	MaxInFlight       int
 	RequestsPerSecond float64
 	RequestBurst      int
+	// Backlog bounds a stdio server's requests not yet answered, the
+	// answers it has not read included: past its size its stdout is not
+	// read until answers drain; full with none drained for its stall
+	// limit, the server is stopped as hostile and stays stopped until
+	// restarted (its status says why). Zero fields take BacklogLimits'
+	// defaults.
+	Backlog BacklogLimits
 	// NoRestartOnEmpty keeps a server running when its visible set becomes
 	// empty instead of restarting it. By default it is restarted, since some
 	// servers (server-filesystem 2026.8.31) ignore an empty roots list and
@@ -276,39 +280,14 @@ func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
 			defer m.mu.Unlock()
 			if m.adapters[name] == nil {
 				m.core.ClearServerStatus(name)
-				m.removeLogs(name)
-				m.removeTemp(name)
+				// Its log, temp and data folders go with it, so that
+				// the state folder holds only configured servers'.
+				if err := app.RemoveServerFiles(m.opts.StateDir, name); err != nil {
+					m.log.Warn("cannot remove all of a removed server's files", "server", name, "error", err)
+				}
 			}
 		}()
 	}
-}
-
-// removeLogs deletes the stderr logs of a server that was removed, so that
-// the state folder holds at most (LogKeep+1) × LogMaxSize per configured
-// server, however many came and went.
-func (m *Manager) removeLogs(name string) {
-	p := m.logPath(name)
-	if p == "" {
-		return
-	}
-	matches, _ := filepath.Glob(globEscape(p) + "*")
-	for _, f := range matches {
-		if f == p || strings.HasPrefix(f, p+".") {
-			os.Remove(f)
-		}
-	}
-}
-
-// globEscape quotes the characters filepath.Match treats specially.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func (m *Manager) adapter(name string) *adapter {
@@ -419,7 +398,7 @@ func (m *Manager) logPath(name string) string {
 	if m.opts.StateDir == "" {
 		return ""
 	}
-	return filepath.Join(m.opts.StateDir, "logs", name+".log")
+	return app.ServerLogPath(m.opts.StateDir, name)
 }
 
 var _ app.ServerController = (*Manager)(nil)

@@ -50,7 +50,7 @@ func fsStarterSeen(b *testing.B, roots []string, seen *[]*confine.Observer) func
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		t := &stdioTransport{cmd: cmd, terminate: time.Second, version: func() string { return "" }, proc: &process{}}
+		t := &stdioTransport{cmd: cmd, terminate: time.Second, version: func() string { return "" }, proc: newProcess()}
 		if obs != nil && seen != nil {
 			*seen = append(*seen, obs)
 		}

@@ -48,7 +48,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 		cmd.Stderr = hider.Writer(a.stderrWriter())
 		// Let Wait return even if a grandchild keeps stderr open.
 		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
-		proc := &process{}
+		proc := newProcess()
 		if a.mode == app.RootsArgs || a.mode == app.RootsEnv {
 			a.mu.Lock()
 			a.startedWith = paths
@@ -84,6 +84,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			version:   a.negotiated,
 			proc:      proc,
 			obs:       obs,
+			backlog:   a.m.opts.Backlog,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)

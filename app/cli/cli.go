@@ -51,7 +51,8 @@ type Extensions struct {
 	// Audit prints the audit log: `audit [--server S] [--json]`.
 	Audit func(args []string, stateDir string, stdout io.Writer) error
 	// Bridge runs `bridge NAME`: relays between a host on stdin/stdout and
-	// server NAME until the host closes stdin.
+	// server NAME until the host closes stdin. Its stderr is the host's:
+	// it replaces the store's BeforeSave, whose warnings name any server.
 	Bridge func(ctx context.Context, store *app.Store, server string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
@@ -81,7 +82,7 @@ tray with the window closed (as at login).
   servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
-  servers remove NAME
+  servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
   import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
@@ -102,10 +103,13 @@ tray with the window closed (as at login).
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
   autostart on|off|status [--json]  start at login, in the tray with the window closed
-  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs
+  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs, hosts' files
 
-Folders named on a server's command line or in its env are taken off and
-become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
+Folders and files named on a server's command line or in its env stay there
+as slots: each is asked about (grant SERVER FOLDER), and the server starts,
+exactly as configured, only once every slot is allowed (until then status says
+it is held and why). --keep-arg A marks a value that only looks like a path as
+no slot.
 Stdio servers are confined (Linux): each runs under Landlock, reaching only
 its granted folders, a private temp folder, its own data folder and what it
 needs to run. --no-confine turns that off; where Landlock is missing such a

@@ -361,6 +361,10 @@ func TestGlobalUsageErrors(t *testing.T) {
 	if r := h.run("--help"); r.code != 0 || !strings.Contains(r.stdout, "roots add PATH") {
 		t.Fatalf("--help: %+v", r)
 	}
+	// Folders on a server's command line stay there, as slots.
+	if r := h.run("help"); !strings.Contains(r.stdout, "stay there\nas slots") || strings.Contains(r.stdout, "taken off") {
+		t.Errorf("help on a server's folders:\n%s", r.stdout)
+	}
 	if r := h.run("scan"); r.code != 1 {
 		t.Fatalf("scan without a scanner: %+v", r)
 	}

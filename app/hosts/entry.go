@@ -119,13 +119,13 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 	e := Entry{Host: h.ID, File: d.path(), Key: append(slices.Clone(t.key), name), Name: name, Scope: t.scope, d: h.dialect}
 	e.base = e.Key
 	e.Rootkeeper = rootkeeperName(h.ID, t.tag, name)
-	v, _ := dig(d.tree(), e.Key)
+	v, _ := d.value(e.Key)
 	obj, ok := v.(map[string]any)
 	if !ok {
 		e.Skip = "not an object"
 		return e
 	}
-	if list, _ := dig(d.tree(), t.key); list != nil {
+	if list, _ := d.value(t.key); list != nil {
 		if _, isList := list.([]any); isList {
 			// A list of servers (Continue's mcpServers): each names
 			// itself.

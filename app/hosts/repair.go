@@ -1,7 +1,6 @@
 package hosts
 
 import (
-	"os"
 	"slices"
 	"time"
 
@@ -33,7 +32,7 @@ func RepairTakenOff(store *app.Store, home string) ([]string, error) {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile(fr.Backup)
+		data, err := readHostFile(fr.Backup, MaxFileBytes)
 		if err != nil {
 			continue
 		}

@@ -54,6 +54,10 @@ type Hub struct {
 	win *peer
 	// started is when a window was started that has not attached yet.
 	started time.Time
+	// cannotShow says why the window cannot come up ("" when it can): the
+	// last one started ended, or could not be started, before it
+	// attached. Then nobody can be asked (CanAsk) until a window attaches.
+	cannotShow string
 	// pending is what to show once the started window attaches.
 	pending *Show
 	// queue decides whether something waits for the person while no
@@ -90,7 +94,7 @@ func (h *Hub) Register(ctl *control.Server) {
 	// The app brings the window up when something waits for the person
 	// (Run): bridges ask before they hold a call for an answer.
 	ctl.Handle(OpAsker, func(context.Context, json.RawMessage) (any, error) {
-		return Asker{Person: true}, nil
+		return Asker{Person: h.CanAsk()}, nil
 	})
 	ctl.Handle("raise", func(context.Context, json.RawMessage) (any, error) {
 		h.Show(Show{})
@@ -174,6 +178,34 @@ func (h *Hub) Show(s Show) {
 	}
 }
 
+// CanAsk reports whether a question reaches a person: a window is up, or
+// one can come up (none started since failed before it attached). A
+// confined server's call past its folders, and a held bridge, wait for an
+// answer only then.
+func (h *Hub) CanAsk() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.win != nil || h.cannotShow == ""
+}
+
+// WindowEnded tells the hub that a window process it started ended, with
+// err (nil for a clean exit). One that ended before it attached cannot be
+// shown (a display that is gone, a crash at start): nobody can be asked
+// until a window attaches again.
+func (h *Hub) WindowEnded(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started.IsZero() {
+		return // it had attached: the person closed it
+	}
+	h.started = time.Time{}
+	h.cannotShow = "the window ended before it came up"
+	if err != nil {
+		h.cannotShow += ": " + err.Error()
+	}
+	h.opts.Logger.Warn("the window cannot come up; confined servers' questions are refused at once until it does", "err", err)
+}
+
 // startLocked starts a window unless one is on its way. h.mu is held.
 func (h *Hub) startLocked() {
 	if !h.started.IsZero() && time.Since(h.started) < h.opts.AttachTimeout {
@@ -185,6 +217,7 @@ func (h *Hub) startLocked() {
 			h.opts.Logger.Warn("cannot open the window", "err", err)
 			h.mu.Lock()
 			h.started = time.Time{}
+			h.cannotShow = err.Error()
 			h.mu.Unlock()
 		}
 	}()
@@ -248,6 +281,7 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	}
 	h.win = p
 	h.started = time.Time{}
+	h.cannotShow = ""
 	show := h.pending
 	h.pending = nil
 	later := h.queue.Later()

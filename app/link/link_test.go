@@ -25,6 +25,10 @@ type rig struct {
 	ctl   *control.Server
 	stop  func()
 	spawn atomic.Int32
+	// crash makes the windows Spawn starts end before they attach; crashed
+	// hears of each.
+	crash   atomic.Bool
+	crashed chan struct{}
 	// windows receives each window the hub's Spawn brought up.
 	windows chan *testWindow
 	// servers records the Restart calls.
@@ -71,7 +75,7 @@ func newRig(t *testing.T, setup func(*app.State) error) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, dir: dir, core: core, ctl: ctl, windows: make(chan *testWindow, 4), servers: &recorder{}}
+	r := &rig{t: t, dir: dir, core: core, ctl: ctl, windows: make(chan *testWindow, 4), crashed: make(chan struct{}, 4), servers: &recorder{}}
 	r.hub = NewHub(core, Options{Spawn: r.spawnWindow, Servers: r.servers, AttachTimeout: 5 * time.Second})
 	r.hub.Register(ctl)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,6 +92,12 @@ func newRig(t *testing.T, setup func(*app.State) error) *rig {
 // the window process would.
 func (r *rig) spawnWindow() error {
 	r.spawn.Add(1)
+	if r.crash.Load() {
+		// A window process that ends before it attaches.
+		r.hub.WindowEnded(errors.New("exit status 2"))
+		r.crashed <- struct{}{}
+		return nil
+	}
 	go func() {
 		w, err := r.attach()
 		if err != nil {
@@ -437,5 +447,47 @@ func TestTheWindowEndsWithTheApp(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the window's link outlived the app")
+	}
+}
+
+// A window that ends before it attaches (no display, a crash at start)
+// means nobody can be asked: CanAsk and the bridges' OpAsker say so until a
+// window attaches again; a window closed after it attached changes nothing.
+func TestAWindowThatCannotComeUpMeansNobodyToAsk(t *testing.T) {
+	r := newRig(t, nil)
+	asker := func() bool {
+		t.Helper()
+		var a Asker
+		if err := control.Call(context.Background(), r.dir, OpAsker, nil, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Person != r.hub.CanAsk() {
+			t.Fatalf("OpAsker says %v, CanAsk %v", a.Person, r.hub.CanAsk())
+		}
+		return a.Person
+	}
+	if !asker() {
+		t.Fatal("before any window, the app says nobody can be asked")
+	}
+	r.hub.Show(Show{})
+	w := r.window()
+	w.close()
+	r.hub.WindowEnded(nil) // the process the person closed
+	if !asker() {
+		t.Fatal("a window the person closed made the app say nobody can be asked")
+	}
+
+	// The next window crashes before attaching.
+	r.crash.Store(true)
+	r.hub.Show(Show{})
+	<-r.crashed
+	if asker() {
+		t.Fatal("a window that ended before it came up: the app still says a person can be asked")
+	}
+	r.crash.Store(false)
+	r.hub.Show(Show{})
+	r.window()
+	if !asker() {
+		t.Fatal("a window attached again, and the app still says nobody can be asked")
 	}
 }

@@ -136,6 +136,12 @@ type Options struct {
 	// server's call past its folders then wait for the answer; otherwise
 	// they are answered at once. nil: nobody can be asked.
 	CanAsk func() bool
+	// Backlog bounds a stdio server's requests the bridge answers that
+	// it has not read the answers of, as for the managed clients: while
+	// full, its stdout is not read; full with none drained for the stall
+	// limit, the server is stopped as hostile and the bridge ends, saying
+	// so. Zero fields take mcp.BacklogLimits' defaults.
+	Backlog mcp.BacklogLimits
 }
 
 // Session is what a bridge shows of itself.
@@ -270,7 +276,12 @@ func Run(ctx context.Context, o Options) error {
 		}
 	case err := <-b.ended:
 		if err != nil {
-			result = fmt.Errorf("server %q: %s", srv.Name, hider.Hide(err.Error()))
+			if mcp.IsHostile(err) {
+				// Rootkeeper's own words, kept as the error they are.
+				result = fmt.Errorf("server %q: %w", srv.Name, err)
+			} else {
+				result = fmt.Errorf("server %q: %s", srv.Name, hider.Hide(err.Error()))
+			}
 		}
 		b.rmu.RLock()
 		p := b.cur

@@ -54,7 +54,7 @@ func (b *bridge) startHTTP(ctx context.Context) (*serverProc, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
 	c := &httpConn{b: b, srv: b.srv, client: mcp.RelayHTTPClient(b.srv.URL, b.srv.Headers), ctx: ctx, cancel: cancel, out: pw, ready: make(chan struct{})}
-	p := &serverProc{w: c, exited: make(chan struct{}), halt: c.close}
+	p := &serverProc{w: c, answers: c, exited: make(chan struct{}), halt: c.close}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
