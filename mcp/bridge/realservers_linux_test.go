@@ -126,8 +126,10 @@ var realServers = []realServer{
 	{name: "desktop-commander", bin: "desktop-commander", pkg: "@wonderwhy-er/desktop-commander",
 		calls: []aCall{{tool: "list_directory", args: map[string]any{"path": "{project}"}, want: "README.md"},
 			{tool: "read_file", args: map[string]any{"path": "{project}/README.md"}, want: "The project a confined server is granted"},
-			// A shell it starts, and the program the shell starts.
-			{tool: "start_process", args: map[string]any{"command": "ls {project}", "timeout_ms": 10000}, want: "main.go"}}},
+			// A shell it starts, and the program the shell starts. The
+			// shell lingers: desktop-commander answers with what it read
+			// when the process exits, and may not have read it yet.
+			{tool: "start_process", args: map[string]any{"command": "ls {project}; sleep 1", "timeout_ms": 10000}, want: "main.go"}}},
 	{name: "tavily", bin: "tavily-mcp", pkg: "tavily-mcp", env: map[string]string{"TAVILY_API_KEY": "tvly-dummy"}},
 	{name: "brave-search", bin: "brave-search-mcp-server", pkg: "@brave/brave-search-mcp-server", env: map[string]string{"BRAVE_API_KEY": "dummy"}},
 	{name: "exa", bin: "exa-mcp-server", pkg: "exa-mcp-server", env: map[string]string{"EXA_API_KEY": "dummy"}},
