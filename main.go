@@ -162,7 +162,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 	}
 	rt.manager = mcp.NewManager(core, opts)
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
-		return cli.BuildStatus(core.Snapshot(), true), nil
+		return cli.BuildStatus(core.Snapshot(), true, store.Dir()), nil
 	})
 	ctl.Handle("resources", cli.ResourcesHandler(rt.manager))
 	// Bridges started by hosts report their sessions here, every few

@@ -33,7 +33,7 @@ func TestConfinedServerThroughTheBinary(t *testing.T) {
 	if !strings.Contains(out, "boxed runs confined (Landlock ABI "+strconv.Itoa(abi)+")") {
 		t.Errorf("servers add said %q", out)
 	}
-	mustRun(t, state, "servers", "add", "open", "--", nosy)
+	mustRun(t, state, "servers", "add", "open", "--no-confine", "--", nosy)
 	mustRun(t, state, "roots", "add", folder, "--enable")
 	mustRun(t, state, "grant", "boxed", folder)
 	startHeadless(t, state)

@@ -329,7 +329,7 @@ fi
 printf '%s\n' "$@" > "$DUMP"
 INFO='{"name":"argy","version":"1"}'
 `+mcpShell)
-	out := mustRun(t, state, "servers", "add", "argy", "--env", "DUMP="+dump, "--", server, "--repository", repo, "--verbose")
+	out := mustRun(t, state, "servers", "add", "argy", "--no-confine", "--env", "DUMP="+dump, "--", server, "--repository", repo, "--verbose")
 	if !strings.Contains(out, "configured with the folder "+repo+" (--repository)") {
 		t.Errorf("servers add said:\n%s", out)
 	}

@@ -38,6 +38,8 @@ func (s State) Clone() State {
 	for i := range c.Requests {
 		c.Requests[i].Calls = slices.Clone(c.Requests[i].Calls)
 	}
+	c.ConfineOffer = slices.Clone(s.ConfineOffer)
+	c.ConfineFailures = slices.Clone(s.ConfineFailures)
 	c.Once = slices.Clone(s.Once)
 	for i := range c.Once {
 		c.Once[i].Calls = slices.Clone(c.Once[i].Calls)

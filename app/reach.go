@@ -105,7 +105,7 @@ func ReachFolder(path, op string, c ReachContext) (folder string, ok bool) {
 		start = path
 	}
 	top := func(d string) bool { return d == "/" || (c.Home != "" && (d == c.Home || IsWithin(c.Home, d))) }
-	if top(start) {
+	if top(start) || mountPoint(start) {
 		return "", false
 	}
 	if c.IsProject != nil {
@@ -125,6 +125,23 @@ func ReachFolder(path, op string, c ReachContext) (folder string, ok bool) {
 		return best, true
 	}
 	return start, true
+}
+
+// mountPoints are where removable media and other volumes are mounted:
+// programs list them (and the per-user folder in them) to find volumes.
+// Those folders themselves are never asked about; a volume's own folders,
+// deeper, are.
+var mountPoints = []string{"/mnt", "/media", "/run/media"}
+
+// mountPoint reports whether dir is one of mountPoints or a per-user
+// folder right in one (/media/USER, /run/media/USER).
+func mountPoint(dir string) bool {
+	for _, m := range mountPoints {
+		if dir == m || (m != "/mnt" && filepath.Dir(dir) == m) {
+			return true
+		}
+	}
+	return false
 }
 
 // reachText is RequestText for a reach request.

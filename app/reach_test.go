@@ -26,6 +26,11 @@ func TestReachFolderAsksAboutWhatAPersonWouldRecognise(t *testing.T) {
 		{"/data/photos/a/b.jpg", "read", "/data/photos"},
 		{"/home/me/.ssh/id_ed25519", "read", "/home/me/.ssh"}, // asked, and worth a no
 		{"/home/me/notes.txt", "read", ""},                    // the home folder as a whole: never
+		{"/media", "list", ""},                                // mount points, probed for volumes: never
+		{"/media/me", "list", ""},
+		{"/mnt", "list", ""},
+		{"/media/me/usb stick/doc.txt", "read", "/media/me/usb stick"}, // a volume's own folders: asked
+		{"/mnt/data/x.txt", "read", "/mnt/data"},
 		{"/home/me", "list", ""},
 		{"/etc2", "read", ""}, // / as a whole: never
 		{"/", "list", ""},

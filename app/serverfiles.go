@@ -20,14 +20,12 @@ func ServerLogPath(stateDir, name string) string {
 	return filepath.Join(stateDir, "logs", name+".log")
 }
 
-// ServerDataPath is server name's own data folder in stateDir,
-// data/NAME, or false for a name that cannot name a folder there ("..",
-// ".", a separator), which then has none.
+// ServerDataPath is server name's own data folder in stateDir (see
+// ServerDataFolder), or false for a name that cannot name a folder there
+// (a separator), which then has none.
 func ServerDataPath(stateDir, name string) (string, bool) {
-	if stateDir == "" || name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.Join(stateDir, "data", name), true
+	p, err := ServerDataFolder(stateDir, name)
+	return p, err == nil
 }
 
 // RemoveServerFiles deletes everything on disk that belongs to server name

@@ -44,7 +44,10 @@ type adapter struct {
 	mode   app.RootsMode
 	client *sdk.Client
 	stderr *ring
-	logf   *logfile.File // StateDir/logs/NAME.log (rotated while written), nil if none
+	// witness is what the current confined run leaves to diagnose its end
+	// (nil when it runs unconfined); guarded by mu.
+	witness *RunWitness
+	logf    *logfile.File // StateDir/logs/NAME.log (rotated while written), nil if none
 
 	wake     chan struct{}   // roots may have changed (buffered 1)
 	inputs   chan struct{}   // what it may see or start with may have changed (buffered 1)

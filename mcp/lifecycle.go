@@ -60,6 +60,7 @@ func (a *adapter) run(parent context.Context) {
 				break
 			}
 			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
+			a.noteRunEnd()
 			if !a.backOff(ctx, err, &failures, &stopped) {
 				break
 			}
@@ -67,6 +68,11 @@ func (a *adapter) run(parent context.Context) {
 		}
 		began := time.Now()
 		a.connected(cs, proc)
+		if a.cfg.Confine {
+			if err := ClearConfineFailure(a.m.core, a.cfg.Name); err != nil {
+				a.m.log.Error("cannot record that the server runs confined", "server", a.cfg.Name, "error", err)
+			}
+		}
 		a.poke() // compare what the server got with the latest snapshot
 
 		exited := make(chan error, 1)
@@ -145,6 +151,8 @@ func (a *adapter) run(parent context.Context) {
 		// The server went away by itself: back off before starting it again.
 		if time.Since(began) >= a.m.opts.StableAfter {
 			failures = 0
+		} else {
+			a.noteRunEnd()
 		}
 		if tail := lastLine(a.stderr.String()); tail != "" {
 			why = fmt.Errorf("%w; stderr: %s", why, tail)

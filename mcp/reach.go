@@ -25,11 +25,11 @@ func ObserveCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 	if _, err := confine.ABI(); err != nil {
 		return 0, nil, err
 	}
-	temp, err := TempFolder(stateDir, srv.Name)
+	p, err := confinePolicy(cmd, srv, paths, stateDir)
 	if err != nil {
 		return 0, nil, err
 	}
-	return confine.WrapObserved(cmd, confine.Policy{Roots: paths, Temp: temp, Protect: []string{stateDir}})
+	return confine.WrapObserved(cmd, p)
 }
 
 // A ReachWatch turns the attempts of one confined server past its ruleset
@@ -303,6 +303,8 @@ func newCallID() string {
 type observed struct {
 	obs   *confine.Observer
 	watch *ReachWatch
+	// witness notes what the run refused (confinefail.go); may be nil.
+	witness *RunWitness
 }
 
 // start starts observing once the server has started (a nil observed
@@ -312,7 +314,7 @@ func (o *observed) start() {
 	if o == nil {
 		return
 	}
-	if err := o.obs.Start(o.watch.Reach); err != nil {
+	if err := o.obs.Start(o.witness.Wrap(o.watch, o.watch.Reach)); err != nil {
 		o.watch.Log.Error("cannot observe the server's reach", "server", o.watch.Server, "error", err)
 	}
 }

@@ -5,7 +5,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -20,6 +22,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets"
+	"rootkeeper/mcp/confine"
 )
 
 // transport makes the server's transport. For stdio it also returns the
@@ -53,13 +56,28 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			a.recordStartRoots(paths)
 		}
 		var obs *observed
+		var wit *RunWitness
 		if srv.Confine {
 			o, err := a.confineCommand(cmd, snap)
-			if err != nil {
+			switch {
+			case err == nil:
+				obs, wit = o, NewRunWitness()
+				wit.Home = EnvHome(cmd.Env)
+				obs.witness = wit
+				// What it says, secrets hidden, tells why it stopped
+				// confined.
+				cmd.Stderr = hider.Writer(io.MultiWriter(a.stderrWriter(), wit))
+			case app.RunsUnconfinedHere(srv, errors.Is(err, confine.ErrUnavailable)):
+				// Confined by default where Landlock is missing: it runs
+				// as it would without Rootkeeper, and says so.
+				a.m.log.Warn("Landlock is missing here: the server runs unconfined", "server", srv.Name, "why", err)
+			default:
 				return nil, nil, err
 			}
-			obs = o
 		}
+		a.mu.Lock()
+		a.witness = wit
+		a.mu.Unlock()
 		return &refusingTransport{inner: &stdioTransport{
 			cmd:       cmd,
 			terminate: a.m.opts.StopGrace,

@@ -35,6 +35,17 @@ const (
 	ViaArgs         = "args"          // rootsMode args: paths appended to the command line at start
 	ViaEnv          = "env"           // rootsMode env: paths in ROOTKEEPER_ROOTS at start
 	ViaReach        = "reach"         // a confined server tried a path past its ruleset (Tried, Op, Decided)
+	// ViaConfinement records the person's decision to run a server
+	// confined or unconfined (Decided: ConfinedOn or ConfinedOff; Op: by
+	// whom, as app.Source).
+	ViaConfinement = "confinement"
+)
+
+// The person's decisions on a server's confinement (Entry.Decided, with
+// Via ViaConfinement).
+const (
+	ConfinedOn  = "confined"
+	ConfinedOff = "run unconfined"
 )
 
 // What became of an attempt of a confined server (Entry.Decided).
@@ -270,4 +281,17 @@ func StampOf(dir string) Stamp {
 		}
 	}
 	return s
+}
+
+// Confinement records the person's decision to run server confined (on)
+// or not, taken by (an app.Source: "dialog", "window", "command-line"),
+// in the audit log of the state folder dir.
+func Confinement(dir, server string, on bool, by string) error {
+	decided := ConfinedOff
+	if on {
+		decided = ConfinedOn
+	}
+	l := NewLog(dir)
+	defer l.Close()
+	return l.Append(Entry{Time: time.Now().UTC(), Server: server, Roots: []string{}, Via: ViaConfinement, Op: by, Decided: decided})
 }

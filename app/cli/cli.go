@@ -79,11 +79,12 @@ tray with the window closed (as at login).
   roots add PATH [--name N] [--enable]
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine] -- COMMAND [ARG...]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
-  import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
+  servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
+  import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
   grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the calls of a confined
@@ -109,12 +110,15 @@ as slots: each is asked about (grant SERVER FOLDER), and the server starts,
 exactly as configured, only once every slot is allowed (until then status says
 it is held and why). --keep-arg A marks a value that only looks like a path as
 no slot.
---confine (Linux): the server runs under Landlock, reaching only its granted
-folders, a private temp folder and what it needs to run. When it reaches past
-them, the window asks (its call waits, reach-wait); with nobody to ask (headless,
-a bridge with no app) the call is refused at once and the request waits in
-status. Allow once lets exactly the calls shown through, each with its own
-access; only grant (without --once) widens its folders.
+Stdio servers are confined (Linux): each runs under Landlock, reaching only
+its granted folders, a private temp folder, its own data folder and what it
+needs to run. --no-confine turns that off; where Landlock is missing such a
+server runs unconfined and status says so, while one added with --confine is
+then not started. When a confined server reaches past its folders, the window
+asks (its call waits, reach-wait); with nobody to ask (headless, a bridge with
+no app) the call is refused at once and the request waits in status. Allow
+once lets exactly the calls shown through, each with its own access; only
+grant (without --once) widens its folders.
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to

@@ -50,6 +50,14 @@ type ServerView struct {
 	// Held says why it is not started (app.HoldOf), with whole paths; empty
 	// when it may start.
 	Held string `json:"held,omitempty"`
+	// Failure says what it reached for when it stopped confined, and the
+	// way out (app.ConfineFailure).
+	Failure *app.ConfineFailure `json:"confineFailure,omitempty"`
+	// Data is its data folder (confined servers): where its own settings,
+	// logs and data go; Own are the paths of its own in the home folder
+	// that the table of known servers gives it.
+	Data string   `json:"data,omitempty"`
+	Own  []string `json:"own,omitempty"`
 }
 
 // SlotView is one slot of a server in a Status.
@@ -67,7 +75,7 @@ type RootRef struct {
 
 // BuildStatus derives a Status from a snapshot. The running app calls it to
 // answer "status" on its control socket.
-func BuildStatus(snap *app.Snapshot, running bool) Status {
+func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
 	for _, id := range slices.Sorted(maps.Keys(snap.Bridges)) {
 		st.Bridges = append(st.Bridges, snap.Bridges[id])
@@ -95,6 +103,17 @@ func BuildStatus(snap *app.Snapshot, running bool) Status {
 		}
 		if h := app.HoldOf(snap, srv.Name); h != nil {
 			v.Held = h.Text("")
+		}
+		if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
+			v.Failure = &f
+		}
+		if srv.Confine && srv.Type == app.TransportStdio && stateDir != "" {
+			v.Data, _ = app.ServerDataFolder(stateDir, srv.Name)
+			if k, ok := app.KnownServerOf(srv); ok {
+				for _, o := range k.Own {
+					v.Own = append(v.Own, "~/"+strings.TrimSuffix(o, "/"))
+				}
+			}
 		}
 		st.Servers = append(st.Servers, v)
 	}
@@ -147,7 +166,7 @@ func (c *command) status(args []string) error {
 		if err != nil {
 			return err
 		}
-		st = BuildStatus(snap, false)
+		st = BuildStatus(snap, false, c.store.Dir())
 	} else if err != nil {
 		return fmt.Errorf("asking the running app: %w", err)
 	}
@@ -201,6 +220,19 @@ func (c *command) printStatus(st Status) {
 			c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
 		}
 		c.printf("  %s\n", app.SafeText(s.Confinement))
+		if s.Data != "" {
+			c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
+		}
+		if f := s.Failure; f != nil {
+			c.printf("  %s\n", f.Text(c.env.Home))
+			switch {
+			case f.Own:
+				c.printf("    allow: mkdir -m 700 -p %s && rootkeeper grant %s %s\n", app.ShellQuote(f.Folder), app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			case f.Folder != "":
+				c.printf("    allow: rootkeeper grant %s %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			}
+			c.printf("    run it unconfined: rootkeeper servers unconfine %s\n", app.ShellQuote(s.Name))
+		}
 		if len(s.Visible) == 0 {
 			c.printf("  sees nothing\n")
 		}

@@ -283,6 +283,10 @@ func Run(ctx context.Context, o Options) error {
 				result = fmt.Errorf("server %q: %s", srv.Name, hider.Hide(err.Error()))
 			}
 		}
+		b.rmu.RLock()
+		p := b.cur
+		b.rmu.RUnlock()
+		b.confineFailed(p)
 	case <-ctx.Done():
 	}
 	b.rmu.Lock()

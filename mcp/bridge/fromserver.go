@@ -176,6 +176,7 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 			b.session.ProtocolVersion = shown(r.ProtocolVersion)
 			b.mu.Unlock()
 			b.publish()
+			b.ranConfined(p)
 		}
 		if len(r.InputRequests) > 0 {
 			out := b.inputRequests(p, raw, h, r.InputRequests, r.RequestState)

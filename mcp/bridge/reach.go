@@ -14,7 +14,7 @@ import (
 // the folder, written to the state, where the app's dialog, `status` and
 // `grant --once` see it; the answer comes back through the state file. It
 // returns what to call once the command has started (or failed to).
-func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) {
+func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string, wit *mcp.RunWitness) (func(), error) {
 	if b.o.WithoutReach {
 		return func() {}, b.confine(cmd, paths)
 	}
@@ -29,7 +29,7 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) 
 	// in mode follow) is what an attempt may be handed as allowed.
 	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }
 	return func() {
-		if err := obs.Start(w.Reach); err != nil {
+		if err := obs.Start(wit.Wrap(w, w.Reach)); err != nil {
 			b.log.Error("cannot observe the server's reach", "error", err)
 		}
 	}, nil

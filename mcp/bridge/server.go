@@ -21,6 +21,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/confine"
 )
 
 // lineSink takes messages for the server, one line each.
@@ -49,6 +50,8 @@ type serverProc struct {
 	// replaced: a newer run took over; this one's output is dropped and its
 	// exit does not end the bridge.
 	replaced atomic.Bool
+	// witness diagnoses a confined run's end (nil when unconfined).
+	witness *mcp.RunWitness
 }
 
 // restartable reports whether the server holds its roots from its start
@@ -163,10 +166,20 @@ func rootPaths(roots []app.Root) []string {
 func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd, paths := mcp.StdioCommand(b.srv, snap)
 	observe := func() {}
+	var wit *mcp.RunWitness
 	if b.srv.Confine {
 		paths = b.startPaths(snap)
+		wit = mcp.NewRunWitness()
+		wit.Home = mcp.EnvHome(cmd.Env)
 		var err error
-		if observe, err = b.confineObserved(cmd, paths); err != nil {
+		switch observe, err = b.confineObserved(cmd, paths, wit); {
+		case err == nil:
+		case app.RunsUnconfinedHere(b.srv, errors.Is(err, confine.ErrUnavailable)):
+			// Confined by default where Landlock is missing: it runs as
+			// it would without Rootkeeper, and says so.
+			b.log.Warn("Landlock is missing here: the server runs unconfined; roots are advice to it", "why", err)
+			observe, wit, paths = func() {}, nil, nil
+		default:
 			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
 		}
 	}
@@ -185,6 +198,10 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	if b.o.Log != nil {
 		stderr = append(stderr, b.o.Log)
 	}
+	if wit != nil {
+		// What it said, secrets hidden, tells why it stopped confined.
+		stderr = append(stderr, wit)
+	}
 	hidden := b.hider.Writer(io.MultiWriter(stderr...))
 	cmd.Stderr = hidden
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
@@ -196,7 +213,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
 	}
 	outW.Close()
-	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{})}
+	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{}), witness: wit}
 	answers := newAnswerQueue(b.o.Backlog, func(err error) { b.hostile(p, err) })
 	p.answers = answers
 	go answers.run(p.w)

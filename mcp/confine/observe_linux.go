@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +154,7 @@ func handOverListener(sock int) error {
 type Observer struct {
 	parent, child *os.File
 	allowed       []string
+	listed        []string // folders the ruleset lets it list, and no more
 	writable      []string // the read-write part of allowed: metadata may change there
 	protect       []string // never handed, whatever Reach says (Policy.Protect, resolved)
 	// Wait bounds how long an attempt waits for Reach, whatever Reach does
@@ -169,6 +171,7 @@ type Observer struct {
 	waiting chan struct{}
 	done    chan struct{}
 	handed  atomic.Int64 // descriptors handed to the server (allow once)
+	root    atomic.Int32 // the server's first process, once seen
 	seen    atomic.Int64 // notifications received
 }
 
@@ -200,6 +203,12 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
 	for _, r := range s.Rules {
+		if r.Access == accessList {
+			// Listing it is allowed, nothing beneath it: an attempt
+			// there is still seen.
+			o.listed = append(o.listed, r.Path)
+			continue
+		}
 		o.allowed = append(o.allowed, r.Path)
 		if r.Access == accessWrite {
 			o.writable = append(o.writable, r.Path)
@@ -312,7 +321,11 @@ func (o *Observer) run(reach Reach) {
 		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
 			continue // ENOENT: the caller was interrupted; EINTR
 		}
-		o.seen.Add(1)
+		if o.seen.Add(1) == 1 {
+			// The first call seen is the server's exec, by its first
+			// process.
+			o.root.Store(int32(tgidOf(int(n.pid))))
+		}
 		if shape, ok := metaCalls[uint32(n.nr)]; ok {
 			o.answerMeta(fd, &n, shape)
 			continue
@@ -320,6 +333,10 @@ func (o *Observer) run(reach Reach) {
 		a, how, ok := o.attempt(fd, &n)
 		if !ok {
 			o.cont(fd, n.id)
+			continue
+		}
+		if a.own {
+			o.handOwnProc(fd, &n, a)
 			continue
 		}
 		wctx := ctx
@@ -479,6 +496,11 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 			abs = filepath.Join(dir, name)
 		}
 		abs = filepath.Clean(abs)
+		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && strings.HasPrefix(abs, "/proc/") {
+			if dir, rest, ok := o.ownProc(pid, abs); ok {
+				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
+			}
+		}
 		if o.covered(abs) {
 			continue
 		}
@@ -535,6 +557,9 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 // path outside that a symlink leads into it is looked up once more,
 // resolved.
 func (o *Observer) covered(path string) bool {
+	if slices.Contains(o.listed, path) {
+		return true
+	}
 	for _, p := range o.allowed {
 		if path == p || strings.HasPrefix(path, p) && (p == "/" || path[len(p)] == '/') {
 			return true
@@ -573,6 +598,12 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 	rel, err := filepath.Rel(folder, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return false
+	}
+	if rel == "." {
+		// The path is what is allowed (a file slot, which Landlock could
+		// not name while it did not exist): it is opened by its name
+		// beneath its folder, and nothing else there.
+		folder, rel = filepath.Dir(path), filepath.Base(path)
 	}
 	dfd, err := unix.Open(folder, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
