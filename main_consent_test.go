@@ -96,7 +96,9 @@ done
 
 // dumpEnvServer is a server that writes its environment to the file in its
 // DUMP variable, then answers the handshake: what a hostile server would
-// read.
+// read. It writes by a rename from a file beside $DUMP, which a confined
+// server given $DUMP (a file slot: that file alone) may not make: the tests
+// that use it add it with --no-confine.
 func dumpEnvServer(t *testing.T) string {
 	return writeScript(t, `env > "$DUMP.tmp" && mv "$DUMP.tmp" "$DUMP"
 INFO='{"name":"dumper","version":"1"}'
@@ -135,7 +137,7 @@ func TestServersDoNotInheritTheModelKey(t *testing.T) {
 	mustRun(t, state, "sampling", "set", "--provider", "anthropic", "--url", "http://127.0.0.1:9",
 		"--model", "m", "--api-key-env", "RK_TEST_MODEL_KEY")
 	mustRun(t, state, "private-env", "add", "RK_TEST_DB_PASSWORD")
-	mustRun(t, state, "servers", "add", "dumper", "--env", "DUMP="+dump, "--env", "OWN=mine", "--", dumpEnvServer(t))
+	mustRun(t, state, "servers", "add", "dumper", "--no-confine", "--env", "DUMP="+dump, "--env", "OWN=mine", "--", dumpEnvServer(t))
 	startHeadless(t, state)
 
 	env := readEnvDump(t, dump)
@@ -164,7 +166,7 @@ func TestEnvModeCannotSplitAFolderName(t *testing.T) {
 		t.Fatal(err)
 	}
 	dump := filepath.Join(t.TempDir(), "env")
-	mustRun(t, state, "servers", "add", "envsrv", "--roots-mode", "env", "--env", "DUMP="+dump, "--", dumpEnvServer(t))
+	mustRun(t, state, "servers", "add", "envsrv", "--no-confine", "--roots-mode", "env", "--env", "DUMP="+dump, "--", dumpEnvServer(t))
 	mustRun(t, state, "roots", "add", tricky, "--enable")
 	mustRun(t, state, "grant", "envsrv", tricky)
 	startHeadless(t, state)

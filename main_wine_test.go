@@ -264,23 +264,6 @@ func (p *running) waitLog(tb testing.TB, s string) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serverReport is a line a rootserver sent: NAME EVENT PAYLOAD.
 type serverReport struct {
 	server, event string

@@ -1,6 +1,10 @@
 package app
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // NotConfined is what the window and `status` say of a server that is not
 // confined, so that nobody mistakes advice for a boundary.
@@ -33,8 +37,11 @@ func ConfinedText(abi int) string {
 // confinement: ConfinedText with the ABI the running server was started
 // under (live, may be nil) or else the one it would get here (landlock,
 // which reports it or why servers cannot be confined here; nil means this
-// build cannot confine), "cannot confine: …; the server is not started",
-// or NotConfined. Only stdio servers can be confined.
+// build cannot confine), or NotConfined. Where Landlock is missing, a
+// server confined by default runs unconfined ("not confined here: …;
+// roots are advice to this server") and one whose confinement was asked
+// for in so many words is not started ("cannot confine: …; the server is
+// not started"). Only stdio servers can be confined.
 func ConfinementText(srv Server, live *ServerStatus, landlock func() (int, error)) string {
 	if !srv.Confine || srv.Type != TransportStdio {
 		return NotConfined
@@ -42,12 +49,25 @@ func ConfinementText(srv Server, live *ServerStatus, landlock func() (int, error
 	if live != nil && live.LandlockABI > 0 {
 		return ConfinedText(live.LandlockABI)
 	}
+	var err error
 	if landlock == nil {
-		return "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"
+		err = errors.New("cannot confine: this build of Rootkeeper has no Landlock support")
+	} else {
+		var abi int
+		if abi, err = landlock(); err == nil {
+			return ConfinedText(abi)
+		}
 	}
-	abi, err := landlock()
-	if err != nil {
+	if srv.ConfineRequired {
 		return fmt.Sprintf("%v; the server is not started", err)
 	}
-	return ConfinedText(abi)
+	return fmt.Sprintf("not confined here (%s); roots are advice to this server", strings.TrimPrefix(err.Error(), "cannot confine: "))
+}
+
+// RunsUnconfinedHere reports whether srv, confined by default, is started
+// unconfined when Landlock is missing (landlockMissing: the confining
+// code said so): only a server whose confinement was asked for in so many
+// words is then not started.
+func RunsUnconfinedHere(srv Server, landlockMissing bool) bool {
+	return srv.Confine && !srv.ConfineRequired && landlockMissing
 }

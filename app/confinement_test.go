@@ -6,12 +6,15 @@ import (
 )
 
 // TestConfinementText: the words say confined with the live ABI first,
-// else the ABI here, else why not (and that the server is not started);
-// an unconfined or remote server gets "roots are advice".
+// else the ABI here, else why not: a server confined by default then runs
+// unconfined (roots are advice), one whose confinement was asked for in
+// so many words is not started; an unconfined or remote server gets
+// "roots are advice".
 func TestConfinementText(t *testing.T) {
 	seven := func() (int, error) { return 7, nil }
 	missing := func() (int, error) { return 0, errors.New("cannot confine: no Landlock") }
 	stdio := Server{Name: "fs", Type: TransportStdio, Command: "x", Confine: true}
+	required := Server{Name: "strict", Type: TransportStdio, Command: "x", Confine: true, ConfineRequired: true}
 	remote := Server{Name: "web", Type: TransportHTTP, URL: "https://example.com", Confine: true}
 	for _, tc := range []struct {
 		srv      Server
@@ -22,8 +25,10 @@ func TestConfinementText(t *testing.T) {
 		{stdio, nil, seven, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; no unix sockets; network open"},
 		{stdio, &ServerStatus{LandlockABI: 5}, seven, "confined (Landlock ABI 5): its folders read-write, what it needs to run read-only, nothing else; no unix sockets; may signal other programs; network open"},
 		{stdio, &ServerStatus{LandlockABI: 9}, seven, "confined (Landlock ABI 9): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
-		{stdio, &ServerStatus{}, missing, "cannot confine: no Landlock; the server is not started"},
-		{stdio, nil, nil, "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"},
+		{required, &ServerStatus{}, missing, "cannot confine: no Landlock; the server is not started"},
+		{required, nil, nil, "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"},
+		{stdio, &ServerStatus{}, missing, "not confined here (no Landlock); roots are advice to this server"},
+		{stdio, nil, nil, "not confined here (this build of Rootkeeper has no Landlock support); roots are advice to this server"},
 		{Server{Name: "open", Type: TransportStdio, Command: "x"}, nil, seven, NotConfined},
 		{remote, nil, seven, NotConfined},
 	} {

@@ -8,7 +8,7 @@ import (
 // StateVersion is the version of the state file this build writes. Files with
 // a lower version are migrated (see migrations); files with a higher version
 // are refused rather than overwritten.
-const StateVersion = 2
+const StateVersion = 3
 
 // Source says where a root or a decision came from.
 type Source string
@@ -97,8 +97,17 @@ type Server struct {
 	Env     map[string]string `json:"env,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
 	// Confine runs a stdio server under Landlock (Linux): it can reach its
-	// visible roots and what it needs to run, nothing else (mcp/confine).
+	// visible roots, what it needs to run and its own data folder, nothing
+	// else (mcp/confine). Every stdio server put is confined unless the
+	// person turns it off (PutServer); a server an earlier version stored
+	// keeps its setting (see State.ConfineOffer). Where Landlock is missing
+	// a server confined by default runs unconfined, and says so.
 	Confine bool `json:"confine,omitempty"`
+	// ConfineRequired: the person asked for confinement in so many words
+	// (`servers add --confine`, or an earlier version, where it was opt-in),
+	// so where Landlock is missing the server is not started rather than
+	// started without the boundary asked for.
+	ConfineRequired bool `json:"confineRequired,omitempty"`
 	// Remote servers.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -188,6 +197,24 @@ type State struct {
 	// Once are the recent "allow once" answers to confined servers'
 	// attempts (see Once).
 	Once []Once `json:"once,omitempty"`
+	// ConfineOffer names the stdio servers an earlier version left
+	// unconfined (confinement was opt-in then): the window offers once to
+	// confine them (ConfineOffered, AnswerConfineOffer).
+	ConfineOffer []string `json:"confineOffer,omitempty"`
+	// ConfineFailures are the confined servers that stopped after
+	// reaching past their folders, with the way out (ConfineFailure).
+	ConfineFailures []ConfineFailure `json:"confineFailures,omitempty"`
+	// Settings are the person's settings of how Rootkeeper behaves; nil
+	// means the defaults.
+	Settings *Settings `json:"settings,omitempty"`
+}
+
+// Settings are how Rootkeeper behaves where a person may choose.
+type Settings struct {
+	// ReachWait is how many seconds a confined server's call past its
+	// folders waits while a person is asked (State.ReachWait); 0 means
+	// DefaultReachWait.
+	ReachWait int `json:"reachWait,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

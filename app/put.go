@@ -81,8 +81,21 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 		carry(SetRootsMode, func() { srv.RootsMode = old.RootsMode })
 		carry(SetSampling, func() { srv.Sampling = old.Sampling })
 		carry(SetHostRoots, func() { srv.HostRoots = old.HostRoots })
-		carry(SetConfine, func() { srv.Confine = old.Confine })
+		if old.Type == TransportStdio {
+			carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
+		}
 		carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+	}
+	// Confined by default: a stdio server is confined unless the
+	// definition says otherwise or the server it replaces was not.
+	switch {
+	case srv.Type != TransportStdio:
+		srv.Confine, srv.ConfineRequired = false, false
+	case o.Given&SetConfine == 0 && !(exists && old.Type == TransportStdio):
+		srv.Confine = true
+	}
+	if !srv.Confine {
+		srv.ConfineRequired = false
 	}
 	// A definition given anew is whole: nothing is lost from it.
 	srv.Lost, srv.FoldersTakenOff = nil, false

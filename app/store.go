@@ -398,6 +398,30 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	// Version 2 confined a stdio server only when asked to; version 3
+	// confines every server put unless the person says otherwise. A
+	// server stored before keeps its setting: one that was confined was
+	// asked for in so many words (ConfineRequired), one that was not is
+	// offered once to be confined (ConfineOffer).
+	{From: 2, Apply: func(doc map[string]any) error {
+		var offer []any
+		servers, _ := doc["servers"].([]any)
+		for _, sv := range servers {
+			m, ok := sv.(map[string]any)
+			if !ok || m["type"] != TransportStdio {
+				continue
+			}
+			if m["confine"] == true {
+				m["confineRequired"] = true
+			} else if name, ok := m["name"].(string); ok {
+				offer = append(offer, name)
+			}
+		}
+		if len(offer) > 0 {
+			doc["confineOffer"] = offer
+		}
+		return nil
+	}},
 }
 
 func migrate(data []byte, version int) ([]byte, error) {

@@ -2,6 +2,7 @@ package gui
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // cardOf is what the card of server shows: its text, line by line, and its
@@ -69,8 +71,10 @@ func TestCardSaysWhetherTheServerIsConfined(t *testing.T) {
 			want: "not confined: roots are advice to this server (cannot confine: this Linux kernel has no Landlock)", disabled: true},
 		{name: "no Landlock support built in", srv: app.Server{},
 			want: "not confined: roots are advice to this server (cannot confine: this build of Rootkeeper has no Landlock support)", disabled: true},
-		{name: "no Landlock, confined: can still be turned off", landlock: func() (int, error) { return 0, noLandlock }, srv: app.Server{Confine: true},
-			want: "cannot confine: this Linux kernel has no Landlock; the server is not started", switchOn: true},
+		{name: "no Landlock, confined by default: runs unconfined, and says so", landlock: func() (int, error) { return 0, noLandlock }, srv: app.Server{Confine: true},
+			want: "not confined here (this Linux kernel has no Landlock); roots are advice to this server", switchOn: true},
+		{name: "no Landlock, confinement asked for: not started, can still be turned off", landlock: func() (int, error) { return 0, noLandlock },
+			srv: app.Server{Confine: true, ConfineRequired: true}, want: "cannot confine: this Linux kernel has no Landlock; the server is not started", switchOn: true},
 		{name: "remote", landlock: abi(4), srv: app.Server{Type: app.TransportHTTP, URL: "https://example.com/mcp"},
 			want: "not confined: roots are advice to this server", noSwitch: true},
 	} {
@@ -226,5 +230,126 @@ func TestEditKeepsConfinement(t *testing.T) {
 	}
 	if len(f.core.Snapshot().State.Requests) != 0 {
 		t.Errorf("a kept argument became a request: %+v", f.core.Snapshot().State.Requests)
+	}
+}
+
+// buttonsOf are the card's buttons by their text.
+func buttonsOf(f *fixture, i int) map[string]*widget.Button {
+	out := map[string]*widget.Button{}
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Button:
+			out[w.Text] = w
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(f.u.servers.list.Objects[2*i])
+	return out
+}
+
+// A confined server that stopped after reaching past its folders: its
+// card says what it reached for in words and where it keeps its own
+// data, and offers the way out; Allow makes its own settings folder and
+// allows it (a decision), Run it unconfined turns confinement off (in the
+// audit log), and the line goes.
+func TestCardOffersTheWayOutOfAConfinedFailure(t *testing.T) {
+	home := t.TempDir()
+	own := filepath.Join(home, ".claude-server-commander")
+	for _, action := range []string{"Allow ~/.claude-server-commander", "Run it unconfined"} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, Options{Landlock: abi(7), Home: home}, func(s *app.State) error {
+				srv := stdio("dc")
+				srv.Command, srv.Confine = "/x/node_modules/.bin/desktop-commander", true
+				if err := s.AddServer(srv); err != nil {
+					return err
+				}
+				s.RecordConfineFailure(app.ConfineFailure{Server: "dc", Tried: own, Op: app.OpMkdir, Folder: own, Own: true})
+				return nil
+			})
+			text, _ := cardOf(t, f, "dc")
+			for _, want := range []string{
+				"dc wants to keep its own settings in ~/.claude-server-commander, and stopped while confined — allow ~/.claude-server-commander, or run it unconfined\n",
+				"Its own settings and data: " + f.dir + "/data/dc, ~/.claude-server-commander, ~/.claude-server-commander-logs\n",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("card says\n%s\nwant %q", text, want)
+				}
+			}
+			b := buttonsOf(f, 0)[action]
+			if b == nil {
+				t.Fatalf("no button %q", action)
+			}
+			test.Tap(b)
+			st := f.core.Snapshot().State
+			if _, ok := st.ConfineFailureOf("dc"); ok {
+				t.Errorf("the failure is still shown after %q", action)
+			}
+			srv, _ := st.Server("dc")
+			if action == "Run it unconfined" {
+				entries, err := audit.Read(f.dir, "dc")
+				if srv.Confine || err != nil || len(entries) != 1 || entries[0].Decided != audit.ConfinedOff || entries[0].Op != string(app.ByWindow) {
+					t.Errorf("after %q: %+v, audit %v %+v", action, srv, err, entries)
+				}
+				return
+			}
+			if fi, err := os.Stat(own); err != nil || !fi.IsDir() || !srv.Confine {
+				t.Errorf("after %q: folder %v, server %+v", action, err, srv)
+			}
+			if d, ok := st.Decision("dc", own); !ok || d.Verdict != app.Allow {
+				t.Errorf("after %q: decision %+v %v", action, d, ok)
+			}
+		})
+	}
+}
+
+// The servers an earlier version left unconfined are offered once; the
+// answer confines them (or not) and the offer is gone.
+func TestOfferToConfineTheServersOfAnEarlierVersion(t *testing.T) {
+	for _, take := range []bool{true, false} {
+		f := newFixture(t, Options{Landlock: abi(7)}, func(s *app.State) error {
+			for _, n := range []string{"fs", "git"} {
+				if err := s.AddServer(stdio(n)); err != nil {
+					return err
+				}
+			}
+			s.ConfineOffer = []string{"fs", "git"}
+			return nil
+		})
+		var label string
+		buttons := map[string]*widget.Button{}
+		var walk func(fyne.CanvasObject)
+		walk = func(o fyne.CanvasObject) {
+			switch w := o.(type) {
+			case *widget.Label:
+				label += w.Text
+			case *widget.Button:
+				buttons[w.Text] = w
+			case *widget.Card:
+				walk(w.Content)
+			case *fyne.Container:
+				for _, c := range w.Objects {
+					walk(c)
+				}
+			}
+		}
+		walk(f.u.servers.offer)
+		if !strings.Contains(label, "2 servers set up before servers were confined by default run unconfined: fs, git.") {
+			t.Fatalf("the offer says %q", label)
+		}
+		name := map[bool]string{true: "Confine them", false: "Keep them as they are"}[take]
+		test.Tap(buttons[name])
+		st := f.core.Snapshot().State
+		for _, n := range []string{"fs", "git"} {
+			if srv, _ := st.Server(n); srv.Confine != take {
+				t.Errorf("%s after %q: %+v", n, name, srv)
+			}
+		}
+		if len(st.ConfineOffered()) != 0 || len(f.u.servers.offer.Objects) != 0 {
+			t.Errorf("the offer is still there after %q", name)
+		}
 	}
 }

@@ -29,6 +29,11 @@ type serversTab struct {
 	paste   *widget.Button
 	// programChanged is the open "A different program" question, for tests.
 	programChanged *confirmDialog
+	// offer holds the one-time offer to confine the servers an earlier
+	// version left unconfined (empty once answered); offered is what it
+	// shows.
+	offer   *fyne.Container
+	offered []string
 }
 
 func newServersTab(u *ui) *serversTab {
@@ -41,7 +46,9 @@ func newServersTab(u *ui) *serversTab {
 	})
 	top := container.NewBorder(nil, nil, nil, container.NewHBox(t.add, t.paste),
 		widget.NewLabel("MCP servers Rootkeeper connects to. Each sees only the folders you allowed it."))
-	t.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(t.list))
+	t.offer = container.NewVBox()
+	t.offer.Hide()
+	t.content = container.NewBorder(container.NewVBox(top, t.offer), nil, nil, nil, container.NewVScroll(t.list))
 	return t
 }
 
@@ -57,6 +64,7 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 		return
 	}
 	t.gens = gens
+	t.renderOffer(snap)
 	sees := map[string][]string{}
 	for _, r := range snap.State.Roots {
 		for _, name := range g.SeenBy(r.Path) {
@@ -84,6 +92,9 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 		}
 		if h := app.HoldOf(snap, srv.Name); h != nil {
 			extra[srv.Name] = append(extra[srv.Name], h.Text(""))
+		}
+		if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
+			extra[srv.Name] = append(extra[srv.Name], fmt.Sprintf("%#v", f))
 		}
 	}
 	keys := make([]string, len(snap.State.Servers))
@@ -201,6 +212,12 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	if st.Error != "" && st.State != app.ServerHeld {
 		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
+	if line := t.dataLine(srv); line != "" {
+		box.Add(newPathLabel(line))
+	}
+	if f, ok := snap.State.ConfineFailureOf(name); ok {
+		box.Add(t.failureRow(f))
+	}
 	return box
 }
 
@@ -243,14 +260,13 @@ func (t *serversTab) setConfine(check *widget.Check, name string, on bool) {
 		what = "stop confining " + name
 	}
 	t.u.update(what, func(s *app.State) error {
-		srv, ok := s.Server(name)
-		if !ok {
-			return fmt.Errorf("no server %q", name)
+		// The same program: its decisions stay. The decision is audited
+		// like a grant.
+		if err := s.SetConfinement(name, on); err != nil {
+			return err
 		}
-		srv.Confine = on
-		// The same program: its decisions stay.
-		_, err := s.ReplaceServer(srv, false)
-		return err
+		t.auditConfinement(name, on)
+		return nil
 	}, func(err error) {
 		if err != nil {
 			changed := check.OnChanged
@@ -302,9 +318,9 @@ func (t *serversTab) save(replace bool) func(app.Server) {
 }
 
 // importServers adds servers (from the form or pasted JSON) through app's
-// PutServer. The folders their configurations name become requests, which
-// the window then asks about ("fs is configured with ~/Desktop") and each
-// card lists until they are answered.
+// PutServer. The folders their configurations name are slots, which the
+// window then asks about ("fs is configured with ~/Desktop") and each card
+// lists until they are answered.
 func (t *serversTab) importServers(servers []app.Server) {
 	what := "add the pasted servers"
 	if len(servers) == 1 {

@@ -15,6 +15,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/app/logfile"
+	"rootkeeper/app/secrets/spot"
 )
 
 // legacyVersion is what a server that cannot take the server/discover probe
@@ -43,7 +44,10 @@ type adapter struct {
 	mode   app.RootsMode
 	client *sdk.Client
 	stderr *ring
-	logf   *logfile.File // StateDir/logs/NAME.log (rotated while written), nil if none
+	// witness is what the current confined run leaves to diagnose its end
+	// (nil when it runs unconfined); guarded by mu.
+	witness *RunWitness
+	logf    *logfile.File // StateDir/logs/NAME.log (rotated while written), nil if none
 
 	wake     chan struct{}   // roots may have changed (buffered 1)
 	inputs   chan struct{}   // what it may see or start with may have changed (buffered 1)
@@ -68,7 +72,7 @@ type adapter struct {
 
 	publish atomic.Bool // while run is going, statuses are published by the manager's batch
 
-	url atomic.Value // string: the URL as resolved, whose secrets errors must not show
+	hider atomic.Pointer[spot.Hider] // the secrets it was started with, which errors and its stderr must not show
 
 	mu          sync.Mutex
 	status      app.ServerStatus

@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"os"
 	"os/exec"
 	"slices"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,13 +27,40 @@ func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 	if _, err := confine.ABI(); err != nil {
 		return 0, err
 	}
-	temp, err := TempFolder(stateDir, srv.Name)
+	p, err := confinePolicy(cmd, srv, paths, stateDir)
 	if err != nil {
 		return 0, err
 	}
-	// A granted folder that holds the state folder (the home folder, say)
-	// must not let the server rewrite the decisions.
-	return confine.Wrap(cmd, confine.Policy{Roots: paths, Temp: temp, Protect: []string{stateDir}})
+	return confine.Wrap(cmd, p)
+}
+
+// confinePolicy is what server srv, started by cmd, may reach confined:
+// paths read-write, its private temp folder, its data folder and what the
+// table of known servers says is its own, with Rootkeeper's state folder
+// protected (a granted folder that holds it, the home folder say, must
+// not let the server rewrite the decisions).
+func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir string) (confine.Policy, error) {
+	temp, err := TempFolder(stateDir, srv.Name)
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	own, err := app.ServerOwnState(srv, stateDir, EnvHome(cmd.Env))
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	return confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: []string{stateDir}}, nil
+}
+
+// EnvHome is HOME in env (a command's environment), or this process's
+// home folder.
+func EnvHome(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "HOME="); ok && v != "" {
+			return v
+		}
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // TempFolder is the private temp folder of confined server name, made when
@@ -39,11 +68,6 @@ func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 // say where the state folder is (app.ServerTemp).
 func TempFolder(stateDir, name string) (string, error) {
 	return app.ServerTemp(stateDir, name)
-}
-
-// removeTemp deletes a removed server's private temp folder.
-func (m *Manager) removeTemp(name string) {
-	app.RemoveServerTemp(m.opts.StateDir, name)
 }
 
 // confineCommand confines a managed server's command to its visible set in
@@ -62,9 +86,8 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 		if err == nil {
 			w := NewReachWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
 			w.Limiter = a.m.reachLimit
-			if o != nil {
-				o.Wait = a.m.opts.ReachWait
-			}
+			w.Pending = &a.m.reachRecs
+			w.CanAsk = a.m.opts.CanAsk
 			obs = &observed{obs: o, watch: w}
 		}
 	}

@@ -60,6 +60,7 @@ func (a *adapter) run(parent context.Context) {
 				break
 			}
 			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
+			a.noteRunEnd()
 			if !a.backOff(ctx, err, &failures, &stopped) {
 				break
 			}
@@ -67,6 +68,11 @@ func (a *adapter) run(parent context.Context) {
 		}
 		began := time.Now()
 		a.connected(cs, proc)
+		if a.cfg.Confine {
+			if err := ClearConfineFailure(a.m.core, a.cfg.Name); err != nil {
+				a.m.log.Error("cannot record that the server runs confined", "server", a.cfg.Name, "error", err)
+			}
+		}
 		a.poke() // compare what the server got with the latest snapshot
 
 		exited := make(chan error, 1)
@@ -74,12 +80,17 @@ func (a *adapter) run(parent context.Context) {
 		pingCtx, stopPing := context.WithCancel(ctx)
 		unresponsive := make(chan error, 1)
 		go a.keepAlive(pingCtx, cs, unresponsive)
-		var why error
+		var hostileCh <-chan error
+		if proc != nil {
+			hostileCh = proc.hostile
+		}
+		var why, hostile error
 		cmd := adapterCmd(0)
 		for waiting := true; waiting; {
 			waiting = false
 			select {
 			case <-ctx.Done():
+			case hostile = <-hostileCh:
 			case err := <-exited:
 				why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
 			case why = <-unresponsive:
@@ -95,9 +106,21 @@ func (a *adapter) run(parent context.Context) {
 			}
 		}
 		stopPing()
+		if hostile == nil && proc != nil {
+			select {
+			case hostile = <-proc.hostile: // it ended the session
+			default:
+			}
+		}
 		a.mu.Lock()
 		a.sess, a.proc, a.version = nil, nil, ""
 		a.mu.Unlock()
+		if hostile != nil {
+			// It asks and does not read: nothing it has to say can be
+			// read any more, and it gets no grace.
+			a.m.log.Warn("server stopped as hostile", "server", a.cfg.Name, "error", hostile)
+			proc.group().Kill()
+		}
 		if (cmd == cmdNarrowed || cmd == cmdHold) && proc != nil {
 			// It can reach the lost folder until it exits: no grace.
 			proc.group().Kill()
@@ -105,6 +128,17 @@ func (a *adapter) run(parent context.Context) {
 		a.shutdown(cs, proc)
 		if ctx.Err() != nil {
 			break
+		}
+		if hostile != nil {
+			// Stopped, not started again with backoff: it would do the
+			// same. A restart (the card's, or a new configuration) tries
+			// again.
+			a.setState(app.ServerStopped, hostile)
+			if !a.waitCommand(ctx, 0) {
+				break
+			}
+			failures = 0
+			continue
 		}
 		switch cmd {
 		case cmdStop:
@@ -117,6 +151,8 @@ func (a *adapter) run(parent context.Context) {
 		// The server went away by itself: back off before starting it again.
 		if time.Since(began) >= a.m.opts.StableAfter {
 			failures = 0
+		} else {
+			a.noteRunEnd()
 		}
 		if tail := lastLine(a.stderr.String()); tail != "" {
 			why = fmt.Errorf("%w; stderr: %s", why, tail)

@@ -5,7 +5,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -20,18 +22,18 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets"
-	"rootkeeper/app/secrets/spot"
+	"rootkeeper/mcp/confine"
 )
 
 // transport makes the server's transport. For stdio it also returns the
 // process, whose pid is known once the transport has connected.
 func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error) {
 	// Secrets the state file refers to come out of the keyring now.
-	srv, err := secrets.ResolveServer(a.cfg)
+	srv, hider, err := secrets.ResolveHiding(a.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	a.url.Store(srv.URL)
+	a.hider.Store(hider)
 	if a.m.opts.NewTransport != nil {
 		t, err := a.m.opts.NewTransport(srv)
 		if err != nil {
@@ -43,10 +45,10 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	case app.TransportStdio:
 		snap := a.m.core.Snapshot()
 		cmd, paths := StdioCommand(srv, snap)
-		cmd.Stderr = a.stderrWriter()
+		cmd.Stderr = hider.Writer(a.stderrWriter())
 		// Let Wait return even if a grandchild keeps stderr open.
 		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
-		proc := &process{}
+		proc := newProcess()
 		if a.mode == app.RootsArgs || a.mode == app.RootsEnv {
 			a.mu.Lock()
 			a.startedWith = paths
@@ -54,19 +56,35 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			a.recordStartRoots(paths)
 		}
 		var obs *observed
+		var wit *RunWitness
 		if srv.Confine {
 			o, err := a.confineCommand(cmd, snap)
-			if err != nil {
+			switch {
+			case err == nil:
+				obs, wit = o, NewRunWitness()
+				wit.Home = EnvHome(cmd.Env)
+				obs.witness = wit
+				// What it says, secrets hidden, tells why it stopped
+				// confined.
+				cmd.Stderr = hider.Writer(io.MultiWriter(a.stderrWriter(), wit))
+			case app.RunsUnconfinedHere(srv, errors.Is(err, confine.ErrUnavailable)):
+				// Confined by default where Landlock is missing: it runs
+				// as it would without Rootkeeper, and says so.
+				a.m.log.Warn("Landlock is missing here: the server runs unconfined", "server", srv.Name, "why", err)
+			default:
 				return nil, nil, err
 			}
-			obs = o
 		}
+		a.mu.Lock()
+		a.witness = wit
+		a.mu.Unlock()
 		return &refusingTransport{inner: &stdioTransport{
 			cmd:       cmd,
 			terminate: a.m.opts.StopGrace,
 			version:   a.negotiated,
 			proc:      proc,
 			obs:       obs,
+			backlog:   a.m.opts.Backlog,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)
@@ -164,12 +182,12 @@ func httpClient(endpoint string, headers map[string]string) *http.Client {
 	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
 }
 
-// hide is err with the secrets of the server's URL query taken out of its
-// text (an error from the HTTP client names the URL in full), so that the
-// status and the log never show them; it unwraps to err.
+// hide is err with the secrets the server was started with taken out of
+// its text (an error from the HTTP client names the URL in full, a failed
+// start may quote the command line), so that the status and the log never
+// show them; it unwraps to err.
 func (a *adapter) hide(err error) error {
-	u, _ := a.url.Load().(string)
-	if msg := spot.HideIn(err.Error(), u); msg != err.Error() {
+	if msg := a.hider.Load().Hide(err.Error()); msg != err.Error() {
 		return hiddenError{msg, err}
 	}
 	return err

@@ -35,15 +35,28 @@ const (
 	ViaArgs         = "args"          // rootsMode args: paths appended to the command line at start
 	ViaEnv          = "env"           // rootsMode env: paths in ROOTKEEPER_ROOTS at start
 	ViaReach        = "reach"         // a confined server tried a path past its ruleset (Tried, Op, Decided)
+	// ViaConfinement records the person's decision to run a server
+	// confined or unconfined (Decided: ConfinedOn or ConfinedOff; Op: by
+	// whom, as app.Source).
+	ViaConfinement = "confinement"
+)
+
+// The person's decisions on a server's confinement (Entry.Decided, with
+// Via ViaConfinement).
+const (
+	ConfinedOn  = "confined"
+	ConfinedOff = "run unconfined"
 )
 
 // What became of an attempt of a confined server (Entry.Decided).
 const (
-	ReachIgnored = "not asked"    // a system file, a cache, a missing file: never asked about
-	ReachLimited = "rate-limited" // the server asked too often: not asked, refused
-	ReachRefused = "refused"      // denied, or not answered in time: Landlock refused it
-	ReachOnce    = "allowed once" // Rootkeeper opened it and handed the descriptor
-	ReachAllowed = "allowed"      // the folder is allowed now: handed, the server restarts
+	ReachIgnored  = "not asked"    // a system file, a cache, a missing file: never asked about
+	ReachLimited  = "rate-limited" // the server asked too often: not asked, refused
+	ReachRefused  = "refused"      // denied, asked before and not answered, or answered without it: Landlock refused it
+	ReachUnasked  = "unasked"      // nobody could be asked: refused at once, the request waits for the person
+	ReachTimedOut = "timed out"    // asked, not answered within the wait: refused
+	ReachOnce     = "allowed once" // Rootkeeper opened it and handed the descriptor
+	ReachAllowed  = "allowed"      // the folder is allowed now: handed, the server restarts
 )
 
 // Entry is one answer given to a server.
@@ -268,4 +281,17 @@ func StampOf(dir string) Stamp {
 		}
 	}
 	return s
+}
+
+// Confinement records the person's decision to run server confined (on)
+// or not, taken by (an app.Source: "dialog", "window", "command-line"),
+// in the audit log of the state folder dir.
+func Confinement(dir, server string, on bool, by string) error {
+	decided := ConfinedOff
+	if on {
+		decided = ConfinedOn
+	}
+	l := NewLog(dir)
+	defer l.Close()
+	return l.Append(Entry{Time: time.Now().UTC(), Server: server, Roots: []string{}, Via: ViaConfinement, Op: by, Decided: decided})
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,18 +9,24 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
+	"rootkeeper/app/control"
+	"rootkeeper/app/secrets/spot"
 )
 
 func (c *command) servers(args []string) error {
 	if len(args) == 0 {
-		return usagef("%q needs add, list or remove", "servers")
+		return usagef("%q needs add, list, remove, confine or unconfine", "servers")
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
 	case "add":
 		return c.serversAdd(rest)
+	case "confine", "unconfine":
+		return c.serversConfine(sub == "confine", rest)
 	case "list":
 		return c.serversList(rest)
 	case "remove":
@@ -39,10 +46,26 @@ func (c *command) servers(args []string) error {
 			return err
 		}
 		c.forgetSecrets(removed)
+		c.removeServerFiles(pos[0])
 		c.printf("removed server %q and its decisions\n", pos[0])
 		return nil
 	}
 	return usagef("unknown verb %q for %q", sub, "servers")
+}
+
+// removeServerFiles deletes what a removed server had on disk (its temp
+// and data folders, its logs: app.RemoveServerFiles) when no app runs. A
+// running app does it itself once it has stopped the server, which may
+// still be running now.
+func (c *command) removeServerFiles(name string) {
+	ctx, cancel := context.WithTimeout(c.ctx, time.Second)
+	defer cancel()
+	if control.Call(ctx, c.store.Dir(), "ping", nil, nil) == nil {
+		return
+	}
+	if err := app.RemoveServerFiles(c.store.Dir(), name); err != nil {
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: some files of the removed server %q are left: %s\n", app.SafeText(name), app.SafeText(err.Error()))
+	}
 }
 
 func (c *command) serversAdd(args []string) error {
@@ -57,6 +80,7 @@ func (c *command) serversAdd(args []string) error {
 	hostRoots := f.String("host-roots")
 	keepArgs := f.List("keep-arg")
 	confined := f.Bool("confine")
+	unconfined := f.Bool("no-confine")
 	replace := f.Bool("replace")
 	pos, command, err := f.parse(args)
 	if err != nil {
@@ -64,6 +88,9 @@ func (c *command) serversAdd(args []string) error {
 	}
 	if err := exactly("servers add", pos, "NAME"); err != nil {
 		return err
+	}
+	if *confined && *unconfined {
+		return usagef("give --confine or --no-confine for server %q, not both", pos[0])
 	}
 	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots), KeepArgs: *keepArgs}
 	switch {
@@ -78,8 +105,8 @@ func (c *command) serversAdd(args []string) error {
 			}
 			srv.Type = *typ
 		}
-		if len(*envs) > 0 || *cwd != "" || *confined {
-			return usagef("--env, --cwd and --confine are for stdio servers; %q has a --url", srv.Name)
+		if len(*envs) > 0 || *cwd != "" || *confined || *unconfined {
+			return usagef("--env, --cwd, --confine and --no-confine are for stdio servers; %q has a --url", srv.Name)
 		}
 		if srv.Headers, err = keyValues("header", *headers); err != nil {
 			return err
@@ -93,7 +120,10 @@ func (c *command) serversAdd(args []string) error {
 		}
 		srv.Type = app.TransportStdio
 		srv.Command, srv.Args = command[0], command[1:]
-		srv.Confine = *confined
+		// --confine asks for the boundary in so many words: where Landlock
+		// is missing the server is then not started. Without either flag
+		// a new server is confined by default (PutServer).
+		srv.Confine, srv.ConfineRequired = *confined, *confined
 		if srv.Env, err = keyValues("env", *envs); err != nil {
 			return err
 		}
@@ -113,7 +143,7 @@ func (c *command) serversAdd(args []string) error {
 	// The settings typed are given; an edit keeps the others.
 	var given app.Setting
 	for flag, set := range map[string]app.Setting{"roots-mode": app.SetRootsMode, "sampling": app.SetSampling,
-		"host-roots": app.SetHostRoots, "confine": app.SetConfine, "keep-arg": app.SetKeepArgs} {
+		"host-roots": app.SetHostRoots, "confine": app.SetConfine, "no-confine": app.SetConfine, "keep-arg": app.SetKeepArgs} {
 		if f.Given(flag) {
 			given |= set
 		}
@@ -137,14 +167,59 @@ func (c *command) serversAdd(args []string) error {
 	}
 	c.printSlots(srv)
 	if srv.Confine {
-		if abi, err := landlockABI(); err != nil {
-			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
-		} else {
+		switch abi, err := landlockABI(); {
+		case err == nil:
 			c.printf("%s runs %s\n", app.SafeText(srv.Name), app.ConfinedText(abi))
+		case srv.ConfineRequired:
+			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
+		default:
+			c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, app.SafeText(srv.Name))
 		}
 	}
 	if srv.Mode() == app.RootsArgs {
 		c.printf("note: in roots mode args the allowed folders are on the server's command line, which every local user can read (/proc/PID/cmdline); mode env keeps them private\n")
+	}
+	return nil
+}
+
+// serversConfine is `servers confine NAME` and `servers unconfine NAME`:
+// the person's decision to run a stdio server confined or not, written to
+// the audit log like the other decisions, and undone by the other verb.
+// Confining it here asks for the boundary in so many words (where Landlock
+// is missing it is then not started).
+func (c *command) serversConfine(on bool, args []string) error {
+	verb := "servers unconfine"
+	if on {
+		verb = "servers confine"
+	}
+	f := newFlags(verb)
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly(verb, pos, "NAME"); err != nil {
+		return err
+	}
+	name := pos[0]
+	if _, err := c.update(func(s *app.State) error {
+		if err := s.SetConfinement(name, on); err != nil {
+			return err
+		}
+		if on {
+			i := slices.IndexFunc(s.Servers, func(srv app.Server) bool { return srv.Name == name })
+			s.Servers[i].ConfineRequired = true
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := audit.Confinement(c.store.Dir(), name, on, string(app.ByCommandLine)); err != nil {
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: cannot write the audit log: %s\n", app.SafeText(err.Error()))
+	}
+	if on {
+		c.printf("%s runs confined from its next start (undo: rootkeeper servers unconfine %s)\n", app.SafeText(name), app.SafeText(name))
+	} else {
+		c.printf("%s runs unconfined from its next start: roots are advice to it, and it can reach whatever you can (undo: rootkeeper servers confine %s)\n", app.SafeText(name), app.SafeText(name))
 	}
 	return nil
 }
@@ -173,10 +248,11 @@ func (c *command) serversList(args []string) error {
 	tw := tabwriter.NewWriter(c.env.Stdout, 0, 4, 2, ' ', 0)
 	defer tw.Flush()
 	fmt.Fprintf(tw, "NAME\tTYPE\tROOTS MODE\tTARGET\n")
-	for _, s := range redactServers(st.Servers) {
-		target := s.URL
+	for _, s := range st.Servers {
+		// Secrets and references alike are "(secret)" here.
+		target := spot.ShowURL(s.Name, s.URL)
 		if s.Type == app.TransportStdio {
-			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+			target = strings.Join(append([]string{s.Command}, spot.ShowArgs(s.Name, s.Args)...), " ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", app.SafeText(s.Name), s.Type, s.Mode(), app.SafeText(target))
 	}
@@ -187,6 +263,7 @@ func (c *command) importServers(args []string) error {
 	f := newFlags("import")
 	replace := f.Bool("replace")
 	keepArgs := f.List("keep-arg")
+	unconfined := f.Bool("no-confine")
 	pos, _, err := f.parse(args)
 	if err != nil {
 		return err
@@ -211,12 +288,16 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
 	}
+	var given app.Setting
 	for i := range servers {
 		servers[i].KeepArgs = *keepArgs
 	}
+	if *unconfined {
+		given |= app.SetConfine // and Confine stays false
+	}
 	// An mcpServers file states a roots mode only where it has one; the
-	// rest of Rootkeeper's settings (confinement…) stay as they were.
-	var given app.Setting
+	// rest of Rootkeeper's settings (confinement…) stay as they were, and
+	// a new stdio server is confined unless --no-confine.
 	if f.Given("keep-arg") {
 		given |= app.SetKeepArgs
 	}

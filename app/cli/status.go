@@ -50,6 +50,14 @@ type ServerView struct {
 	// Held says why it is not started (app.HoldOf), with whole paths; empty
 	// when it may start.
 	Held string `json:"held,omitempty"`
+	// Failure says what it reached for when it stopped confined, and the
+	// way out (app.ConfineFailure).
+	Failure *app.ConfineFailure `json:"confineFailure,omitempty"`
+	// Data is its data folder (confined servers): where its own settings,
+	// logs and data go; Own are the paths of its own in the home folder
+	// that the table of known servers gives it.
+	Data string   `json:"data,omitempty"`
+	Own  []string `json:"own,omitempty"`
 }
 
 // SlotView is one slot of a server in a Status.
@@ -67,7 +75,7 @@ type RootRef struct {
 
 // BuildStatus derives a Status from a snapshot. The running app calls it to
 // answer "status" on its control socket.
-func BuildStatus(snap *app.Snapshot, running bool) Status {
+func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
 	for _, id := range slices.Sorted(maps.Keys(snap.Bridges)) {
 		st.Bridges = append(st.Bridges, snap.Bridges[id])
@@ -95,6 +103,17 @@ func BuildStatus(snap *app.Snapshot, running bool) Status {
 		}
 		if h := app.HoldOf(snap, srv.Name); h != nil {
 			v.Held = h.Text("")
+		}
+		if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
+			v.Failure = &f
+		}
+		if srv.Confine && srv.Type == app.TransportStdio && stateDir != "" {
+			v.Data, _ = app.ServerDataFolder(stateDir, srv.Name)
+			if k, ok := app.KnownServerOf(srv); ok {
+				for _, o := range k.Own {
+					v.Own = append(v.Own, "~/"+strings.TrimSuffix(o, "/"))
+				}
+			}
 		}
 		st.Servers = append(st.Servers, v)
 	}
@@ -147,7 +166,7 @@ func (c *command) status(args []string) error {
 		if err != nil {
 			return err
 		}
-		st = BuildStatus(snap, false)
+		st = BuildStatus(snap, false, c.store.Dir())
 	} else if err != nil {
 		return fmt.Errorf("asking the running app: %w", err)
 	}
@@ -164,6 +183,7 @@ func (c *command) status(args []string) error {
 // every command hint is shell-quoted (a folder called $(...) must not
 // become a command when pasted).
 func (c *command) printStatus(st Status) {
+	now := time.Now()
 	switch {
 	case st.Paused:
 		c.printf("Sharing is PAUSED: no server sees any root.\n")
@@ -200,6 +220,19 @@ func (c *command) printStatus(st Status) {
 			c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
 		}
 		c.printf("  %s\n", app.SafeText(s.Confinement))
+		if s.Data != "" {
+			c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
+		}
+		if f := s.Failure; f != nil {
+			c.printf("  %s\n", f.Text(c.env.Home))
+			switch {
+			case f.Own:
+				c.printf("    allow: mkdir -m 700 -p %s && rootkeeper grant %s %s\n", app.ShellQuote(f.Folder), app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			case f.Folder != "":
+				c.printf("    allow: rootkeeper grant %s %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			}
+			c.printf("    run it unconfined: rootkeeper servers unconfine %s\n", app.ShellQuote(s.Name))
+		}
 		if len(s.Visible) == 0 {
 			c.printf("  sees nothing\n")
 		}
@@ -215,7 +248,7 @@ func (c *command) printStatus(st Status) {
 		}
 		for _, r := range s.Requests {
 			if r.From == app.FromReach {
-				c.printf("  requested %s (`rootkeeper grant %s %s --once`, or grant or deny it)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+				c.printReach(s.Name, r, now)
 				continue
 			}
 			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
@@ -227,4 +260,34 @@ func (c *command) printStatus(st Status) {
 			c.printf("  %s\n", app.BridgeText(b))
 		}
 	}
+}
+
+// printReach prints a confined server's reach request: what it tried, the
+// calls that wait on it now (each as allow once would let it through), or
+// why nothing waits, and the commands that answer it.
+func (c *command) printReach(server string, r app.Request, now time.Time) {
+	c.printf("  requested %s\n", app.RequestText(r))
+	q := func(s string) string { return app.ShellQuote(s) }
+	decide := fmt.Sprintf("allow the folder: `rootkeeper grant %s %s`; deny it: `rootkeeper deny %s %s`", q(server), q(r.Path), q(server), q(r.Path))
+	ask := app.ReachQuestionOf(r, now, nil)
+	if !ask.Waiting {
+		c.printf("            %s; %s\n", ask.Gone, decide)
+		return
+	}
+	waiting := ask.Calls
+	c.printf("            %d call(s) wait %s more:\n", len(waiting), r.Until.Sub(now).Round(time.Second))
+	for _, call := range waiting {
+		line := "              " + call.Text("")
+		switch {
+		case call.NotOnce != "":
+			line += " (allow once cannot: " + call.NotOnce + ")"
+		default:
+			line += fmt.Sprintf(" (once: `rootkeeper grant %s %s --once`)", q(server), q(call.Path))
+		}
+		c.printf("%s\n", app.SafeText(line))
+	}
+	if slices.ContainsFunc(waiting, func(call app.ReachCall) bool { return !app.OpWrites(call.Op) && call.NotOnce == "" }) {
+		c.printf("            every read listed at once: `rootkeeper grant %s %s --once`\n", q(server), q(r.Path))
+	}
+	c.printf("            %s\n", decide)
 }

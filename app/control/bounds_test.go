@@ -172,6 +172,15 @@ func TestBridgeSessionNeedsTheToken(t *testing.T) {
 	if err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) || fi.Size() < 32 {
 		t.Fatalf("token file: %v %v", fi, err)
 	}
+	// Written in one step: nothing but the socket and the token is left
+	// (on Windows the token alone: the pipe is no file).
+	want := 2
+	if runtime.GOOS == "windows" {
+		want = 1
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != want {
+		t.Errorf("the state folder holds %v; want the socket and the token only", entries)
+	}
 	forged := []string{
 		`{"op":"bridge","args":{"server":"fs","host":"evil"}}`,
 		`{"op":"bridge","args":{"server":"fs"},"token":""}`,

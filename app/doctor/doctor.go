@@ -115,22 +115,39 @@ func autostart(on bool, where string, err error) Check {
 }
 
 func landlock(st app.State, abi func() (int, error)) Check {
-	var confined []string
+	var required, byDefault []string
 	for _, s := range st.Servers {
-		if s.Confine {
-			confined = append(confined, s.Name)
+		switch {
+		case !s.Confine || s.Type != app.TransportStdio:
+		case s.ConfineRequired:
+			required = append(required, s.Name)
+		default:
+			byDefault = append(byDefault, s.Name)
 		}
 	}
 	n, err := abi()
 	if err == nil {
-		return Check{Name: "Landlock", OK: true, Detail: fmt.Sprintf("ABI %d: servers added with --confine reach only their folders", n)}
+		detail := fmt.Sprintf("ABI %d: confined servers reach only their folders, their own data and what they need to run", n)
+		if n < app.UnixSocketABI {
+			detail += fmt.Sprintf("; below ABI %d they get no unix sockets (a browser that automation starts cannot run confined)", app.UnixSocketABI)
+		}
+		return Check{Name: "Landlock", OK: true, Detail: detail}
 	}
-	c := Check{Name: "Landlock", OK: len(confined) == 0, Detail: fmt.Sprintf("%v", err)}
-	if len(confined) > 0 {
-		c.Detail += fmt.Sprintf("; confined servers are not started: %s", strings.Join(confined, ", "))
-		c.Fix = "use Linux 5.13 or newer with Landlock enabled (lsm=…,landlock on the kernel command line), or drop \"confine\" from those servers"
-	} else {
-		c.Detail += " (no server asks to be confined)"
+	c := Check{Name: "Landlock", OK: len(required)+len(byDefault) == 0, Detail: fmt.Sprintf("%v", err)}
+	if len(byDefault) > 0 {
+		c.Detail += fmt.Sprintf("; these servers run unconfined here, and roots are only advice to them: %s", strings.Join(byDefault, ", "))
+	}
+	if len(required) > 0 {
+		c.Detail += fmt.Sprintf("; these servers were asked to be confined and are not started: %s", strings.Join(required, ", "))
+	}
+	switch {
+	case len(required)+len(byDefault) > 0:
+		c.Fix = "use Linux 5.13 or newer with Landlock enabled (lsm=…,landlock on the kernel command line)"
+		if len(required) > 0 {
+			c.Fix += ", or `rootkeeper servers unconfine NAME` for those not started"
+		}
+	default:
+		c.Detail += " (no server is confined)"
 	}
 	return c
 }
@@ -168,15 +185,12 @@ func inotify(st app.State, procSys string) Check {
 func keyring(st app.State, reach error) Check {
 	var refs, plain []string
 	for _, s := range st.Servers {
-		for _, m := range []map[string]string{s.Env, s.Headers} {
-			for k, v := range m {
-				switch {
-				case secrets.IsRef(v):
-					refs = append(refs, s.Name+" "+k)
-				case secrets.LooksSecret(k, v):
-					plain = append(plain, s.Name+" "+k)
-				}
-			}
+		sealed, clear := secrets.Where(s)
+		for _, w := range sealed {
+			refs = append(refs, s.Name+" "+w)
+		}
+		for _, w := range clear {
+			plain = append(plain, s.Name+" "+w)
 		}
 	}
 	slices.Sort(refs)

@@ -146,3 +146,28 @@ func TestInotifyReadsTheRealLimit(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+// TestLandlockMissingSaysWhichServersRunUnconfined: where Landlock is
+// missing, doctor names the servers confined by default (they run
+// unconfined: roots are only advice to them) apart from those whose
+// confinement was asked for (not started), and says how to get it.
+func TestLandlockMissingSaysWhichServersRunUnconfined(t *testing.T) {
+	st := app.State{Servers: []app.Server{
+		{Name: "fs", Type: app.TransportStdio, Command: "a", Confine: true},
+		{Name: "strict", Type: app.TransportStdio, Command: "b", Confine: true, ConfineRequired: true},
+		{Name: "open", Type: app.TransportStdio, Command: "c"},
+	}}
+	c := landlock(st, func() (int, error) { return 0, errors.New("cannot confine: this Linux kernel has no Landlock") })
+	for _, want := range []string{"these servers run unconfined here, and roots are only advice to them: fs",
+		"these servers were asked to be confined and are not started: strict"} {
+		if c.OK || !strings.Contains(c.Detail, want) {
+			t.Errorf("Landlock check %+v lacks %q", c, want)
+		}
+	}
+	if !strings.Contains(c.Fix, "rootkeeper servers unconfine NAME") || strings.Contains(c.Detail, "open") {
+		t.Errorf("Landlock check %+v", c)
+	}
+	if c := landlock(st, func() (int, error) { return 7, nil }); !c.OK || !strings.Contains(c.Detail, "below ABI 9 they get no unix sockets") {
+		t.Errorf("with ABI 7: %+v", c)
+	}
+}

@@ -25,6 +25,10 @@ type rig struct {
 	ctl   *control.Server
 	stop  func()
 	spawn atomic.Int32
+	// crash makes the windows Spawn starts end before they attach; crashed
+	// hears of each.
+	crash   atomic.Bool
+	crashed chan struct{}
 	// windows receives each window the hub's Spawn brought up.
 	windows chan *testWindow
 	// servers records the Restart calls.
@@ -71,7 +75,7 @@ func newRig(t *testing.T, setup func(*app.State) error) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, dir: dir, core: core, ctl: ctl, windows: make(chan *testWindow, 4), servers: &recorder{}}
+	r := &rig{t: t, dir: dir, core: core, ctl: ctl, windows: make(chan *testWindow, 4), crashed: make(chan struct{}, 4), servers: &recorder{}}
 	r.hub = NewHub(core, Options{Spawn: r.spawnWindow, Servers: r.servers, AttachTimeout: 5 * time.Second})
 	r.hub.Register(ctl)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,6 +92,12 @@ func newRig(t *testing.T, setup func(*app.State) error) *rig {
 // the window process would.
 func (r *rig) spawnWindow() error {
 	r.spawn.Add(1)
+	if r.crash.Load() {
+		// A window process that ends before it attaches.
+		r.hub.WindowEnded(errors.New("exit status 2"))
+		r.crashed <- struct{}{}
+		return nil
+	}
 	go func() {
 		w, err := r.attach()
 		if err != nil {
@@ -245,24 +255,80 @@ func TestSomethingToAskBringsAWindowUpOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := r.window()
-	later := w.Later()
-	if len(later.Requests) != 0 {
+	if later := w.Later(); len(later.Requests) != 0 {
 		t.Errorf("the first window got put-off requests: %+v", later)
 	}
-	// Closed with the request unanswered: put off, not asked again at once.
+	// Closed (or killed: the hub only sees the link end) with the request
+	// on screen: no window comes back for it by itself.
 	w.close()
 	r.noWindow(500 * time.Millisecond)
-	// The host asks anew: asked again, and the new window knows what the
-	// earlier one put off.
+	// The host asks anew: a window comes up, and asks it (nothing says
+	// the person put it off).
 	if err := r.core.Update(func(s *app.State) error { s.TouchRequest("fs", "/p/x", at.Add(time.Minute)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	w = r.window()
-	if len(w.Later().Requests) != 1 {
-		t.Errorf("the second window's Later: %+v", w.Later())
+	if later := w.Later(); len(later.Requests) != 0 {
+		t.Errorf("the second window was told the request it is to ask again was put off: %+v", later)
 	}
 	if n := r.spawn.Load(); n != 2 {
 		t.Errorf("%d windows started, want 2", n)
+	}
+}
+
+// A window that ends with a question on screen (closed, or killed) is not
+// brought back by the running app for it; opened again (the tray's Open),
+// it asks it again: what the window hands on as put off is only what the
+// person put off with Later, which the window tells the app.
+func TestAWindowThatEndedMidQuestionAsksAgainWhenOpened(t *testing.T) {
+	r := newRig(t, func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
+	})
+	at := time.Now().UTC()
+	err := r.core.Update(func(s *app.State) error {
+		for _, p := range []string{"/p/x", "/p/y"} {
+			if _, err := s.AddRequest("fs", p, "claude-code", at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.window()
+	// The person puts /p/y off; /p/x is on screen when the window is
+	// killed: its link ends without a word.
+	var q app.ConsentQueue
+	q.PutOffRequest(app.Request{Server: "fs", Path: "/p/y", Last: at})
+	w.SetLater(q.Later())
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r.hub.mu.Lock()
+		heard := len(r.hub.queue.Later().Requests) == 1
+		r.hub.mu.Unlock()
+		if heard {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the app did not hear what was put off within 5 s")
+		}
+	}
+	w.conn.Close()
+	<-w.done
+	w.done <- nil
+	r.noWindow(500 * time.Millisecond)
+
+	r.hub.Show(Show{})
+	w = r.window()
+	var next app.ConsentQueue
+	next.SetLater(w.Later())
+	ask := next.Next(app.NewGrid(w.core.Snapshot()), time.Now())
+	if ask.Kind != app.AskRequest || ask.Request.Path != "/p/x" {
+		t.Fatalf("the window opened again asks %+v, want /p/x again", ask)
+	}
+	next.PutOffRequest(ask.Request)
+	if ask := next.Next(app.NewGrid(w.core.Snapshot()), time.Now()); ask.Kind != app.AskNothing {
+		t.Errorf("then it asks %+v; /p/y was put off", ask)
 	}
 }
 
@@ -381,5 +447,47 @@ func TestTheWindowEndsWithTheApp(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the window's link outlived the app")
+	}
+}
+
+// A window that ends before it attaches (no display, a crash at start)
+// means nobody can be asked: CanAsk and the bridges' OpAsker say so until a
+// window attaches again; a window closed after it attached changes nothing.
+func TestAWindowThatCannotComeUpMeansNobodyToAsk(t *testing.T) {
+	r := newRig(t, nil)
+	asker := func() bool {
+		t.Helper()
+		var a Asker
+		if err := control.Call(context.Background(), r.dir, OpAsker, nil, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Person != r.hub.CanAsk() {
+			t.Fatalf("OpAsker says %v, CanAsk %v", a.Person, r.hub.CanAsk())
+		}
+		return a.Person
+	}
+	if !asker() {
+		t.Fatal("before any window, the app says nobody can be asked")
+	}
+	r.hub.Show(Show{})
+	w := r.window()
+	w.close()
+	r.hub.WindowEnded(nil) // the process the person closed
+	if !asker() {
+		t.Fatal("a window the person closed made the app say nobody can be asked")
+	}
+
+	// The next window crashes before attaching.
+	r.crash.Store(true)
+	r.hub.Show(Show{})
+	<-r.crashed
+	if asker() {
+		t.Fatal("a window that ended before it came up: the app still says a person can be asked")
+	}
+	r.crash.Store(false)
+	r.hub.Show(Show{})
+	r.window()
+	if !asker() {
+		t.Fatal("a window attached again, and the app still says nobody can be asked")
 	}
 }

@@ -14,7 +14,7 @@ import (
 // the folder, written to the state, where the app's dialog, `status` and
 // `grant --once` see it; the answer comes back through the state file. It
 // returns what to call once the command has started (or failed to).
-func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) {
+func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string, wit *mcp.RunWitness) (func(), error) {
 	if b.o.WithoutReach {
 		return func() {}, b.confine(cmd, paths)
 	}
@@ -22,15 +22,14 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) 
 	if err != nil {
 		return nil, err
 	}
-	if obs != nil && b.o.ReachWait > 0 {
-		obs.Wait = b.o.ReachWait
-	}
 	w := mcp.NewReachWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
+	w.CanAsk = b.o.CanAsk
+	w.Pending = &b.reachRecs
 	// What the session was started with (narrowed to the host's folders
 	// in mode follow) is what an attempt may be handed as allowed.
 	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }
 	return func() {
-		if err := obs.Start(w.Reach); err != nil {
+		if err := obs.Start(wit.Wrap(w, w.Reach)); err != nil {
 			b.log.Error("cannot observe the server's reach", "error", err)
 		}
 	}, nil

@@ -21,6 +21,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/confine"
 )
 
 // lineSink takes messages for the server, one line each.
@@ -37,6 +38,9 @@ type serverProc struct {
 	stdin io.WriteCloser
 	halt  func()
 	w     lineSink
+	// answers takes the bridge's answers to the server's own requests:
+	// for a stdio server, an answerQueue bounding those it has not read.
+	answers lineSink
 	// paths are the roots it was started with: on its command line, in its
 	// environment or in its Landlock ruleset (nil for a server that learns
 	// them by roots/list alone).
@@ -46,6 +50,8 @@ type serverProc struct {
 	// replaced: a newer run took over; this one's output is dropped and its
 	// exit does not end the bridge.
 	replaced atomic.Bool
+	// witness diagnoses a confined run's end (nil when unconfined).
+	witness *mcp.RunWitness
 }
 
 // restartable reports whether the server holds its roots from its start
@@ -99,7 +105,7 @@ func (b *bridge) waitToStart(ctx context.Context) error {
 				return nil
 			}
 		} else {
-			if !h.Waiting() || !b.o.AppRunning() {
+			if !h.Waiting() || !b.o.CanAsk() {
 				return b.holdError(h)
 			}
 			if !asked {
@@ -160,10 +166,20 @@ func rootPaths(roots []app.Root) []string {
 func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd, paths := mcp.StdioCommand(b.srv, snap)
 	observe := func() {}
+	var wit *mcp.RunWitness
 	if b.srv.Confine {
 		paths = b.startPaths(snap)
+		wit = mcp.NewRunWitness()
+		wit.Home = mcp.EnvHome(cmd.Env)
 		var err error
-		if observe, err = b.confineObserved(cmd, paths); err != nil {
+		switch observe, err = b.confineObserved(cmd, paths, wit); {
+		case err == nil:
+		case app.RunsUnconfinedHere(b.srv, errors.Is(err, confine.ErrUnavailable)):
+			// Confined by default where Landlock is missing: it runs as
+			// it would without Rootkeeper, and says so.
+			b.log.Warn("Landlock is missing here: the server runs unconfined; roots are advice to it", "why", err)
+			observe, wit, paths = func() {}, nil, nil
+		default:
 			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
 		}
 	}
@@ -182,7 +198,12 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	if b.o.Log != nil {
 		stderr = append(stderr, b.o.Log)
 	}
-	cmd.Stderr = io.MultiWriter(stderr...)
+	if wit != nil {
+		// What it said, secrets hidden, tells why it stopped confined.
+		stderr = append(stderr, wit)
+	}
+	hidden := b.hider.Writer(io.MultiWriter(stderr...))
+	cmd.Stderr = hidden
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
 	err = mcp.StartServer(cmd)
 	observe()
@@ -192,14 +213,20 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
 	}
 	outW.Close()
-	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{})}
+	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{}), witness: wit}
+	answers := newAnswerQueue(b.o.Backlog, func(err error) { b.hostile(p, err) })
+	p.answers = answers
+	go answers.run(p.w)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		b.fromServer(p, outR)
+		close(answers.lines)
 	}()
 	go func() {
 		err := cmd.Wait()
+		hidden.Flush() // its stderr is all copied once Wait returns
+		close(answers.gone)
 		// What it wrote before exiting is relayed; a descendant holding
 		// its stdout open does not hold the bridge.
 		select {
@@ -227,6 +254,20 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	b.publish()
 	return p, nil
+}
+
+// hostile stops server process p, found hostile: it asks and does not read
+// its answers. Unless a newer process took over, the bridge ends with err,
+// which the host's stderr shows (it is about this bridge's own server).
+func (b *bridge) hostile(p *serverProc, err error) {
+	b.log.Error("server stopped", "error", err)
+	if !p.replaced.Load() {
+		select {
+		case b.ended <- err:
+		default:
+		}
+	}
+	mcp.Group(p.pid).Kill()
 }
 
 // confine wraps cmd to run under Landlock with read-write access to paths
@@ -346,6 +387,7 @@ func (b *bridge) stop(p *serverProc) {
 // closes its side: a host that cannot have its server at least learns why
 // (its initialize fails with a message naming the command).
 func (b *bridge) refuseAll(err error) error {
+	err = errors.New(b.hider.Hide(err.Error()))
 	b.log.Error(err.Error())
 	r := newLineReader(b.o.HostIn)
 	for {

@@ -57,8 +57,16 @@
 // RESOLVE_NO_MAGICLINKS), never in a protected folder, and makes that
 // descriptor the call's result (SECCOMP_IOCTL_NOTIF_ADDFD with
 // SECCOMP_ADDFD_FLAG_SEND). The path opened is the one read and shown,
-// not one the server could change after. A mkdir, rename, execute or
+// not one the server could change after, with the call's own flags (and
+// openat2's resolve flags where they can be repeated beneath the folder:
+// all but RESOLVE_IN_ROOT). A mkdir, rename, execute, O_TMPFILE or
 // O_PATH open cannot be answered with a descriptor (Attempt.CanHand).
+//
+// The same filter sends the calls that change a file's mode, owner,
+// extended attributes or times, which Landlock does not govern; the
+// observer does each itself on the very file the call names, only inside
+// the server's read-write folders, and fails it with EPERM elsewhere
+// (meta_linux.go). It refuses io_uring_setup and chattr's ioctls outright.
 //
 // Why a notification per path call, and not only for the denied ones:
 // BPF cannot read a path, and a seccomp filter cannot see what Landlock
@@ -100,8 +108,24 @@ type Policy struct {
 	// canonical paths.
 	Roots []string
 	// Temp is its private temp folder, created (0700) if missing,
-	// read-write, and given to it as TMPDIR, TMP and TEMP.
+	// read-write, and given to it as TMPDIR, TMP and TEMP; the package
+	// caches of launchers and runtimes are moved into it (cacheVars).
 	Temp string
+	// Data is its data folder, kept across starts, read-write even inside
+	// a protected folder (Rootkeeper keeps it in its state folder), and
+	// given to it as the base of XDG_CONFIG_HOME, XDG_DATA_HOME and
+	// XDG_STATE_HOME: where its own settings, logs and data go.
+	Data string
+	// Own are files and folders of its own outside Data that it is known
+	// to keep its state in (a settings folder in the home folder named
+	// after it): read-write. A missing one is made (a folder when the
+	// path ends in /, else an empty file, mode 0600) so that a rule can
+	// name it.
+	Own []string
+	// Env are variables (KEY=VALUE) it is started with, where its
+	// environment does not set them: what points a known server at its
+	// data folder (server-memory's MEMORY_FILE_PATH).
+	Env []string
 	// ReadOnly are more folders or files it may read and execute.
 	ReadOnly []string
 	// Protect are folders it may neither read nor write even inside one
@@ -167,7 +191,8 @@ const procSelf = "/proc/self"
 var systemRead = []string{
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/nix/store",
 	procSelf, "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/proc/version", "/proc/loadavg",
-	"/proc/uptime", "/proc/sys/kernel", "/proc/sys/vm/overcommit_memory",
+	"/proc/uptime", "/proc/filesystems", "/proc/sys/kernel", "/proc/sys/vm/overcommit_memory",
+	"/proc/sys/fs/inotify", "/proc/sys/fs/nr_open", "/proc/sys/fs/file-max",
 	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 	"/dev/random", "/dev/urandom",
 }
@@ -207,15 +232,18 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 	for _, root := range p.Roots {
 		s.Rules = append(s.Rules, carve(filepath.Clean(root), p.Protect)...)
 	}
-	add(accessWrite, p.Temp)
+	add(accessWrite, p.Temp, p.Data)
+	for _, o := range p.Own {
+		add(accessWrite, o)
+	}
 	add(accessRead, p.ReadOnly...)
 	// The command, as named and as resolved: a node_modules/.bin link and
 	// the package it points into, a venv's python and the system one.
 	path := envPath(cmd.Env)
-	add(accessRead, programFolders(exe, home)...)
+	programs := programFolders(exe, home)
 	interp := interpreter(exe, path)
 	if interp != "" {
-		add(accessRead, programFolders(interp, home)...)
+		programs = append(programs, programFolders(interp, home)...)
 	}
 	// A runtime started on a script (node /x/dist/index.js, python
 	// server.py) needs the script's package.
@@ -224,13 +252,18 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		switch {
 		case f == "":
 		case isProgram(f):
-			add(accessRead, programFolders(f, home)...)
+			programs = append(programs, programFolders(f, home)...)
 		default:
 			// A data file named on the command line (a config, say): that
 			// file, not its folder.
 			add(accessRead, f)
 		}
 	}
+	add(accessRead, programs...)
+	// Argument parsers and find-up walk from a program's folder to the
+	// nearest manifest above it: those folders may be listed (names
+	// only, nothing in them read).
+	add(accessList, manifestWalk(programs, home)...)
 	for _, prog := range []string{exe, interp} {
 		if m := runtimeManager(prog, home); m != "" {
 			add(accessRead, m)
@@ -244,20 +277,27 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 				add(accessRead, filepath.Join(home, rel))
 			}
 		}
-		if l.cacheEnv != "" && p.Temp != "" {
-			s.env = append(s.env, l.cacheEnv+"="+filepath.Join(p.Temp, "cache"))
-		}
 		if cmd.Dir != "" {
 			// A package installed in the project it runs in (npx X
-			// finds node_modules/.bin/X there).
-			add(accessRead, filepath.Join(cmd.Dir, "node_modules"), filepath.Join(cmd.Dir, "package.json"))
+			// finds node_modules/.bin/X there, and reads the lock).
+			add(accessRead, filepath.Join(cmd.Dir, "node_modules"))
+			for _, m := range projectManifests {
+				add(accessRead, filepath.Join(cmd.Dir, m))
+			}
 		}
 	}
+	if home != "" {
+		for _, rel := range programHomes {
+			add(accessRead, filepath.Join(home, rel))
+		}
+	}
+	s.env = append(s.env, p.Env...)
 	s.Rules = dedupe(s.Rules)
-	// Nothing beneath a protected folder but the private temp folder, even
-	// where a data file or a program was named there.
+	// Nothing beneath a protected folder but the private temp folder and
+	// the data folder, even where a data file or a program was named
+	// there.
 	s.Rules = slices.DeleteFunc(s.Rules, func(r rule) bool {
-		if p.Temp != "" && r.Path == filepath.Clean(p.Temp) {
+		if (p.Temp != "" && r.Path == filepath.Clean(p.Temp)) || (p.Data != "" && r.Path == filepath.Clean(p.Data)) {
 			return false
 		}
 		for _, pr := range p.Protect {
@@ -312,6 +352,16 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 			return 0, spec{}, fmt.Errorf("private temp folder: %w", err)
 		}
 	}
+	if p.Data != "" {
+		if err := os.MkdirAll(p.Data, 0o700); err != nil {
+			return 0, spec{}, fmt.Errorf("data folder: %w", err)
+		}
+	}
+	for _, o := range p.Own {
+		if err := makeOwn(o); err != nil {
+			return 0, spec{}, err
+		}
+	}
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
@@ -332,11 +382,7 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 			env = setEnv(env, k, v)
 		}
 	}
-	if p.Temp != "" {
-		for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
-			env = setEnv(env, k, p.Temp)
-		}
-	}
+	env = privateFolders(env, p.Temp, p.Data, envHome(env))
 	cmd.Env = setEnv(env, envSpec, string(data))
 	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
 	cmd.Path = self
@@ -392,19 +438,29 @@ func carve(root string, protect []string) []rule {
 // hands the server a descriptor.
 type Attempt struct {
 	PID int
-	// Op is what it tried: read, list, write, create, rename, execute.
+	// Op is what it tried: read, list, write (open for writing), truncate
+	// (open for writing, emptying the file), create (a file), mkdir,
+	// rename, execute.
 	Op string
 	// Path is the path as the server named it, made absolute against its
 	// working folder or the descriptor it used, and cleaned (not resolved).
 	Path string
 	// CanHand reports whether the call is an open that the observer can
 	// answer with a descriptor (allow once); a mkdir, rename or execute
-	// cannot be.
+	// cannot be, nor an openat2 whose resolve flags the observer cannot
+	// repeat. Why says why not, for the person.
 	CanHand bool
+	Why     string
+	// own marks an open of the caller's own /proc entry (Path, with rest
+	// beneath it), which the observer answers itself (procself_linux.go).
+	own  bool
+	rest string
 }
 
-// Reach is told every Attempt. It may block until ctx ends (the bound of
-// the wait); it returns the folder beneath which the observer should open
-// the path for the server itself (allow once), or "" to let the call go on
-// to Landlock, which refuses it.
+// Reach is told every Attempt. It may block until ctx ends (the observer's
+// bound, Observer.Wait), and should return much sooner: a person who cannot
+// be asked is not waited for. It returns the folder beneath which the
+// observer opens the path for the server itself, with the call's own flags
+// (allow once, or a folder allowed while the call waited), or "" to let the
+// call go on to Landlock, which refuses it.
 type Reach func(ctx context.Context, a Attempt) (once string)

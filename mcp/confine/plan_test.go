@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -98,13 +99,6 @@ func TestPlanGrantsWhatAServerRunsFrom(t *testing.T) {
 	npxCmd := exec.Command(npx, "-y", "@x/server")
 	npxCmd.Dir = filepath.Join(base, "app")
 	temp = filepath.Join(base, "state", "tmp", "npx")
-	sp, err := plan(npxCmd, Policy{Temp: temp}, home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(sp.env, "npm_config_cache="+filepath.Join(temp, "cache")) {
-		t.Errorf("npx env %q: want its cache in its temp folder", sp.env)
-	}
 	got = rulesOf(t, npxCmd, Policy{Temp: temp}, home)
 	if got[nm] != accessRead {
 		t.Errorf("npx without its project's node_modules: %v", got)
@@ -153,5 +147,82 @@ func TestPlanKeepsOutOfTheStateFolder(t *testing.T) {
 	}
 	if got[temp] != accessWrite {
 		t.Errorf("the temp folder: %q", got[temp])
+	}
+}
+
+// TestPrivateFoldersWhateverTheEnvironmentSays: the temp and cache
+// variables point into the private temp folder and the XDG base folders
+// into the data folder, replacing what the environment said (npm's in any
+// case); an installed browser stays found where the cache moved away.
+func TestPrivateFoldersWhateverTheEnvironmentSays(t *testing.T) {
+	base := t.TempDir()
+	home, temp, data := filepath.Join(base, "home"), filepath.Join(base, "tmp"), filepath.Join(base, "data")
+	os.MkdirAll(filepath.Join(home, ".cache", "ms-playwright"), 0o755)
+	env := []string{"HOME=" + home, "npm_config_cache=" + home + "/.npm", "NPM_CONFIG_CACHE=" + home + "/.npm2",
+		"UV_CACHE_DIR=/shared/uv", "YARN_CACHE_FOLDER=/shared/yarn", "PIP_CACHE_DIR=/shared/pip", "DENO_DIR=/shared/deno",
+		"BUN_INSTALL_CACHE_DIR=/shared/bun", "GOCACHE=/shared/go", "XDG_CONFIG_HOME=" + home + "/.config", "TMPDIR=/tmp", "KEEP=1",
+		"GIT_CONFIG_GLOBAL=" + home + "/.gitconfig", "NPM_CONFIG_USERCONFIG=" + home + "/.npmrc"}
+	got := privateFolders(env, temp, data, home)
+	want := map[string]string{
+		"npm_config_cache": filepath.Join(temp, "cache", "npm"), "UV_CACHE_DIR": filepath.Join(temp, "cache", "uv"),
+		"YARN_CACHE_FOLDER": filepath.Join(temp, "cache", "yarn"), "PIP_CACHE_DIR": filepath.Join(temp, "cache", "pip"),
+		"DENO_DIR": filepath.Join(temp, "cache", "deno"), "BUN_INSTALL_CACHE_DIR": filepath.Join(temp, "cache", "bun"),
+		"GOCACHE": filepath.Join(temp, "cache", "go-build"), "XDG_CACHE_HOME": filepath.Join(temp, "cache"),
+		"XDG_CONFIG_HOME": filepath.Join(data, "config"), "XDG_DATA_HOME": filepath.Join(data, "share"), "XDG_STATE_HOME": filepath.Join(data, "state"),
+		"TMPDIR": temp, "TMP": temp, "TEMP": temp, "KEEP": "1",
+		"PLAYWRIGHT_BROWSERS_PATH": filepath.Join(home, ".cache", "ms-playwright"),
+		"GIT_CONFIG_GLOBAL":        filepath.Join(data, "gitconfig"), "npm_config_userconfig": filepath.Join(data, "npmrc"),
+	}
+	for k, v := range want {
+		if envValue(got, k) != v {
+			t.Errorf("%s = %q, want %q", k, envValue(got, k), v)
+		}
+	}
+	for _, kv := range got {
+		if strings.HasPrefix(kv, "NPM_CONFIG_CACHE=") {
+			t.Errorf("npm's cache is still named in another case: %s", kv)
+		}
+		if strings.HasPrefix(kv, "PUPPETEER_CACHE_DIR=") {
+			t.Errorf("a browser cache that does not exist was named: %s", kv)
+		}
+	}
+	for _, d := range []string{filepath.Join(temp, "cache", "npm"), filepath.Join(data, "config")} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s was not made 0700: %v", d, err)
+		}
+	}
+}
+
+// TestPlanListsUpToTheManifest: the folders from a program's install folder
+// up to the nearest manifest are listable, names only; a walk that would
+// reach the home folder lists nothing; the data folder and the server's
+// own paths are read-write, the data folder even inside a protected
+// folder.
+func TestPlanListsUpToTheManifest(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	proj := filepath.Join(base, "work", "tools")
+	write(t, filepath.Join(proj, "package.json"), "{}", 0o644)
+	bin := write(t, filepath.Join(proj, "node_modules", "srv", "dist", "index.js"), "#!/bin/sh\n", 0o755)
+	state := filepath.Join(base, "state")
+	data := filepath.Join(state, "data", "srv")
+	own := filepath.Join(home, ".srv-settings") + "/"
+	os.MkdirAll(home, 0o755)
+	cmd := exec.Command(bin)
+	got := rulesOf(t, cmd, Policy{Data: data, Own: []string{own}, Protect: []string{state}}, home)
+	if got[proj] != accessList {
+		t.Errorf("the project above node_modules: %q, want list only (rules %v)", got[proj], got)
+	}
+	if _, ok := got[filepath.Join(base, "work")]; ok {
+		t.Errorf("a folder above the manifest was granted: %v", got)
+	}
+	if got[data] != accessWrite || got[filepath.Clean(own)] != accessWrite {
+		t.Errorf("data %q, own %q: want both read-write", got[data], got[filepath.Clean(own)])
+	}
+	if walk := manifestWalk([]string{filepath.Join(home, "a", "b", "node_modules")}, home); len(walk) != 0 {
+		t.Errorf("a walk into the home folder gave %q", walk)
 	}
 }

@@ -7,6 +7,7 @@ package confine
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,24 +19,173 @@ type launcher struct {
 	// read are folders, relative to the home folder, it runs packages or
 	// runtimes from; read-only.
 	read []string
-	// cacheEnv names the variable that moves its package cache. The shared
-	// cache is not granted: npm and uv write to their cache even to run
-	// what is in it, and a writable shared cache would let a confined
-	// server plant code that unconfined programs run later. The cache is
-	// moved into the private temp folder instead: the first start downloads
-	// (the network is not confined), later starts reuse it.
-	cacheEnv string
 }
 
-// launchers are the npx-style launchers, by name.
+// launchers are the npx-style launchers, by name. Their package caches
+// are moved like every other (cacheVars).
 var launchers = map[string]launcher{
-	"npx":  {cacheEnv: "npm_config_cache"},
-	"npm":  {cacheEnv: "npm_config_cache"},
-	"pnpm": {read: []string{".local/share/pnpm"}, cacheEnv: "npm_config_cache"},
-	"bunx": {read: []string{".bun"}, cacheEnv: "BUN_INSTALL_CACHE_DIR"},
-	"bun":  {read: []string{".bun"}, cacheEnv: "BUN_INSTALL_CACHE_DIR"},
-	"uvx":  {read: []string{".local/share/uv"}, cacheEnv: "UV_CACHE_DIR"},
-	"uv":   {read: []string{".local/share/uv"}, cacheEnv: "UV_CACHE_DIR"},
+	"npx":  {},
+	"npm":  {},
+	"pnpm": {read: []string{".local/share/pnpm"}},
+	"bunx": {read: []string{".bun"}},
+	"bun":  {read: []string{".bun"}},
+	"uvx":  {read: []string{".local/share/uv"}},
+	"uv":   {read: []string{".local/share/uv"}},
+}
+
+// cacheVars are the variables that move a launcher's or runtime's cache,
+// and the folder each gets in the private temp folder's cache. They are
+// set for every confined server, whatever its environment says: a
+// launcher started by a shell, a script or another launcher writes there
+// too, a cache the environment names elsewhere is not writable confined
+// (npm then fails before it runs anything: it writes its log there), and
+// a shared writable cache would let a confined server plant code that
+// unconfined programs run later. The first confined start downloads (the
+// network is not confined), later ones reuse it.
+var cacheVars = []struct{ name, sub string }{
+	{"npm_config_cache", "npm"},
+	{"YARN_CACHE_FOLDER", "yarn"},
+	{"BUN_INSTALL_CACHE_DIR", "bun"},
+	{"UV_CACHE_DIR", "uv"},
+	{"PIP_CACHE_DIR", "pip"},
+	{"DENO_DIR", "deno"},
+	{"GOCACHE", "go-build"},
+	{"COREPACK_HOME", "corepack"},
+	{"XDG_CACHE_HOME", ""},
+}
+
+// dataVars are the XDG base folders a server's own settings, data and
+// state go to, and the folder each gets in its data folder. Like the
+// cache they are always set: the person's own ~/.config is not the
+// server's to read or write.
+var dataVars = []struct{ name, sub string }{
+	{"XDG_CONFIG_HOME", "config"},
+	{"XDG_DATA_HOME", "share"},
+	{"XDG_STATE_HOME", "state"},
+}
+
+// dataFiles are the person's settings files that programs read from the
+// home folder and treat an unreadable one as fatal, with the variable that
+// names another and the file of the server's own, in its data folder, it
+// gets instead: git dies on an unreadable ~/.gitconfig ("unknown error
+// occurred while reading the configuration files"), and the person's
+// ~/.npmrc may hold registry tokens no server should have. A missing file
+// is fine to both.
+var dataFiles = []struct{ name, file string }{
+	{"GIT_CONFIG_GLOBAL", "gitconfig"},
+	{"npm_config_userconfig", "npmrc"},
+}
+
+// browserCaches are where browser automation finds the browsers it
+// downloaded, under the cache folder that XDG_CACHE_HOME now moves: they
+// are named where the environment does not name them, so that an
+// installed browser is still found (and read: programHomes).
+var browserCaches = []struct{ name, rel string }{
+	{"PLAYWRIGHT_BROWSERS_PATH", ".cache/ms-playwright"},
+	{"PUPPETEER_CACHE_DIR", ".cache/puppeteer"},
+}
+
+// privateFolders returns env with the temp variables and cacheVars
+// pointed into temp, and dataVars (each made, 0700) and dataFiles into
+// data.
+func privateFolders(env []string, temp, data, home string) []string {
+	if temp != "" {
+		for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
+			env = setEnv(env, k, temp)
+		}
+		if home != "" && envValue(env, "XDG_CACHE_HOME") == "" {
+			for _, b := range browserCaches {
+				if envValue(env, b.name) == "" {
+					if _, err := os.Stat(filepath.Join(home, b.rel)); err == nil {
+						env = setEnv(env, b.name, filepath.Join(home, b.rel))
+					}
+				}
+			}
+		}
+		for _, c := range cacheVars {
+			dir := filepath.Join(temp, "cache", c.sub)
+			os.MkdirAll(dir, 0o700)
+			env = setEnvFold(env, c.name, dir)
+		}
+	}
+	if data != "" {
+		for _, d := range dataVars {
+			dir := filepath.Join(data, d.sub)
+			os.MkdirAll(dir, 0o700)
+			env = setEnv(env, d.name, dir)
+		}
+		for _, f := range dataFiles {
+			env = setEnvFold(env, f.name, filepath.Join(data, f.file))
+		}
+	}
+	return env
+}
+
+// setEnvFold is setEnv, also dropping a setting of key spelled in another
+// case: npm reads its npm_config_ variables in any case.
+func setEnvFold(env []string, key, value string) []string {
+	env = slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return strings.EqualFold(k, key)
+	})
+	return append(env, key+"="+value)
+}
+
+// programHomes are folders in the home folder that hold programs a server
+// runs rather than a person's files: the browsers browser automation
+// downloaded. Read-only, for every confined server.
+var programHomes = []string{".cache/ms-playwright", ".cache/puppeteer"}
+
+// projectManifests are the files of the project an npx-style launcher runs
+// in that it reads to find what to run.
+var projectManifests = []string{"package.json", "package-lock.json", "npm-shrinkwrap.json"}
+
+// manifests are the files that end a walk up from a program's folder.
+var manifests = []string{"package.json", "pyproject.toml", "setup.py", "go.mod", "Cargo.toml", "deno.json"}
+
+// manifestWalk are the folders above each of folders up to the nearest one
+// holding a manifest, that one included: argument parsers and find-up
+// walk there from a program's folder. None is the home folder, above it,
+// or /; a walk that finds no manifest within eight folders gives none.
+func manifestWalk(folders []string, home string) []string {
+	var out []string
+	for _, f := range folders {
+		var walk []string
+		for d, up := filepath.Dir(filepath.Clean(f)), 0; up < 8; d, up = filepath.Dir(d), up+1 {
+			if d == "/" || d == "." || (home != "" && within(home, d)) {
+				walk = nil
+				break
+			}
+			walk = append(walk, d)
+			if slices.ContainsFunc(manifests, func(m string) bool {
+				_, err := os.Stat(filepath.Join(d, m))
+				return err == nil
+			}) {
+				break
+			}
+			if up == 7 {
+				walk = nil
+			}
+		}
+		out = append(out, walk...)
+	}
+	return out
+}
+
+// makeOwn makes a missing Policy.Own path: a folder when it ends in /,
+// else an empty file; the folder above it must exist.
+func makeOwn(path string) error {
+	if strings.HasSuffix(path, "/") {
+		if err := os.Mkdir(path, 0o700); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("the server's own folder %s: %w", path, err)
+		}
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("the server's own file %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // runtimeManagers are folders, relative to the home folder, where version
