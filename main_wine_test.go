@@ -277,7 +277,8 @@ type reportListener struct {
 	addr   string
 	mu     sync.Mutex
 	chs    map[string]chan serverReport
-	closed chan string // the server name of a connection that ended
+	starts map[string]int // "start" reports by server: how often each started
+	closed chan string    // the server name of a connection that ended
 }
 
 func listenTCPReports(tb testing.TB) *reportListener {
@@ -287,7 +288,7 @@ func listenTCPReports(tb testing.TB) *reportListener {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { ln.Close() })
-	l := &reportListener{addr: "tcp:" + ln.Addr().String(), chs: map[string]chan serverReport{}, closed: make(chan string, 100)}
+	l := &reportListener{addr: "tcp:" + ln.Addr().String(), chs: map[string]chan serverReport{}, starts: map[string]int{}, closed: make(chan string, 100)}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -303,6 +304,11 @@ func listenTCPReports(tb testing.TB) *reportListener {
 					f := strings.SplitN(sc.Text(), " ", 3)
 					if len(f) == 3 {
 						name = f[0]
+						if f[1] == "start" {
+							l.mu.Lock()
+							l.starts[name]++
+							l.mu.Unlock()
+						}
 						l.ch(name) <- serverReport{server: f[0], event: f[1], payload: json.RawMessage(f[2])}
 					}
 				}
@@ -311,6 +317,13 @@ func listenTCPReports(tb testing.TB) *reportListener {
 		}
 	}()
 	return l
+}
+
+// started is how many times server has started.
+func (l *reportListener) started(server string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.starts[server]
 }
 
 func (l *reportListener) ch(name string) chan serverReport {
@@ -431,6 +444,11 @@ func TestWineHeadlessServesAndFollowsTheCommandLine(t *testing.T) {
 	r.reports.expectRoots(t, "rs", alphaURI, betaURI)
 	r.rk("revoke", "rs", r.path(alpha))
 	r.reports.expectRoots(t, "rs", betaURI)
+	// Told, not restarted: where Landlock is missing, a server confined by
+	// default runs unconfined, and learns its roots as any other.
+	if n := r.reports.started("rs"); n != 1 {
+		t.Errorf("the server was started %d times; want once (a grant and a revoke are told to it)", n)
+	}
 
 	// Killed outright, the app takes its server and the server's child
 	// with it: the server's report connection ends, and no rootserver of
