@@ -19,6 +19,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -73,8 +74,10 @@ func wineRig(tb testing.TB) *rig {
 		tb.Fatal("RK_WINE_EXE (the Windows rootkeeper.exe) and WINEPREFIX are needed: run .ci/platforms")
 	}
 	wineServerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "rootkeeper-wine-bin-")
-		if err != nil {
+		// One folder per checkout, built again each run (from Go's cache).
+		sum := sha256.Sum256([]byte(apptest.ModuleRoot(tb)))
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("rootkeeper-wine-testbin-%x", sum[:6]))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			wineServerErr = err
 			return
 		}
