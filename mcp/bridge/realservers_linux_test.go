@@ -136,7 +136,9 @@ var realServers = []realServer{
 	{name: "context7", bin: "context7-mcp", pkg: "@upstash/context7-mcp"},
 	{name: "notion", bin: "notion-mcp-server", pkg: "@notionhq/notion-mcp-server", env: map[string]string{"NOTION_TOKEN": "ntn_dummy"}},
 	{name: "github", bin: "mcp-server-github", pkg: "@modelcontextprotocol/server-github", env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_dummy"}},
-	{name: "playwright", bin: "playwright-mcp", pkg: "@playwright/mcp", args: []string{"--headless", "--browser", "chromium", "--executable-path", "/usr/bin/chromium", "--no-sandbox"},
+	// Its page snapshots go to the project, not to the folder it runs in
+	// (the pinned install, for npx).
+	{name: "playwright", bin: "playwright-mcp", pkg: "@playwright/mcp", args: []string{"--headless", "--browser", "chromium", "--executable-path", "/usr/bin/chromium", "--no-sandbox", "--output-dir", "{project}/.playwright-mcp"},
 		calls: []aCall{{tool: "browser_navigate", args: map[string]any{"url": page}, want: "Survey page", unixSockets: true, denied: `socket\(\) failed: Permission denied`}}},
 	{name: "playwright-ea", bin: "playwright-mcp-server", pkg: "@executeautomation/playwright-mcp-server"},
 	{name: "chrome-devtools", bin: "chrome-devtools-mcp", pkg: "chrome-devtools-mcp", args: []string{"--headless", "--executablePath", "/usr/bin/chromium", "--isolated", "--chromeArg=--no-sandbox"},
