@@ -21,7 +21,8 @@ import (
 // accepted. Entries with "disabled": true are skipped. Servers come back
 // sorted by name and validated; the first bad entry is an error naming it.
 func ParseServerConfig(data []byte) ([]Server, error) {
-	clean := stripJSONC(data)
+	// A byte order mark, first in files Windows editors write, is not JSON.
+	clean := stripJSONC(bytes.TrimPrefix(data, []byte("\ufeff")))
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(clean, &doc); err != nil {
 		wrapped := append(append([]byte("{"), clean...), '}')

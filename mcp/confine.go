@@ -1,16 +1,35 @@
 package mcp
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
 	"rootkeeper/mcp/confine"
 )
+
+// landlockMissing says whether Landlock is missing here (asked once).
+var landlockMissing = sync.OnceValue(func() bool {
+	_, err := confine.ABI()
+	return errors.Is(err, confine.ErrUnavailable)
+})
+
+// RunsConfined reports whether stdio server srv runs under Landlock here:
+// it is to be confined and Landlock is here. Where Landlock is missing
+// (Windows, macOS, an old kernel) a server confined by default runs
+// unconfined (app.RunsUnconfinedHere) and learns a change of its roots as
+// any unconfined server does, by roots/list_changed: it is not restarted
+// for one. (One whose confinement was asked for in so many words is not
+// started there at all.)
+func RunsConfined(srv app.Server) bool {
+	return srv.Confine && !app.RunsUnconfinedHere(srv, landlockMissing())
+}
 
 // ConfineCommand rewrites cmd, a stdio server's command from StdioCommand,
 // to run server srv under Landlock: read-write on paths (its visible roots,
@@ -108,7 +127,7 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 // come before it takes effect do not ask again. (Args and env modes
 // restart on any change already.)
 func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
-	if !a.cfg.Confine || a.mode != app.RootsProtocol {
+	if !RunsConfined(a.cfg) || a.mode != app.RootsProtocol {
 		return 0
 	}
 	paths := app.ReachPaths(snap, a.cfg.Name, app.VisiblePaths(snap, a.cfg.Name))
@@ -127,7 +146,7 @@ func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
 // (cmdNarrowed), since until it exits its ruleset still lets it reach the
 // folder; anything else is an ordinary restart.
 func (a *adapter) restartCommand(old, now []string) adapterCmd {
-	if a.cfg.Confine {
+	if RunsConfined(a.cfg) {
 		for _, p := range old {
 			if !slices.Contains(now, p) {
 				return cmdNarrowed

@@ -209,7 +209,7 @@ func (a *adapter) waitToStart(ctx context.Context) bool {
 // it starts (confined, or roots mode args or env), so that a change means
 // a restart.
 func (a *adapter) holdsRootsFromStart() bool {
-	return a.cfg.Type == app.TransportStdio && (a.cfg.Confine || a.mode == app.RootsArgs || a.mode == app.RootsEnv)
+	return a.cfg.Type == app.TransportStdio && (RunsConfined(a.cfg) || a.mode == app.RootsArgs || a.mode == app.RootsEnv)
 }
 
 // backOff reports the server failed for why and waits the backoff for the

@@ -17,3 +17,7 @@ func setProcessGroup(cmd *exec.Cmd) {
 
 // group is the server's process group (none until it has started).
 func (p *process) group() Group { return Group(p.PID()) }
+
+// StartServer starts a server's command (from StdioCommand); its process
+// group is its own already (setProcessGroup).
+func StartServer(cmd *exec.Cmd) error { return cmd.Start() }

@@ -270,7 +270,7 @@ func (a *adapter) syncRoots(ctx context.Context) {
 			have = want
 		case app.RootsArgs, app.RootsEnv:
 			paths := app.VisiblePaths(snap, a.cfg.Name)
-			if a.cfg.Confine {
+			if RunsConfined(a.cfg) {
 				paths = app.ReachPaths(snap, a.cfg.Name, paths)
 			}
 			a.mu.Lock()

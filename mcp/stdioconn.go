@@ -83,7 +83,7 @@ func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, l
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := StartServer(cmd); err != nil {
 		return nil, err
 	}
 	if terminate <= 0 {

@@ -26,8 +26,9 @@ func StopProcess(closeInput func(), exited <-chan struct{}, g Group, grace, kill
 }
 
 // reap ends what is left of the group after its leader has exited:
-// SIGTERM, then SIGKILL after killAfter.
+// SIGTERM, then SIGKILL after killAfter. The group is then let go of.
 func (g Group) reap(killAfter time.Duration) {
+	defer g.release()
 	if !g.Alive() {
 		return
 	}

@@ -103,7 +103,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 // in roots mode args or env, the visible paths (returned too) appended to
 // the arguments or in ROOTKEEPER_ROOTS; its own process group, and on Linux
 // the parent-death signal. The managed clients and the bridge start servers
-// with it.
+// with it, and with StartServer (on Windows, in a job object).
 func StdioCommand(srv app.Server, snap *app.Snapshot) (*exec.Cmd, []string) {
 	args := slices.Clone(srv.Args)
 	env := srv.Env

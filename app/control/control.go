@@ -1,19 +1,25 @@
-// Package control is the local control channel of a running Rootkeeper: a
-// unix socket, mode 0600, at STATE_DIR/control.sock. Another process (the
-// command line, a second launch of the app) sends one JSON request line and
-// reads one JSON response line:
+// Package control is the local control channel of a running Rootkeeper.
+// Another process (the command line, a second launch of the app, the
+// window) sends one JSON request line and reads one JSON response line:
 //
 //	→ {"op":"status"}
 //	← {"ok":true,"result":{...}}
 //
 // The running app registers a handler per op ("status", "raise", ...). The
-// socket is only a convenience: every state change still goes through the
+// channel is only a convenience: every state change still goes through the
 // state file, which the app watches.
+//
+// The transport is the system's own local channel, and only the user's: on
+// unix a socket, mode 0600, at STATE_DIR/control.sock, whose peer's user id
+// is checked; on Windows a named pipe per user and state folder whose
+// security descriptor admits the user alone, which refuses remote clients,
+// and whose other end is checked to be a process of the user (both ways: a
+// pipe another user made first under the same name is not spoken to).
 //
 // Every op but "ping" needs the token the app writes, when it starts
 // listening, to STATE_DIR/control.token (mode 0600); Call sends it. The
-// socket's mode and the peer's user id keep other users out; the token
-// keeps out a process of the same user that cannot read the state folder:
+// transport keeps other users out; the token keeps out a process of the
+// same user that cannot read the state folder:
 // a confined server, which Landlock denies the state folder (and which
 // below Landlock ABI 9 cannot make a unix socket at all), so that it can
 // neither report a forged bridge session ("bridge") nor read the status or
@@ -48,7 +54,7 @@ import (
 	"rootkeeper/app/atomicfile"
 )
 
-// SocketName is the socket's file name inside the state folder.
+// SocketName is the socket's file name inside the state folder (unix).
 const SocketName = "control.sock"
 
 // TokenName is the token's file name inside the state folder.
@@ -93,10 +99,10 @@ type response struct {
 	Error  string          `json:"error,omitempty"`
 }
 
-// Server listens on the control socket.
+// Server listens on the control channel.
 type Server struct {
 	ln       net.Listener
-	path     string
+	dir      string
 	mu       sync.Mutex
 	handlers map[string]Handler
 	streams  map[string]StreamHandler
@@ -105,11 +111,14 @@ type Server struct {
 	slots    chan struct{}
 }
 
-// Listen creates the socket in dir. A socket left by a process that died is
-// replaced; one with a live listener is an error (another app is running).
+// Listen opens the control channel of state folder dir. A socket left by a
+// process that died is replaced; a live listener is an error (another app
+// is running).
 func Listen(dir string) (*Server, error) {
-	path := filepath.Join(dir, SocketName)
-	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	c, err := dial(ctx, dir)
+	cancel()
+	if err == nil {
 		c.Close()
 		return nil, fmt.Errorf("another Rootkeeper is already running with state folder %s", dir)
 	}
@@ -117,11 +126,11 @@ func Listen(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := listenAt(path)
+	ln, err := listen(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, handlers: map[string]Handler{}, streams: map[string]StreamHandler{}, token: token, slots: make(chan struct{}, MaxConns)}
+	s := &Server{ln: ln, dir: dir, handlers: map[string]Handler{}, streams: map[string]StreamHandler{}, token: token, slots: make(chan struct{}, MaxConns)}
 	s.Handle("ping", func(context.Context, json.RawMessage) (any, error) { return "pong", nil })
 	return s, nil
 }
@@ -150,23 +159,6 @@ func readToken(dir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// listenAt (re)creates the socket at path, mode 0600.
-func listenAt(path string) (net.Listener, error) {
-	os.Remove(path)
-	// The state folder is 0700, so the moment between creating the socket
-	// and narrowing it to 0600 exposes nothing. (Changing the umask instead
-	// would race every other file this process creates.)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	return ln, nil
-}
-
 // Handle registers (or replaces) the handler for op.
 func (s *Server) Handle(op string, h Handler) {
 	s.mu.Lock()
@@ -184,10 +176,10 @@ func (s *Server) HandleStream(op string, h StreamHandler) {
 
 // Serve answers connections until ctx ends, then removes the socket. When
 // accepting fails it returns the error; called again (by the app's
-// supervisor) it makes the socket anew.
+// supervisor) it opens the channel anew.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.ln == nil {
-		ln, err := listenAt(s.path)
+		ln, err := listen(s.dir)
 		if err != nil {
 			return err
 		}
@@ -198,9 +190,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer stop()
 	defer func() {
 		s.wg.Wait()
-		os.Remove(s.path)
+		unlisten(s.dir)
 		if ctx.Err() != nil {
-			os.Remove(filepath.Join(filepath.Dir(s.path), TokenName))
+			os.Remove(filepath.Join(s.dir, TokenName))
 		}
 	}()
 	for {
@@ -211,7 +203,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 			ln.Close()
 			s.ln = nil
-			return fmt.Errorf("control socket: %w", err)
+			return fmt.Errorf("control channel: %w", err)
 		}
 		select {
 		case s.slots <- struct{}{}:
@@ -260,10 +252,11 @@ func readRequest(conn net.Conn) ([]byte, error) {
 
 func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
-	// The socket's mode already keeps other users out; the peer's
-	// credentials are checked too, so that a socket reached through an
-	// inherited descriptor or a loosened mode still answers only its owner.
-	if uid, ok := peerUID(conn); ok && uid != os.Geteuid() {
+	// The socket's mode (the pipe's security descriptor) already keeps
+	// other users out; the peer is checked too, so that a channel reached
+	// through an inherited descriptor or a loosened mode still answers
+	// only its owner.
+	if !peerIsUser(conn) {
 		return
 	}
 	conn.SetReadDeadline(time.Now().Add(ReadTimeout))
@@ -336,9 +329,7 @@ func Call(ctx context.Context, dir, op string, args, result any) error {
 // nil). It returns the connection, still open, and the reader that holds
 // what followed the answer; on an error the connection is closed.
 func roundTrip(ctx context.Context, dir, op string, args, result any) (_ net.Conn, _ *bufio.Reader, err error) {
-	path := filepath.Join(dir, SocketName)
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", path)
+	conn, err := dial(ctx, dir)
 	if err != nil {
 		return nil, nil, ErrNotRunning
 	}
@@ -362,17 +353,20 @@ func roundTrip(ctx context.Context, dir, op string, args, result any) (_ net.Con
 		}
 	}
 	data, _ := json.Marshal(req)
-	if _, err = conn.Write(append(data, '\n')); err != nil {
-		return nil, nil, fmt.Errorf("control socket: %w", err)
-	}
+	_, werr := conn.Write(append(data, '\n'))
+	// A server past its bounds answers "busy" and hangs up at once: on a
+	// pipe the write then fails, and the answer is still there to read.
 	r := bufio.NewReader(conn)
 	line, err := r.ReadBytes('\n')
 	if err != nil {
-		return nil, nil, fmt.Errorf("control socket: %w", err)
+		if werr != nil {
+			err = werr
+		}
+		return nil, nil, fmt.Errorf("control channel: %w", err)
 	}
 	var resp response
 	if err = json.Unmarshal(line, &resp); err != nil {
-		return nil, nil, fmt.Errorf("control socket: %w", err)
+		return nil, nil, fmt.Errorf("control channel: %w", err)
 	}
 	if !resp.OK {
 		return nil, nil, errors.New(resp.Error)

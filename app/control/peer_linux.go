@@ -2,20 +2,21 @@ package control
 
 import (
 	"net"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// peerUID is the user id of the process at the other end of a unix socket
-// connection (SO_PEERCRED).
-func peerUID(conn net.Conn) (int, bool) {
+// peerIsUser reports whether the process at the other end of a unix socket
+// connection runs as this process's user (SO_PEERCRED).
+func peerIsUser(conn net.Conn) bool {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
-		return 0, false
+		return true
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return 0, false
+		return false
 	}
 	var cred *unix.Ucred
 	var credErr error
@@ -23,7 +24,7 @@ func peerUID(conn net.Conn) (int, bool) {
 		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil || credErr != nil {
 		// Unknown credentials are not the owner's.
-		return -1, true
+		return false
 	}
-	return int(cred.Uid), true
+	return int(cred.Uid) == os.Geteuid()
 }

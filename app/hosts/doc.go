@@ -25,6 +25,7 @@
 package hosts
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 )
@@ -59,8 +60,17 @@ type doc interface {
 // atStart, as put's after, puts a field first among its siblings.
 const atStart = "\x00start"
 
-// parseDoc parses a config file in format f.
+// parseDoc parses a config file in format f. A UTF-8 byte order mark, which
+// Windows editors put first, is not part of the document: it is put back
+// first when the file is written.
 func parseDoc(f Format, path string, project string, data []byte) (doc, error) {
+	if rest, ok := bytes.CutPrefix(data, []byte(byteOrderMark)); ok {
+		d, err := parseDoc(f, path, project, rest)
+		if err != nil {
+			return nil, err
+		}
+		return markedDoc{d}, nil
+	}
 	var (
 		d   doc
 		err error
@@ -80,6 +90,14 @@ func parseDoc(f Format, path string, project string, data []byte) (doc, error) {
 	}
 	return d, nil
 }
+
+// byteOrderMark is UTF-8's byte order mark.
+const byteOrderMark = "\ufeff"
+
+// markedDoc is a document that came after a byte order mark.
+type markedDoc struct{ doc }
+
+func (d markedDoc) bytes() []byte { return append([]byte(byteOrderMark), d.doc.bytes()...) }
 
 // ParseError says a host's config file does not parse. Rootkeeper leaves
 // such a file alone.

@@ -534,6 +534,36 @@ func TestCRLFFileKeepsItsLineEnds(t *testing.T) {
 	}
 }
 
+// TestByteOrderMarkIsKept: a config written by a Windows editor, a byte
+// order mark first and CRLF line ends, is protected (the mark and the line
+// ends kept) and restored byte for byte.
+func TestByteOrderMarkIsKept(t *testing.T) {
+	h, _ := Lookup("claude-desktop")
+	w, _, store := testWorld(t)
+	path := h.Files(w)[0]
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := "\ufeff{\r\n  \"mcpServers\": {\r\n    \"x\": {\"command\": \"x-mcp\"}\r\n  }\r\n}\r\n"
+	os.WriteFile(path, []byte(orig), 0o600)
+	o := Options{World: w, Store: store, Executable: fakeExe}
+	found, err := List(o)
+	if err != nil || len(found) != 1 || len(found[0].Files) != 1 || found[0].Files[0].Err != "" || len(found[0].Files[0].Entries) != 1 {
+		t.Fatalf("listed: %+v %v", found, err)
+	}
+	if _, err := Protect(h, o); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(data, []byte("\ufeff{")) || bytes.Count(data, []byte("\n")) != bytes.Count(data, []byte("\r\n")) || !bytes.Contains(data, []byte(`"bridge"`)) {
+		t.Errorf("protected:\n%q", data)
+	}
+	if _, err := Restore(h, o); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != orig {
+		t.Errorf("restored:\n%q", data)
+	}
+}
+
 func TestSymlinkedConfigStaysALink(t *testing.T) {
 	h, _ := Lookup("cursor")
 	w, project, store := testWorld(t)

@@ -58,7 +58,7 @@ type serverProc struct {
 // (roots mode args or env, or confined), so that a change of its visible
 // set means starting it again.
 func (b *bridge) restartable() bool {
-	return b.srv.Type == app.TransportStdio && (b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv || b.srv.Confine)
+	return b.srv.Type == app.TransportStdio && (b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv || mcp.RunsConfined(b.srv))
 }
 
 // startPaths are the roots a server started now would hold from its start.
@@ -66,7 +66,7 @@ func (b *bridge) startPaths(snap *app.Snapshot) []string {
 	switch {
 	case b.srv.Mode() == app.RootsArgs || b.srv.Mode() == app.RootsEnv:
 		return app.VisiblePaths(snap, b.srv.Name)
-	case b.srv.Confine:
+	case mcp.RunsConfined(b.srv):
 		return app.ReachPaths(snap, b.srv.Name, rootPaths(b.visible(snap, b.srv.Name)))
 	}
 	return nil
@@ -205,7 +205,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	hidden := b.hider.Writer(io.MultiWriter(stderr...))
 	cmd.Stderr = hidden
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
-	err = cmd.Start()
+	err = mcp.StartServer(cmd)
 	observe()
 	if err != nil {
 		outR.Close()

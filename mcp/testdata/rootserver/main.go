@@ -5,15 +5,17 @@
 //	NAME roots ["file:///a","file:///b"]
 //	NAME rootserr {"code":-32601,"message":"...","data":{...}}
 //
-// to the unix socket RK_REPORT names (and on stderr with -stderr), or else
-// on stderr. Its
+// to the unix socket RK_REPORT names, or the TCP address after "tcp:" in
+// it (Wine has no unix sockets), and on stderr with -stderr; or else on
+// stderr. Its
 // tool "roots" asks for the roots with an input request (SEP-2322), which
 // the SDK turns into roots/list for clients before 2026-07-28.
 //
 // Flags make it misbehave: -exit-on-discover exits on server/discover like
 // servers predating 2026-07-28 (go-sdk #1177); -exit-after exits some time
 // after initialization; -hang stops reading stdin once initialized;
-// -spawn-child leaves a child process in its process group;
+// -spawn-child leaves a child process (itself, with -idle) in its process
+// group;
 // -slow-handshake delays its answers to server/discover and initialize. It
 // reports "early" for a list_changed that arrives before initialized. It reports
 // "start" with its pid, arguments and ROOTKEEPER_ROOTS when it starts.
@@ -31,6 +33,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +48,8 @@ var (
 	exitOnDiscover = flag.Bool("exit-on-discover", false, "exit when sent server/discover")
 	exitAfter      = flag.Duration("exit-after", 0, "exit this long after initialization")
 	hang           = flag.Bool("hang", false, "stop reading stdin once initialized")
-	spawnChild     = flag.Bool("spawn-child", false, "start a long sleep in the same process group")
+	spawnChild     = flag.Bool("spawn-child", false, "start a child that idles (-idle 10m) in the same process group")
+	idle           = flag.Duration("idle", 0, "do nothing for this long, then exit (the child of -spawn-child)")
 	echoStderr     = flag.Bool("stderr", false, "also write reports to stderr when reporting to a socket")
 	slowHandshake  = flag.Duration("slow-handshake", 0, "wait this long before answering server/discover and initialize")
 )
@@ -110,8 +114,16 @@ func (stdin) Close() error { return os.Stdin.Close() }
 
 func main() {
 	flag.Parse()
+	if *idle > 0 {
+		time.Sleep(*idle)
+		return
+	}
 	if sock := os.Getenv("RK_REPORT"); sock != "" {
-		c, err := net.Dial("unix", sock)
+		network, addr := "unix", sock
+		if a, ok := strings.CutPrefix(sock, "tcp:"); ok {
+			network, addr = "tcp", a
+		}
+		c, err := net.Dial(network, addr)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "report socket:", err)
 			os.Exit(1)
@@ -120,7 +132,12 @@ func main() {
 	}
 	start := map[string]any{"pid": os.Getpid(), "args": flag.Args(), "env": os.Getenv("ROOTKEEPER_ROOTS")}
 	if *spawnChild {
-		cmd := exec.Command("sleep", "600")
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "spawn:", err)
+			os.Exit(1)
+		}
+		cmd := exec.Command(self, "-idle", "10m")
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "spawn:", err)
 			os.Exit(1)
