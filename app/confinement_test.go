@@ -22,8 +22,8 @@ func TestConfinementText(t *testing.T) {
 		landlock func() (int, error)
 		want     string
 	}{
-		{stdio, nil, seven, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; no unix sockets; network open"},
-		{stdio, &ServerStatus{LandlockABI: 5}, seven, "confined (Landlock ABI 5): its folders read-write, what it needs to run read-only, nothing else; no unix sockets; may signal other programs; network open"},
+		{stdio, nil, seven, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
+		{stdio, &ServerStatus{LandlockABI: 5}, seven, "confined (Landlock ABI 5): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; may signal other programs; network open"},
 		{stdio, &ServerStatus{LandlockABI: 9}, seven, "confined (Landlock ABI 9): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
 		{required, &ServerStatus{}, missing, "cannot confine: no Landlock; the server is not started"},
 		{required, nil, nil, "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"},

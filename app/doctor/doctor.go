@@ -129,7 +129,7 @@ func landlock(st app.State, abi func() (int, error)) Check {
 	if err == nil {
 		detail := fmt.Sprintf("ABI %d: confined servers reach only their folders, their own data and what they need to run", n)
 		if n < app.UnixSocketABI {
-			detail += fmt.Sprintf("; below ABI %d they get no unix sockets (a browser that automation starts cannot run confined)", app.UnixSocketABI)
+			detail += fmt.Sprintf("; below ABI %d Rootkeeper checks each connect of their unix sockets itself", app.UnixSocketABI)
 		}
 		return Check{Name: "Landlock", OK: true, Detail: detail}
 	}

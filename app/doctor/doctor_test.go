@@ -167,7 +167,7 @@ func TestLandlockMissingSaysWhichServersRunUnconfined(t *testing.T) {
 	if !strings.Contains(c.Fix, "rootkeeper servers unconfine NAME") || strings.Contains(c.Detail, "open") {
 		t.Errorf("Landlock check %+v", c)
 	}
-	if c := landlock(st, func() (int, error) { return 7, nil }); !c.OK || !strings.Contains(c.Detail, "below ABI 9 they get no unix sockets") {
+	if c := landlock(st, func() (int, error) { return 7, nil }); !c.OK || !strings.Contains(c.Detail, "below ABI 9 Rootkeeper checks each connect of their unix sockets itself") {
 		t.Errorf("with ABI 7: %+v", c)
 	}
 }

@@ -124,17 +124,20 @@ func enter(args []string) error {
 	if err := restrict(abi, s.Rules); err != nil {
 		return fmt.Errorf("cannot confine the server: %w", err)
 	}
+	observed := s.Notify != 0
 	if abi < unixSocketABI {
-		// Landlock cannot stop a connect to a named unix socket here.
-		if err := sealUnixSockets(); err != nil {
+		// Landlock cannot stop a connect to a named unix socket here: no
+		// unix sockets at all, or, observed, stream ones whose every
+		// connect the observer checks (connect_linux.go).
+		if err := sealUnixSockets(observed); err != nil {
 			return fmt.Errorf("cannot confine the server: %w", err)
 		}
 	}
-	if s.Notify != 0 {
+	if observed {
 		// Last: from here every path the server names reaches Rootkeeper
 		// (the exec below included), which answers once it holds the
 		// listener.
-		if err := handOverListener(s.Notify); err != nil {
+		if err := handOverListener(s.Notify, abi < unixSocketABI); err != nil {
 			return fmt.Errorf("cannot confine the server: %w", err)
 		}
 	}

@@ -76,7 +76,11 @@ type seccompNotifAddfd struct {
 // the filter were not there, and does a metadata call itself where it may
 // (meta_linux.go). A call through a foreign ABI is allowed here;
 // noUnixSockets refuses those below unixSocketABI.
-func notifyFilter(arch uint32) []unix.SockFilter {
+//
+// With connect (below Landlock ABI 9, where the server may have unix
+// sockets of its own only because the observer sees each connect:
+// connect_linux.go), connect is sent to the listener too.
+func notifyFilter(arch uint32, connect bool) []unix.SockFilter {
 	const (
 		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -91,6 +95,9 @@ func notifyFilter(arch uint32) []unix.SockFilter {
 	}
 	for nr := range metaCalls {
 		nrs = append(nrs, nr)
+	}
+	if connect {
+		nrs = append(nrs, unix.SYS_CONNECT)
 	}
 	n := len(nrs)
 	prog := []unix.SockFilter{
@@ -128,13 +135,19 @@ const (
 // listener and sends the listener to Rootkeeper over the inherited unix
 // socket sock (made by Rootkeeper before the start, so that the child's
 // own filter on unix sockets does not apply), then closes both.
-func handOverListener(sock int) error {
+func handOverListener(sock int, connect bool) error {
 	if nativeArch == 0 {
 		return fmt.Errorf("no system call filter for %s", runtime.GOARCH)
 	}
-	prog := notifyFilter(nativeArch)
+	prog := notifyFilter(nativeArch, connect)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	// Once Rootkeeper holds a call, only a fatal signal interrupts it
+	// (Linux 5.19): a call it does itself (a connect, say) is never
+	// interrupted and asked again, which would do it twice.
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&fprog)))
+	if e == unix.EINVAL {
+		fd, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	}
 	runtime.KeepAlive(prog)
 	if e != 0 {
 		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): %v", e)
@@ -169,10 +182,12 @@ type Observer struct {
 	fd      int          // the listener, -1 until received or once closed
 	stop    [2]int       // a pipe that wakes the loop to stop
 	waiting chan struct{}
-	done    chan struct{}
-	handed  atomic.Int64 // descriptors handed to the server (allow once)
-	root    atomic.Int32 // the server's first process, once seen
-	seen    atomic.Int64 // notifications received
+	// connecting bounds the connects done at once (connect_linux.go).
+	connecting chan struct{}
+	done       chan struct{}
+	handed     atomic.Int64 // descriptors handed to the server (allow once)
+	root       atomic.Int32 // the server's first process, once seen
+	seen       atomic.Int64 // notifications received
 }
 
 // WrapObserved is Wrap, and observes the server: every path system call
@@ -244,6 +259,7 @@ func (o *Observer) Start(reach Reach) error {
 		return err
 	}
 	o.waiting = make(chan struct{}, o.MaxWaiting)
+	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
 	go o.run(reach)
 	return nil
@@ -328,6 +344,10 @@ func (o *Observer) run(reach Reach) {
 		}
 		if shape, ok := metaCalls[uint32(n.nr)]; ok {
 			o.answerMeta(fd, &n, shape)
+			continue
+		}
+		if n.nr == unix.SYS_CONNECT {
+			o.answerConnect(fd, n)
 			continue
 		}
 		a, how, ok := o.attempt(fd, &n)
@@ -496,7 +516,7 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 			abs = filepath.Join(dir, name)
 		}
 		abs = filepath.Clean(abs)
-		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && strings.HasPrefix(abs, "/proc/") {
+		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && (abs == "/proc" || strings.HasPrefix(abs, "/proc/")) {
 			if dir, rest, ok := o.ownProc(pid, abs); ok {
 				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
 			}

@@ -26,9 +26,15 @@ import (
 // place as /proc/PID/REST of its own process or of another process of the
 // sandbox: /proc/self/…, /proc/thread-self/…, /proc/mounts, /proc/net/…,
 // and /proc/N/… where N is its own thread or process or one the server
-// started (a descendant of its first process). ok is false for anything
-// else, the entry of a process outside the sandbox included.
+// started (a descendant of its first process); and /proc itself, whose
+// listing names the processes (what ps shows any user) and through which
+// the rest is opened again (Chromium's sandbox opens /proc, then
+// self/task and self/fd beneath it). ok is false for anything else, the
+// entry of a process outside the sandbox included.
 func (o *Observer) ownProc(tid int, path string) (dir, rest string, ok bool) {
+	if path == "/proc" {
+		return "/proc", "", true
+	}
 	after, found := strings.CutPrefix(path, "/proc/")
 	if !found || tid <= 0 {
 		return "", "", false

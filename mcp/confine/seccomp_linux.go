@@ -62,7 +62,11 @@ func bpfJump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
 //
 // Everything else, other socket families included (AF_INET stays as it
 // is: the network is not confined), is allowed.
-func noUnixSockets(arch uint32) []unix.SockFilter {
+//
+// With streams (an observed server, whose every connect the observer
+// checks: connect_linux.go) socket(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET)
+// is allowed; a datagram unix socket stays refused.
+func noUnixSockets(arch uint32, streams bool) []unix.SockFilter {
 	const (
 		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -73,6 +77,11 @@ func noUnixSockets(arch uint32) []unix.SockFilter {
 		eacc = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
 		eprm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	)
+	// socket(AF_UNIX, …): refused, or allowed by its type with streams.
+	unixSocket := bpfStmt(ret, eacc)
+	if streams {
+		unixSocket = bpfStmt(ret, allw)
+	}
 	// Jump offsets count the instructions skipped; the comments number
 	// the instructions.
 	return []unix.SockFilter{
@@ -83,33 +92,39 @@ func noUnixSockets(arch uint32) []unix.SockFilter {
 		/* 4 */ bpfJump(jge, x32Bit, 0, 1),
 		/* 5 */ bpfStmt(ret, eprm), // x32
 		/* 6 */ bpfJump(jeq, unix.SYS_SOCKET, 3, 0),
-		/* 7 */ bpfJump(jeq, unix.SYS_SOCKETPAIR, 5, 0),
-		/* 8 */ bpfJump(jeq, unix.SYS_IO_URING_SETUP, 10, 0),
+		/* 7 */ bpfJump(jeq, unix.SYS_SOCKETPAIR, 11, 0),
+		/* 8 */ bpfJump(jeq, unix.SYS_IO_URING_SETUP, 17, 0),
 		/* 9 */ bpfStmt(ret, allw),
-		// socket: the family
+		// socket: the family, then the type less its flags
 		/* 10 */ bpfStmt(ld, offArg0),
-		/* 11 */ bpfJump(jeq, unix.AF_UNIX, 8, 0),
+		/* 11 */ bpfJump(jeq, unix.AF_UNIX, 1, 0),
 		/* 12 */ bpfStmt(ret, allw),
+		/* 13 */ bpfStmt(ld, offArg1),
+		/* 14 */ bpfStmt(and, 0xf), // SOCK_TYPE_MASK
+		/* 15 */ bpfJump(jeq, unix.SOCK_STREAM, 2, 0),
+		/* 16 */ bpfJump(jeq, unix.SOCK_SEQPACKET, 1, 0),
+		/* 17 */ bpfStmt(ret, eacc), // a datagram (or raw) unix socket
+		/* 18 */ unixSocket,
 		// socketpair: the family, then the type less its flags
-		/* 13 */ bpfStmt(ld, offArg0),
-		/* 14 */ bpfJump(jeq, unix.AF_UNIX, 0, 3),
-		/* 15 */ bpfStmt(ld, offArg1),
-		/* 16 */ bpfStmt(and, 0xf), // SOCK_TYPE_MASK
-		/* 17 */ bpfJump(jeq, unix.SOCK_DGRAM, 2, 0),
-		/* 18 */ bpfStmt(ret, allw),
-		/* 19 */ bpfStmt(ret, eprm), // io_uring_setup
-		/* 20 */ bpfStmt(ret, eacc), // a unix socket
+		/* 19 */ bpfStmt(ld, offArg0),
+		/* 20 */ bpfJump(jeq, unix.AF_UNIX, 0, 3),
+		/* 21 */ bpfStmt(ld, offArg1),
+		/* 22 */ bpfStmt(and, 0xf), // SOCK_TYPE_MASK
+		/* 23 */ bpfJump(jeq, unix.SOCK_DGRAM, 1, 0),
+		/* 24 */ bpfStmt(ret, allw),
+		/* 25 */ bpfStmt(ret, eacc), // a datagram pair
+		/* 26 */ bpfStmt(ret, eprm), // io_uring_setup
 	}
 }
 
 // sealUnixSockets installs noUnixSockets on the calling thread, which
 // keeps it across execve. no_new_privs must be set already (restrict sets
 // it for Landlock).
-func sealUnixSockets() error {
+func sealUnixSockets(streams bool) error {
 	if nativeArch == 0 {
 		return fmt.Errorf("no system call filter for %s: unix sockets cannot be taken from the server", runtime.GOARCH)
 	}
-	prog := noUnixSockets(nativeArch)
+	prog := noUnixSockets(nativeArch, streams)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
 		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %v", e)

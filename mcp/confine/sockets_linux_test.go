@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +130,95 @@ func TestConfinedServerKeepsTheNetwork(t *testing.T) {
 	got := runNosy(t, &Policy{Temp: filepath.Join(t.TempDir(), "tmp")}, "tcp:"+ln.Addr().String())
 	if !got[0].OK {
 		t.Errorf("confined TCP connect to %s: %s", ln.Addr(), got[0].Err)
+	}
+}
+
+// listenUnix listens on a unix socket at addr ("@name": abstract) until
+// the test ends, accepting and closing every connection.
+func listenUnix(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+// TestObservedServerConnectsOnlyInsideItsFolders: below Landlock ABI 9 an
+// observed confined server may have stream unix sockets (a browser needs
+// them), and each connect is checked: to a socket in its own folders it
+// works; to the app's control socket, a session bus, an agent's socket in a
+// temp folder, an abstract address, or through a symbolic link in its
+// folder that leads outside, it is refused; a datagram unix socket stays
+// refused; TCP works as asked.
+func TestObservedServerConnectsOnlyInsideItsFolders(t *testing.T) {
+	abi := needLandlock(t)
+	if abi >= unixSocketABI {
+		t.Skipf("Landlock ABI %d confines unix sockets itself: the observer sees no connect", abi)
+	}
+	root := t.TempDir()
+	own := filepath.Join(root, "own.sock")
+	listenUnix(t, own)
+	agent := filepath.Join(t.TempDir(), "agent.sock")
+	listenUnix(t, agent)
+	os.Symlink(agent, filepath.Join(root, "link.sock"))
+	abstract := "@rootkeeper-test-" + strconv.Itoa(os.Getpid())
+	listenUnix(t, abstract)
+	bus := sessionBus(t)
+	state := t.TempDir()
+	ctl, err := control.Listen(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ctl.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-served })
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+
+	ops := []string{"connect:" + own, "connect:" + filepath.Join(state, control.SocketName), "connect:" + bus,
+		"connect:" + agent, "connect:" + abstract, "connect:" + filepath.Join(root, "link.sock"),
+		"udgram:" + own, "tcp:" + tcp.Addr().String()}
+	for _, o := range runNosy(t, nil, ops...) {
+		if !o.OK && o.Op != "udgram" {
+			t.Fatalf("unconfined %s %s failed (%s): the test cannot tell confinement apart", o.Op, o.Path, o.Err)
+		}
+	}
+	res, _ := runObserved(t, Policy{Roots: []string{root}, Temp: filepath.Join(t.TempDir(), "tmp")}, func(context.Context, Attempt) string { return "" }, ops...)
+	if !res[0].OK {
+		t.Errorf("connect to a socket in its own folder: %s", res[0].Err)
+	}
+	for _, o := range res[1:6] {
+		if o.OK {
+			t.Errorf("confined connect to %s went through", o.Path)
+		}
+	}
+	if o := res[6]; o.OK || !strings.Contains(o.Err, "permission denied") {
+		t.Errorf("a datagram unix socket: %+v", o)
+	}
+	if o := res[7]; !o.OK {
+		t.Errorf("TCP connect: %s", o.Err)
 	}
 }

@@ -60,6 +60,8 @@ func call(op, path string) (got string, ok bool, err error) {
 		err = wrap("chown", unix.Chown(path, 65534, 65534))
 	case "setxattr":
 		err = wrap("setxattr", unix.Setxattr(path, "user.nosy", []byte("1"), 0))
+	case "udgram": // a datagram unix socket sending to the socket at path
+		err = sendDgram(path)
 	case "utimes":
 		err = wrap("utimes", unix.Utimes(path, []unix.Timeval{{Sec: 1}, {Sec: 1}}))
 	default:
@@ -103,4 +105,15 @@ func writeFlags(path string, flags int) error {
 	}
 	_, err = unix.Write(fd, []byte(text))
 	return err
+}
+
+// sendDgram sends a datagram to the unix socket at path from a datagram
+// unix socket of its own.
+func sendDgram(path string) error {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(fd)
+	return os.NewSyscallError("sendto", unix.Sendto(fd, []byte("x"), 0, &unix.SockaddrUnix{Name: path}))
 }
