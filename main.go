@@ -481,10 +481,19 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	var serverLog io.Writer
 	if logs != nil {
 		defer logs.Close()
+		logs.OnProblem = func(err error) {
+			if err != nil {
+				logger.Warn("the server's log is not being written; tried again while it runs", "err", err)
+			}
+		}
 		serverLog = logs
 	}
 	auditLog := audit.NewLog(store.Dir())
-	defer auditLog.Close()
+	defer func() {
+		if err := auditLog.Close(); err != nil {
+			logger.Warn("the audit log's last entries were not written", "err", err)
+		}
+	}()
 	watch := newAppWatch(store.Dir())
 	go supervised(ctx, core, logger, "session reporter", watch.report)
 	return bridge.Run(ctx, bridge.Options{

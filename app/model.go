@@ -287,6 +287,9 @@ type ServerStatus struct {
 	// LandlockABI is the Landlock ABI a confined server was started under;
 	// 0 when it is not confined.
 	LandlockABI int `json:"landlockABI,omitempty"`
+	// LogProblem says why its stderr log (logs/NAME.log) cannot be
+	// written or rotated now; it is tried again while the server writes.
+	LogProblem string `json:"logProblem,omitempty"`
 }
 
 // Equal reports whether two statuses say the same thing.
@@ -295,5 +298,5 @@ func (s ServerStatus) Equal(o ServerStatus) bool {
 		s.ServerName == o.ServerName && s.ServerVersion == o.ServerVersion &&
 		s.Error == o.Error && s.Since.Equal(o.Since) && s.LastSentAt.Equal(o.LastSentAt) &&
 		s.Restarts == o.Restarts && s.PID == o.PID && slices.Equal(s.LastSent, o.LastSent) &&
-		s.LandlockABI == o.LandlockABI
+		s.LandlockABI == o.LandlockABI && s.LogProblem == o.LogProblem
 }
