@@ -60,7 +60,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if v, err := cli.VersionFromFyneApp(fyneApp); err == nil {
-		cli.Version = v
+		app.Version = v
 	}
 	// Confined servers are started through `rootkeeper __confine`, which
 	// package confine answers in its init, before main runs.

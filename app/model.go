@@ -10,6 +10,11 @@ import (
 // are refused rather than overwritten.
 const StateVersion = 2
 
+// Version is the program's version: FyneApp.toml's, which main reads at
+// start; "dev" in a test binary. --version prints it and the MCP client
+// announces it to servers (clientInfo), so there is one version to read.
+var Version = "dev"
+
 // Source says where a root or a decision came from.
 type Source string
 

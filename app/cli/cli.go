@@ -58,9 +58,6 @@ type Extensions struct {
 // WindowVerb starts the window process (Extensions.Window).
 const WindowVerb = "__window"
 
-// Version is the program's version, set by main.
-var Version = "dev"
-
 const usage = `usage: rootkeeper [--state-dir DIR] [VERB ...]
 
 With no verb, opens the window and the tray icon; --hidden starts in the
@@ -172,7 +169,7 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return nil
 	}
 	if version {
-		fmt.Fprintf(env.Stdout, "rootkeeper %s\n", Version)
+		fmt.Fprintf(env.Stdout, "rootkeeper %s\n", app.Version)
 		return nil
 	}
 	if stateDir == "" {
