@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -34,6 +33,7 @@ import (
 	"rootkeeper/app/hosts"
 	"rootkeeper/app/link"
 	"rootkeeper/app/logfile"
+	"rootkeeper/app/secrets"
 	"rootkeeper/app/supervise"
 	"rootkeeper/app/trayhost"
 	"rootkeeper/detect"
@@ -122,9 +122,11 @@ type services struct {
 // the state watcher, the health monitor, the MCP clients and the control
 // socket, all bound to ctx.
 //
-// With holdMCP the MCP clients wait for rt.startMCP: the window calls it
-// once it is up, with its sampling reviewer in place.
-func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP bool) (*services, error) {
+// With withPerson (the app with its tray and window, not headless) a
+// person can be asked: the MCP clients wait for rt.startMCP, which the app
+// calls once its sampling reviewer is in place, and a confined server's
+// call past its folders waits for the person's answer.
+func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerson bool) (*services, error) {
 	// Descendants that leave a server's process group come back to us, to
 	// be ended at shutdown (see stopAll).
 	if err := reap.BecomeSubreaper(); err != nil {
@@ -145,7 +147,12 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 	if err := core.DropUntilQuit(); err != nil {
 		return nil, err
 	}
-	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, mcp.Options{StateDir: store.Dir(), Logger: logger})}
+	opts := mcp.Options{StateDir: store.Dir(), Logger: logger}
+	if withPerson {
+		// The hub brings the window up for a request (link.Hub.Run).
+		opts.CanAsk = func() bool { return true }
+	}
+	rt := &services{core: core, control: ctl, manager: mcp.NewManager(core, opts)}
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
 		return cli.BuildStatus(core.Snapshot(), true), nil
 	})
@@ -158,6 +165,17 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 			return nil, err
 		}
 		core.SeenBridge(s)
+		return "ok", nil
+	})
+	// Bridges speak only of their own server on their stderr, which is
+	// their host's: what they have to say of others comes here, to the
+	// app's log.
+	ctl.Handle("warn", func(_ context.Context, args json.RawMessage) (any, error) {
+		var w bridgeWarning
+		if err := json.Unmarshal(args, &w); err != nil {
+			return nil, err
+		}
+		logger.Warn(app.SafeText(w.Message), "from", "bridge "+app.SafeText(w.Bridge))
 		return "ok", nil
 	})
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
@@ -203,7 +221,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, holdMCP b
 		return cli.WatchHosts(ctx, store, core.SetNotice, func(msg string) { logger.Info(msg) })
 	})
 	rt.startMCP = sync.OnceFunc(func() { loop("mcp clients", rt.manager.Run) })
-	if !holdMCP {
+	if !withPerson {
 		rt.startMCP()
 	}
 	return rt, nil
@@ -429,6 +447,7 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		Landlock:  confine.ABI,
 		Shows:     w.Shows(),
 		Later:     w.Later(),
+		OnLater:   w.SetLater,
 		OnFinding: w.SetFinding,
 		QuitApp:   w.QuitApp,
 		Log:       newLogger(),
@@ -474,7 +493,7 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	go supervised(ctx, core, logger, "state watcher", core.Run)
 	go supervised(ctx, core, logger, "health monitor", monitor.Run)
-	logs, err := logfile.Open(filepath.Join(store.Dir(), "logs", name+".log"), 0, 0)
+	logs, err := logfile.Open(app.ServerLogPath(store.Dir(), name), 0, 0)
 	if err != nil {
 		logger.Warn("cannot open the server log", "err", err)
 	}
@@ -494,30 +513,69 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 			logger.Warn("the audit log's last entries were not written", "err", err)
 		}
 	}()
-	watch := newAppWatch(store.Dir())
+	watch := newAppWatch(store.Dir(), name)
+	// The secrets of every server are sealed when the bridge writes the
+	// state (a host's folder becomes a request); where no keyring takes
+	// them, the warning names other servers and their variables: it goes
+	// to the running app's log (and doctor says it too), not to the host,
+	// in place of the command line's warning on stderr.
+	store.BeforeSave = (&secrets.Sealer{Warn: watch.warn}).Seal
 	go supervised(ctx, core, logger, "session reporter", watch.report)
 	return bridge.Run(ctx, bridge.Options{
 		Core: core, Server: name,
 		HostIn: stdin, HostOut: stdout, Stderr: stderr, Log: serverLog,
-		Audit: auditLog, AppRunning: watch.running, Logger: logger, StateDir: store.Dir(),
+		Audit: auditLog, AppRunning: watch.running, CanAsk: watch.canAsk, Logger: logger, StateDir: store.Dir(),
 		OnSession: watch.session,
 	})
 }
 
 // appWatch tells a bridge whether the app runs (until-quit decisions count
-// only then) and reports the bridge's session to it.
+// only then) and whether it can ask the person, reports the bridge's
+// session to it, and hands it the warnings that are not for the host.
 type appWatch struct {
-	dir string
+	dir    string
+	server string // the bridge's own server
 
 	mu      sync.Mutex
 	checked time.Time
 	up      bool
+	asks    bool
 	last    *app.BridgeSession
 	changed chan struct{}
+
+	// warnings are for the app's log, not sent yet; wmu is their own
+	// lock, never held across a call, so that warn does not wait.
+	wmu      sync.Mutex
+	warnings []string
 }
 
-func newAppWatch(dir string) *appWatch {
-	return &appWatch{dir: dir, changed: make(chan struct{}, 1)}
+// bridgeWarning is what a bridge tells the app's log (control op "warn").
+type bridgeWarning struct {
+	Bridge  string `json:"bridge"`
+	Message string `json:"message"`
+}
+
+// maxWarnings bounds the warnings a bridge keeps for an app that is not
+// running: the oldest go first.
+const maxWarnings = 32
+
+func newAppWatch(dir, server string) *appWatch {
+	return &appWatch{dir: dir, server: server, changed: make(chan struct{}, 1)}
+}
+
+// warn keeps msg for the app's log; report sends it when an app runs. It
+// never waits (it is called while the state file is being saved).
+func (w *appWatch) warn(msg string) {
+	w.wmu.Lock()
+	if len(w.warnings) >= maxWarnings {
+		w.warnings = w.warnings[1:]
+	}
+	w.warnings = append(w.warnings, msg)
+	w.wmu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
 }
 
 // running asks the app's control socket, at most once a second.
@@ -527,11 +585,29 @@ func (w *appWatch) running() bool {
 	if time.Since(w.checked) < time.Second {
 		return w.up
 	}
+	w.check()
+	return w.up
+}
+
+// canAsk asks the app whether a person can be asked (link.OpAsker: the
+// app with its window; headless cannot), at most once a second.
+func (w *appWatch) canAsk() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(w.checked) >= time.Second {
+		w.check()
+	}
+	return w.asks
+}
+
+// check asks the app's control socket; w.mu is held.
+func (w *appWatch) check() {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	w.up = control.Call(ctx, w.dir, "ping", nil, nil) == nil
+	var asker link.Asker
+	w.asks = w.up && control.Call(ctx, w.dir, link.OpAsker, nil, &asker) == nil && asker.Person
 	w.checked = time.Now()
-	return w.up
 }
 
 // session notes the bridge's session; report sends it.
@@ -557,14 +633,38 @@ func (w *appWatch) report(ctx context.Context) error {
 		case <-w.changed:
 		case <-t.C:
 		}
+		if !w.running() {
+			continue
+		}
 		w.mu.Lock()
 		s := w.last
 		w.mu.Unlock()
-		if s == nil || !w.running() {
-			continue
+		w.wmu.Lock()
+		warnings := w.warnings
+		w.warnings = nil
+		w.wmu.Unlock()
+		if s != nil {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			control.Call(cctx, w.dir, "bridge", s, nil)
+			cancel()
 		}
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		control.Call(cctx, w.dir, "bridge", s, nil)
-		cancel()
+		for len(warnings) > 0 {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			err := control.Call(cctx, w.dir, "warn", bridgeWarning{Bridge: w.server, Message: warnings[0]}, nil)
+			cancel()
+			if err != nil {
+				break
+			}
+			warnings = warnings[1:]
+		}
+		if len(warnings) > 0 {
+			// Not sent: kept, before those that came meanwhile.
+			w.wmu.Lock()
+			w.warnings = append(warnings, w.warnings...)
+			if n := len(w.warnings); n > maxWarnings {
+				w.warnings = w.warnings[n-maxWarnings:]
+			}
+			w.wmu.Unlock()
+		}
 	}
 }

@@ -267,3 +267,72 @@ func TestBridgeSessionShowsInTheApp(t *testing.T) {
 		t.Errorf("status does not show the session:\n%s", out)
 	}
 }
+
+// A bridge's stderr is its host's: when it writes the state (the host's
+// folder becomes a request) and no keyring takes another server's secret,
+// the warning, which names that server and its variable, goes to the
+// running app's log, and doctor says it; the host hears nothing of it.
+func TestBridgeSpeaksOnlyOfItsOwnServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("unix sockets")
+	}
+	env := append(serverEnv(), "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(t.TempDir(), "no-bus"))
+	state, work := t.TempDir(), t.TempDir()
+	rkIn(t, env, state, "servers", "add", "other", "--env", "GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "--", "/nonexistent/other-mcp")
+	rkIn(t, env, state, "servers", "add", "mine", "--", apptest.Program(t, "mcp/testdata/hostile"), "-mode", "honest")
+	h := startHeadlessIn(t, env, state)
+	waitFor(t, "the app", func() bool { return liveStatus(t, state).Running })
+
+	br := exec.Command(binary, "--state-dir", state, "bridge", "mine")
+	br.Env = env
+	var errOut syncBuffer
+	br.Stderr = &errOut
+	in, _ := br.StdinPipe()
+	outPipe, _ := br.StdoutPipe()
+	if err := br.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); br.Wait() }()
+	// The host: it has roots, and answers the bridge's roots/list with its
+	// working folder.
+	go func() {
+		r := bufio.NewReader(outPipe)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal([]byte(line), &m) == nil && m.Method == "roots/list" {
+				fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":{"roots":[{"uri":"file://%s"}]}}`+"\n", m.ID, work)
+			}
+		}
+	}()
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"test-host","version":"1"}}}`+"\n")
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	waitFor(t, "the host's folder requested for mine", func() bool {
+		for _, s := range liveStatus(t, state).Servers {
+			for _, r := range s.Requests {
+				if s.Name == "mine" && r.Path == work {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	waitFor(t, "the warning in the app's log", func() bool {
+		logs := h.logText()
+		return strings.Contains(logs, `from="bridge mine"`) && strings.Contains(logs, `"other"`) && strings.Contains(logs, "GITHUB_TOKEN")
+	})
+	in.Close()
+	br.Wait()
+	if s := errOut.String(); strings.Contains(s, "other") || strings.Contains(s, "GITHUB_TOKEN") {
+		t.Errorf("the bridge told its host of another server:\n%s", s)
+	}
+	if out, _, _ := rootkeeper(t, state, "doctor"); !strings.Contains(out, "other env GITHUB_TOKEN") {
+		t.Errorf("doctor does not name the secret left in state.json:\n%s", out)
+	}
+}

@@ -59,3 +59,74 @@ func TestConfinedServerThroughTheBinary(t *testing.T) {
 		t.Errorf("status:\n%s", text)
 	}
 }
+
+// leftovers lists what of server name is still on disk: its temp link and
+// the private temp folder it led to, its data folder, its logs.
+func leftovers(state, name, temp string) []string {
+	var out []string
+	for _, p := range []string{filepath.Join(state, "tmp", "server-"+name), temp, filepath.Join(state, "data", name)} {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(state, "logs", name+".log*"))
+	return append(out, logs...)
+}
+
+// servers remove takes everything of a confined server with it: the link
+// to its private temp folder, the folder, its data folder and its logs
+// (three generations here), whether an app runs (it removes them once the
+// server has stopped) or not (the command does); another server's files
+// stay.
+func TestRemovedServerLeavesNothingBehind(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	nosy := apptest.Program(t, "mcp/confine/testdata/nosy")
+	for _, running := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no app", true: "app running"}[running], func(t *testing.T) {
+			state := t.TempDir()
+			mustRun(t, state, "servers", "add", "boxed", "--confine", "--", nosy)
+			mustRun(t, state, "servers", "add", "other", "--confine", "--", nosy)
+			h := startHeadless(t, state)
+			temps := map[string]string{}
+			waitFor(t, "both servers connected, confined", func() bool {
+				for _, name := range []string{"boxed", "other"} {
+					_, live := lastSent(liveStatus(t, state), name)
+					if live == nil || live.State != app.ServerConnected {
+						return false
+					}
+					p, ok := app.ResolveServerTemp(filepath.Join(state, "tmp", "server-"+name))
+					if !ok {
+						return false
+					}
+					temps[name] = p
+				}
+				return true
+			})
+			for _, name := range []string{"boxed", "other"} {
+				// What the server keeps, and older generations of its
+				// log (rotation's).
+				os.MkdirAll(filepath.Join(state, "data", name, "cache"), 0o700)
+				os.WriteFile(filepath.Join(state, "data", name, "cache", "db"), []byte("kept"), 0o600)
+				os.WriteFile(filepath.Join(temps[name], "scratch"), []byte("tmp"), 0o600)
+				for _, gen := range []string{".1", ".2"} {
+					os.WriteFile(filepath.Join(state, "logs", name+".log"+gen), []byte("old"), 0o600)
+				}
+			}
+			if !running {
+				if err := h.stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := leftovers(state, "boxed", temps["boxed"]); len(got) != 6 {
+				t.Fatalf("before the remove, boxed has %q; want its link, temp and data folders and three logs", got)
+			}
+			mustRun(t, state, "servers", "remove", "boxed")
+			waitFor(t, "nothing of boxed left", func() bool { return len(leftovers(state, "boxed", temps["boxed"])) == 0 })
+			if got := leftovers(state, "other", temps["other"]); len(got) != 6 {
+				t.Errorf("the other server kept only %q", got)
+			}
+		})
+	}
+}

@@ -188,10 +188,11 @@ func checkGitLimit(t *testing.T, h *testHost, inside, outside string) {
 }
 
 // The real git-mcp-server, configured with GIT_BASE_DIR, through the
-// bridge: with no app running the host's initialize gets at once an error
-// naming the folder and the command that allows it; with the app running,
-// the session waits and a grant lets the same session go on; then the
-// server keeps its own limit.
+// bridge: with no app running, and with the app running headless (nobody to
+// ask), the host's initialize gets at once an error naming the folder and
+// the command that allows it; with the app and its window, the session
+// waits and a grant lets the same session go on; then the server keeps its
+// own limit.
 func TestHeldBridgeAnswersTheHost(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the npm servers are exercised on Linux")
@@ -209,8 +210,17 @@ func TestHeldBridgeAnswersTheHost(t *testing.T) {
 	}
 	t.Logf("held error after %v", time.Since(began))
 
-	startHeadless(t, state)
+	app := startHeadless(t, state)
 	waitFor(t, "the app", func() bool { return liveStatus(t, state).Running })
+	h = startHost(t, serverEnv(), binary, "--state-dir", state, "bridge", "git")
+	if _, msg := h.initialize(2 * time.Second); !strings.Contains(msg, "waiting for your decision on "+work) {
+		t.Fatalf("initialize of a held server with the app headless: %q", msg)
+	}
+	if err := app.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	startGUIApp(t, state)
 	h = startHost(t, serverEnv(), binary, "--state-dir", state, "bridge", "git")
 	id := h.send("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "test-host", "version": "1"}})

@@ -186,16 +186,43 @@ func liveStatus(t *testing.T, stateDir string) cli.Status {
 // test ends at the latest.
 type headlessApp struct {
 	cmd    *exec.Cmd
-	logs   bytes.Buffer
+	logs   syncBuffer
 	exited chan error
 	once   sync.Once
 	err    error
 }
 
+// logText is what the app has logged so far.
+func (h *headlessApp) logText() string { return h.logs.String() }
+
+// syncBuffer is a buffer a process writes while a test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func startHeadless(t *testing.T, state string) *headlessApp {
 	t.Helper()
+	return startHeadlessIn(t, serverEnv(), state)
+}
+
+// startHeadlessIn is startHeadless with the environment env.
+func startHeadlessIn(t *testing.T, env []string, state string) *headlessApp {
+	t.Helper()
 	h := &headlessApp{cmd: exec.Command(binary, "--state-dir", state, "headless"), exited: make(chan error, 1)}
-	h.cmd.Env = serverEnv()
+	h.cmd.Env = env
 	h.cmd.Stderr = &h.logs
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

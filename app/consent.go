@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -19,6 +20,14 @@ type ConsentQueue struct {
 	// asked then: asked again only when asked anew (a host starting a held
 	// server).
 	laterRequests map[string]time.Time
+	// leftQuestions and leftRequests are what was waiting when a window
+	// ended (PutOffAll): the running app does not bring a window up again
+	// for them, but they are not handed to the next window (Later), which
+	// asks them again.
+	leftQuestions map[string]bool
+	leftRequests  map[string]time.Time
+	// first is the request the person asked to answer now (AskFirst).
+	first string
 	// busy are the servers and requests whose answer is being written.
 	busy map[string]bool
 }
@@ -50,11 +59,18 @@ type Ask struct {
 	Wait      time.Duration
 }
 
-// Next says what to ask now, given the snapshot's grid and the time:
-// questions of connected servers first (after waiting for servers still
-// starting), unless the person put them all off; then the open requests,
-// one at a time, oldest put-off ones only once asked anew.
+// Next says what to ask now, given the snapshot's grid and the time: the
+// request the person asked to answer (AskFirst); questions of connected
+// servers (after waiting for servers still starting), unless the person
+// put them all off; then the open requests, one at a time, those whose
+// calls wait first (RequestsByUrgency), put-off ones only once asked anew.
 func (q *ConsentQueue) Next(g *Grid, now time.Time) Ask {
+	reqs := g.Snapshot().State.Requests
+	if q.first != "" {
+		if i := slices.IndexFunc(reqs, func(r Request) bool { return requestKey(r) == q.first }); i >= 0 && !q.busy[q.first] {
+			return Ask{Kind: AskRequest, Request: reqs[i]}
+		}
+	}
 	qs := q.Questions(g)
 	if len(qs) > 0 && !q.allPutOff(qs) {
 		if wait := g.Settling(now); wait > 0 {
@@ -65,14 +81,34 @@ func (q *ConsentQueue) Next(g *Grid, now time.Time) Ask {
 		}
 		return Ask{Kind: AskReview, Questions: qs}
 	}
-	for _, r := range g.Snapshot().State.Requests {
+	for _, r := range RequestsByUrgency(reqs, now) {
 		key := requestKey(r)
-		if put, ok := q.laterRequests[key]; (ok && !r.Last.After(put)) || q.busy[key] {
+		if q.putOffRequest(r) || q.busy[key] {
 			continue
 		}
 		return Ask{Kind: AskRequest, Request: r}
 	}
 	return Ask{Kind: AskNothing}
+}
+
+// putOffRequest reports whether r was put off (or left in a window that
+// ended) and not asked anew since.
+func (q *ConsentQueue) putOffRequest(r Request) bool {
+	key := requestKey(r)
+	if put, ok := q.laterRequests[key]; ok && !r.Last.After(put) {
+		return true
+	}
+	put, ok := q.leftRequests[key]
+	return ok && !r.Last.After(put)
+}
+
+// AskFirst has Next ask the request of server for path before anything
+// else, put off or not, while it is open: the person clicked to answer it
+// (the tray, the window's line about what waits, the Access tab).
+func (q *ConsentQueue) AskFirst(server, path string) {
+	q.first = requestKey(Request{Server: server, Path: path})
+	delete(q.laterRequests, q.first)
+	delete(q.leftRequests, q.first)
 }
 
 // Questions are the grid's questions of servers whose answers are not
@@ -101,11 +137,11 @@ func (q *ConsentQueue) Fresh(g *Grid, asked map[string]bool) []Question {
 }
 
 func (q *ConsentQueue) allPutOff(qs []Question) bool {
-	if q.putOff == nil {
+	if q.putOff == nil && q.leftQuestions == nil {
 		return false
 	}
 	for _, x := range qs {
-		if !q.putOff[QuestionKey(x)] {
+		if k := QuestionKey(x); !q.putOff[k] && !q.leftQuestions[k] {
 			return false
 		}
 	}
@@ -128,13 +164,19 @@ func (q *ConsentQueue) PutOffRequest(r Request) {
 	if q.laterRequests == nil {
 		q.laterRequests = map[string]time.Time{}
 	}
-	q.laterRequests[requestKey(r)] = r.Last
+	key := requestKey(r)
+	q.laterRequests[key] = r.Last
+	if q.first == key {
+		q.first = ""
+	}
 }
 
-// Later is what a queue was told to put off, carried from one window to
+// Later is what the person put off with Later, carried from one window to
 // the next: the window is a process that ends when it closes, and the
-// running app keeps what it put off (package link), so that opening the
-// window again does not ask again what the person put off.
+// running app keeps what its window put off (package link), so that
+// opening the window again does not ask again what the person put off.
+// What a window was asking when it ended is not in it: the next window
+// asks that again.
 type Later struct {
 	// Questions are the keys of the put-off questions (QuestionKey).
 	Questions []string `json:"questions,omitempty"`
@@ -159,7 +201,8 @@ func (q *ConsentQueue) Later() Later {
 	return l
 }
 
-// SetLater replaces what q has put off with l.
+// SetLater replaces what q was told to put off with l (what was left in
+// a window that ended stays as it is).
 func (q *ConsentQueue) SetLater(l Later) {
 	q.putOff, q.laterRequests = nil, nil
 	if len(l.Questions) > 0 {
@@ -176,16 +219,28 @@ func (q *ConsentQueue) SetLater(l Later) {
 	}
 }
 
-// PutOffAll puts off everything g asks now: what closing the window with
-// a dialog on screen means. What comes after (a new question, a request
-// asked anew) is asked again.
+// PutOffAll leaves everything g asks now: what a window ending (closed,
+// or killed) with a question on screen means to the running app, which
+// does not bring a window up again for what the person just closed. It is
+// not put off for the person (Later): the next window asks it again,
+// while what comes after (a new question, a request asked anew) brings a
+// window up.
 func (q *ConsentQueue) PutOffAll(g *Grid) {
 	if qs := g.Questions(); len(qs) > 0 {
-		q.PutOff(qs)
+		if q.leftQuestions == nil {
+			q.leftQuestions = map[string]bool{}
+		}
+		for _, x := range qs {
+			q.leftQuestions[QuestionKey(x)] = true
+		}
 	}
 	for _, r := range g.Snapshot().State.Requests {
-		q.PutOffRequest(r)
+		if q.leftRequests == nil {
+			q.leftRequests = map[string]time.Time{}
+		}
+		q.leftRequests[requestKey(r)] = r.Last
 	}
+	q.first = ""
 }
 
 // Waiting is how many questions the person put off and still waits for
@@ -199,7 +254,7 @@ func (q *ConsentQueue) Waiting(g *Grid) int {
 
 // ReviewAll forgets what was put off: the banner's Review… asks everything
 // again.
-func (q *ConsentQueue) ReviewAll() { q.putOff = nil }
+func (q *ConsentQueue) ReviewAll() { q.putOff, q.leftQuestions = nil, nil }
 
 // Servers names the servers of qs, sorted: whom an answer to them
 // decides for.

@@ -111,3 +111,52 @@ func TestRequestAnswers(t *testing.T) {
 		t.Errorf("ticked %q, rest %q", allowed, denied)
 	}
 }
+
+// TestAWindowThatEndsLeavesItsQuestionForTheNext: what was asked when a
+// window ended (PutOffAll, in the running app) brings no window up again
+// and is not handed on as put off (Later): the next window asks it again.
+// What the person put off with Later is handed on, and not asked; asked
+// anew, it is. AskFirst asks a request now, put off or not; a request
+// whose calls wait comes before the others.
+func TestAWindowThatEndsLeavesItsQuestionForTheNext(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	snap := consentSnap(t, map[string]ServerState{"a": ServerConnected}, now)
+	_, err := snap.State.AddRequest("b", "/home/p/other", "claude-code 2", now)
+	must(t, err)
+	g := NewGrid(snap)
+
+	var hub ConsentQueue
+	hub.PutOffAll(g)
+	if ask := hub.Next(g, now); ask.Kind != AskNothing {
+		t.Fatalf("the running app asks %+v after the window ended", ask)
+	}
+	var win ConsentQueue
+	win.SetLater(hub.Later())
+	ask := win.Next(g, now)
+	if ask.Kind != AskReview {
+		t.Fatalf("the next window asks %+v, want the review again", ask)
+	}
+	// The person puts off the review and one request: the window tells
+	// the app, which hands it to the window after.
+	win.PutOff(ask.Questions)
+	win.PutOffRequest(win.Next(g, now).Request)
+	hub.SetLater(win.Later())
+	var next ConsentQueue
+	next.SetLater(hub.Later())
+	if ask := next.Next(g, now); ask.Kind != AskRequest || ask.Request.Path != "/home/p/other" {
+		t.Fatalf("the window after asks %+v, want only the request not put off", ask)
+	}
+	// Clicked in the tray: asked first, put off or not.
+	next.AskFirst("b", "/home/p/asked")
+	if ask := next.Next(g, now); ask.Kind != AskRequest || ask.Request.Path != "/home/p/asked" {
+		t.Fatalf("AskFirst: %+v", ask)
+	}
+	// A confined server's call waits: its request comes first.
+	next = ConsentQueue{}
+	next.PutOffAll(g) // nothing old in the way
+	_, err = snap.State.AskReach("b", "/home/p/reached", ReachCall{ID: "c", Op: OpRead, Path: "/home/p/reached/f"}, now, true)
+	must(t, err)
+	if ask := next.Next(NewGrid(snap), now); ask.Kind != AskRequest || ask.Request.Path != "/home/p/reached" {
+		t.Fatalf("with a call waiting: %+v", ask)
+	}
+}

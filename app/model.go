@@ -193,6 +193,17 @@ type State struct {
 	// Once are the recent "allow once" answers to confined servers'
 	// attempts (see Once).
 	Once []Once `json:"once,omitempty"`
+	// Settings are the person's settings of how Rootkeeper behaves; nil
+	// means the defaults.
+	Settings *Settings `json:"settings,omitempty"`
+}
+
+// Settings are how Rootkeeper behaves where a person may choose.
+type Settings struct {
+	// ReachWait is how many seconds a confined server's call past its
+	// folders waits while a person is asked (State.ReachWait); 0 means
+	// DefaultReachWait.
+	ReachWait int `json:"reachWait,omitempty"`
 }
 
 // HealthStatus is the result of an access check on a root.

@@ -35,7 +35,13 @@ func (s State) Clone() State {
 	c.SearchFolders = slices.Clone(s.SearchFolders)
 	c.PrivateEnv = slices.Clone(s.PrivateEnv)
 	c.Requests = slices.Clone(s.Requests)
+	for i := range c.Requests {
+		c.Requests[i].Calls = slices.Clone(c.Requests[i].Calls)
+	}
 	c.Once = slices.Clone(s.Once)
+	for i := range c.Once {
+		c.Once[i].Calls = slices.Clone(c.Once[i].Calls)
+	}
 	c.Servers = make([]Server, len(s.Servers))
 	for i, srv := range s.Servers {
 		srv.Args = slices.Clone(srv.Args)
@@ -52,6 +58,10 @@ func (s State) Clone() State {
 	if s.Sampling != nil {
 		sc := *s.Sampling
 		c.Sampling = &sc
+	}
+	if s.Settings != nil {
+		st := *s.Settings
+		c.Settings = &st
 	}
 	return c
 }
@@ -161,11 +171,15 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 // same URL and headers for a remote one. A server's identity for consent is
 // what it runs, not its name: a config that redefines "filesystem" as
 // another package must not inherit the folders the old one was allowed.
-// Secrets in arguments and in the URL's query (spot) are not the program:
-// one in clear and the keyring reference it was sealed into compare equal.
+// Secrets (spot) are not the program: one in clear and the keyring
+// reference it was sealed into, or another secret in its place, compare
+// equal, wherever they are.
 func SameProgram(a, b Server) bool {
-	return a.Type == b.Type && a.Command == b.Command && spot.SameArgs(a.Args, b.Args) &&
-		maps.Equal(a.Env, b.Env) && a.Cwd == b.Cwd && spot.SameURL(a.URL, b.URL) && maps.Equal(a.Headers, b.Headers)
+	return a.Type == b.Type && a.Command == b.Command && a.Cwd == b.Cwd &&
+		slices.Equal(spot.ShowArgs(a.Name, a.Args), spot.ShowArgs(b.Name, b.Args)) &&
+		maps.Equal(spot.ShowEnv(a.Name, a.Env), spot.ShowEnv(b.Name, b.Env)) &&
+		spot.ShowURL(a.Name, a.URL) == spot.ShowURL(b.Name, b.URL) &&
+		maps.Equal(spot.ShowHeaders(a.Name, a.Headers), spot.ShowHeaders(b.Name, b.Headers))
 }
 
 // RemoveServer forgets a server and every decision about it.
@@ -270,7 +284,7 @@ func ValidateServer(srv Server) error {
 			return inputErrorf("server %q has no command", srv.Name)
 		}
 		if srv.URL != "" {
-			return inputErrorf("server %q is stdio but has a url %q", srv.Name, srv.URL)
+			return inputErrorf("server %q is stdio but has a url %q", srv.Name, spot.ShowURL(srv.Name, srv.URL))
 		}
 		for k := range srv.Env {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -280,7 +294,7 @@ func ValidateServer(srv Server) error {
 	case TransportHTTP, TransportSSE:
 		u, err := url.Parse(srv.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return inputErrorf("invalid url %q for server %q (want http:// or https:// with a host)", srv.URL, srv.Name)
+			return inputErrorf("invalid url %q for server %q (want http:// or https:// with a host)", spot.ShowURL(srv.Name, srv.URL), srv.Name)
 		}
 		if srv.Command != "" {
 			return inputErrorf("server %q is %s but has a command %q", srv.Name, srv.Type, srv.Command)
@@ -323,14 +337,14 @@ func validServerName(name string) error {
 // Program says in one line what a server runs, for a person deciding about
 // it: the command line (each word shell-quoted), the names (never the
 // values) of its environment variables and its working folder; or the
-// transport, URL and header names of a remote server. Secrets in arguments
-// and in the URL's query (spot) are shown as "(secret)". Untrusted text in
-// it is made safe with SafeText.
+// transport, URL and header names of a remote server. Secrets in the
+// arguments and the URL, and references to the keyring, are shown as
+// "(secret)" (spot). Untrusted text in it is made safe with SafeText.
 func Program(srv Server) string {
 	var b strings.Builder
 	if srv.Type == TransportStdio {
 		words := make([]string, 0, 1+len(srv.Args))
-		for _, w := range append([]string{srv.Command}, spot.RedactArgs(srv.Args)...) {
+		for _, w := range append([]string{srv.Command}, spot.ShowArgs(srv.Name, srv.Args)...) {
 			words = append(words, ShellQuote(w))
 		}
 		b.WriteString("runs " + strings.Join(words, " "))
@@ -341,7 +355,7 @@ func Program(srv Server) string {
 			b.WriteString(" · in " + srv.Cwd)
 		}
 	} else {
-		b.WriteString(srv.Type + " " + spot.RedactURL(srv.URL))
+		b.WriteString(srv.Type + " " + spot.ShowURL(srv.Name, srv.URL))
 		if len(srv.Headers) > 0 {
 			b.WriteString(" · headers " + strings.Join(slices.Sorted(maps.Keys(srv.Headers)), ", "))
 		}

@@ -14,62 +14,21 @@ import (
 // ~/Documents/taxes/2025.pdf — allow ~/Documents/taxes?".
 const FromReach = "reach"
 
-// A Once is an "allow once" given to the attempts of a confined server
-// that wait on a folder: the observer opens each waiting path beneath the
-// folder itself and hands the server the descriptor, without widening its
-// ruleset. It is recorded in the state so that whichever process holds the
-// attempts (the app for a managed server, a bridge for a bridged one)
-// learns of it; it counts for the attempts made before At, and is dropped
-// after OnceLasts.
+// A Once is an "allow once" given to calls of a confined server that
+// wait on a folder: the observer opens each answered call's path beneath
+// the folder itself, with the call's own access, and hands the server the
+// descriptor, without widening its ruleset. It is recorded in the state so
+// that whichever process holds the calls (the app for a managed server, a
+// bridge for a bridged one) learns of it, and dropped after OnceLasts.
 type Once struct {
 	Server string    `json:"server"`
 	Path   string    `json:"path"`
 	At     time.Time `json:"at"`
+	// Calls are the IDs of the calls it answers (ReachCall.ID): the ones
+	// the person was shown, and no other.
+	Calls []string `json:"calls,omitempty"`
 	// By is where it was given (dialog, command line).
 	By Source `json:"by,omitempty"`
-}
-
-// OnceLasts is how long a Once is kept: longer than any attempt waits
-// (ReachWait).
-const OnceLasts = 2 * time.Minute
-
-// ReachWait is how long a confined server's call waits while the person
-// is asked about the folder it tried; then it fails as it would have.
-const ReachWait = 30 * time.Second
-
-// GrantOnce answers the open reach request of server for path with allow
-// once: the attempts waiting on the folder get it, nothing is widened, and
-// the next attempt asks again. The request is dropped.
-func (s *State) GrantOnce(server, path string, by Source, at time.Time) error {
-	r, ok := s.Request(server, path)
-	if !ok || r.From != FromReach {
-		return inputErrorf("%s has no attempt waiting on %q (allow once answers a folder a confined server tried to reach)", server, path)
-	}
-	s.dropRequest(server, path)
-	s.Once = slices.DeleteFunc(s.Once, func(o Once) bool { return at.Sub(o.At) > OnceLasts })
-	s.Once = append(s.Once, Once{Server: server, Path: path, At: at, By: by})
-	if len(s.Once) > MaxRequestsPerServer {
-		s.Once = s.Once[len(s.Once)-MaxRequestsPerServer:]
-	}
-	return nil
-}
-
-// OnceAfter reports whether server was allowed folder once at since or
-// later.
-func (s *State) OnceAfter(server, folder string, since time.Time) bool {
-	_, ok := s.OnceSince(server, folder, since)
-	return ok
-}
-
-// OnceSince is the allow once of server for folder given at since or
-// later, if any.
-func (s *State) OnceSince(server, folder string, since time.Time) (Once, bool) {
-	for i := len(s.Once) - 1; i >= 0; i-- {
-		if o := s.Once[i]; o.Server == server && o.Path == folder && !o.At.Before(since) {
-			return o, true
-		}
-	}
-	return Once{}, false
 }
 
 // neverAsked are the folders whose reach is never asked about: what
@@ -170,11 +129,7 @@ func ReachFolder(path, op string, c ReachContext) (folder string, ok bool) {
 
 // reachText is RequestText for a reach request.
 func reachText(r Request, home string, name func(string) string) string {
-	op := r.Op
-	if op == "" {
-		op = "reach"
-	}
-	return SafeText(name(r.Server) + " tried to " + op + " " + HomeShort(r.Tried, home) + " — allow " + HomeShort(r.Path, home) + "?")
+	return SafeText(name(r.Server) + " tried to " + OpText(r.Op) + " " + HomeShort(r.Tried, home) + " — allow " + HomeShort(r.Path, home) + "?")
 }
 
 // A ReachLimiter decides which attempts of confined servers become
@@ -216,20 +171,6 @@ func (l *ReachLimiter) Allow(server string, now time.Time) bool {
 	}
 	b.tokens--
 	return true
-}
-
-// AddReachRequest records that server tried path (op) and that folder is
-// what the person is asked about. Like AddRequest it records nothing for
-// a decided folder or one the server is allowed.
-func (s *State) AddReachRequest(server, folder, path, op string, at time.Time) (bool, error) {
-	changed, err := s.AddRequest(server, folder, FromReach, at)
-	if err != nil || !changed {
-		return changed, err
-	}
-	if i := slices.IndexFunc(s.Requests, func(r Request) bool { return r.Server == server && r.Path == folder }); i >= 0 {
-		s.Requests[i].Tried, s.Requests[i].Op = path, op
-	}
-	return true, nil
 }
 
 // projectMarkers are the files (or folders) that make the folder holding

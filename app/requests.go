@@ -28,6 +28,14 @@ type Request struct {
 	// execute).
 	Tried string `json:"tried,omitempty"`
 	Op    string `json:"op,omitempty"`
+	// Calls are, for a request FromReach, the calls that wait on it while
+	// the person is asked (see AskReach), until Until; after Until they
+	// have been refused. Unasked says that nobody could be asked when the
+	// attempt was made: it was refused at once, and the request waits for
+	// the person.
+	Calls   []ReachCall `json:"calls,omitempty"`
+	Until   time.Time   `json:"until,omitzero"`
+	Unasked bool        `json:"unasked,omitempty"`
 }
 
 // FromCommandLine is Request.From for a folder found on a server's command

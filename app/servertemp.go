@@ -113,16 +113,19 @@ func ResolveServerTemp(link string) (string, bool) {
 }
 
 // RemoveServerTemp deletes server name's private temp folder and its link
-// (or a folder of the old layout).
-func RemoveServerTemp(stateDir, name string) {
+// (or a folder of the old layout). RemoveServerFiles calls it with the
+// rest of what belongs to a removed server.
+func RemoveServerTemp(stateDir, name string) error {
 	link, err := ServerTempLink(stateDir, name)
 	if err != nil {
-		return
+		return nil // a name that cannot name a link has none
 	}
+	var errs []error
 	if p, ok := ResolveServerTemp(link); ok {
-		os.RemoveAll(p)
+		errs = append(errs, os.RemoveAll(p))
 	}
-	os.RemoveAll(link) // a link is removed, not followed
+	errs = append(errs, os.RemoveAll(link)) // a link is removed, not followed
+	return errors.Join(errs...)
 }
 
 // ownFolder reports whether path is a folder (not a symlink) owned by this

@@ -77,7 +77,9 @@ func FindSlots(srv Server, home string) []Slot {
 			out = append(out, at)
 			return
 		}
-		if !strings.ContainsRune(value, filepath.ListSeparator) {
+		// A list of paths (PATH-like), never a URL split at its colons
+		// (redis://:password@host:port would give "//", the root).
+		if !strings.ContainsRune(value, filepath.ListSeparator) || strings.Contains(value, "://") {
 			return
 		}
 		for i, elem := range filepath.SplitList(value) {

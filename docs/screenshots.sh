@@ -101,6 +101,34 @@ state "$request"
 "$BIN" --state-dir "$request" servers add datasets -- "$NPM/mcp-server-filesystem" "$HOME/datasets" >/dev/null
 shot dialog-request "$request"
 
+# A confined server reached past its folders: it read a file, then tried
+# to empty another and make a folder, all waiting on one request (written
+# into the state as the observer records it; the command line cannot).
+reach=$DEMO/reach
+state "$reach"
+mkdir -p "$HOME/secrets"
+python3 - "$reach/state.json" "$HOME/secrets" <<'PY'
+import datetime, json, sys
+path, folder = sys.argv[1], sys.argv[2]
+now = datetime.datetime.now(datetime.timezone.utc)
+stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+st = json.load(open(path))
+st.setdefault("requests", []).append({
+    "server": "filesystem", "path": folder, "from": "reach",
+    "first": stamp(now), "last": stamp(now),
+    "tried": folder + "/api-token.txt", "op": "read",
+    "calls": [
+        {"id": "c1", "op": "read", "path": folder + "/api-token.txt"},
+        {"id": "c2", "op": "truncate", "path": folder + "/notes.md"},
+        {"id": "c3", "op": "mkdir", "path": folder + "/cache", "notOnce": "a folder cannot be made for it once"},
+    ],
+    # Long enough to be on screen when the shot is taken.
+    "until": stamp(now + datetime.timedelta(minutes=10)),
+})
+json.dump(st, open(path, "w"), indent=2)
+PY
+shot dialog-reach "$reach"
+
 # Hosts: another home where Claude Code and Cursor run servers that see
 # folders without asking. The first launch offers to protect them.
 bob=$DEMO/home/bob

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // The switch positions as the window words them (app.Accesses order).
@@ -82,6 +83,12 @@ type accessTab struct {
 	// toHosts and find are the empty state's actions.
 	toHosts *widget.Button
 	find    *widget.Button
+	// waiting lists the server's open requests (what it asked for, or
+	// tried to reach), each with Answer…; waitKey is what it shows, and
+	// answers its buttons (tests).
+	waiting *fyne.Container
+	waitKey string
+	answers []*widget.Button
 
 	grid  *app.Grid
 	all   []accessLine
@@ -115,7 +122,8 @@ func newAccessTab(u *ui) *accessTab {
 	t.find = widget.NewButtonWithIcon("Find projects", theme.SearchIcon(), func() { u.selectTab("Roots"); u.findProjects() })
 	t.find.Importance = widget.HighImportance
 	pick := container.NewBorder(nil, nil, widget.NewLabel("Server:"), container.NewHBox(t.under, t.rest), t.server)
-	top := container.NewVBox(pick, t.summary, t.filter)
+	t.waiting = container.NewVBox()
+	top := container.NewVBox(pick, t.summary, t.waiting, t.filter)
 	t.content = container.NewBorder(top, nil, nil, nil, container.NewStack(t.list, t.empty))
 	return t
 }
@@ -175,6 +183,7 @@ func (t *accessTab) rebuild() {
 		}
 	}
 	slices.SortFunc(t.all, func(a, b accessLine) int { return app.CompareNatural(a.Root.Path, b.Root.Path) })
+	t.renderRequests(snap, server)
 	if server == "" {
 		t.summary.SetText("")
 		t.under.Disable()
@@ -191,6 +200,51 @@ func (t *accessTab) rebuild() {
 		}
 	}
 	t.apply()
+}
+
+// accessMaxRequests bounds the requests listed above a server's folders;
+// past it, a line counts the rest.
+const accessMaxRequests = 5
+
+// renderRequests lists the open requests of the server picked (those whose
+// calls wait first), each with Answer…, which asks it now.
+func (t *accessTab) renderRequests(snap *app.Snapshot, server string) {
+	var reqs []app.Request
+	if server != "" {
+		reqs = app.RequestsByUrgency(snap.State.RequestsFor(server), t.u.now())
+	}
+	home := t.u.home()
+	texts := make([]string, len(reqs))
+	for i, r := range reqs {
+		texts[i] = app.RequestTextFor(r, home, hosts.DisplayName)
+	}
+	key := server + "\x00" + strings.Join(texts, "\x00")
+	if key == t.waitKey {
+		return
+	}
+	t.waitKey = key
+	t.waiting.Objects = nil
+	t.answers = nil
+	for i, r := range reqs {
+		if i == accessMaxRequests {
+			more := widget.NewLabel(fmt.Sprintf("and %d more waiting for your answer", len(reqs)-i))
+			more.TextStyle.Italic = true
+			t.waiting.Add(more)
+			break
+		}
+		answer := widget.NewButton("Answer…", func() { t.u.answerRequest(r.Server, r.Path) })
+		t.answers = append(t.answers, answer)
+		text := widget.NewLabel("Waiting for your answer: " + texts[i])
+		text.Truncation = fyne.TextTruncateEllipsis
+		icon := widget.NewIcon(theme.NewWarningThemedResource(theme.WarningIcon()))
+		t.waiting.Add(container.NewBorder(nil, nil, icon, answer, text))
+	}
+	if len(reqs) == 0 {
+		t.waiting.Hide() // no gap where nothing waits
+	} else {
+		t.waiting.Show()
+	}
+	t.waiting.Refresh()
 }
 
 func (t *accessTab) apply() {

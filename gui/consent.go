@@ -2,7 +2,6 @@ package gui
 
 import (
 	"fmt"
-	"time"
 
 	"rootkeeper/app"
 )
@@ -41,7 +40,7 @@ func (u *ui) askNext() {
 	if u.consent != "" {
 		return
 	}
-	ask := u.queue.Next(u.grid, time.Now())
+	ask := u.queue.Next(u.grid, u.now())
 	switch ask.Kind {
 	case app.AskWait:
 		if !u.settling {
@@ -89,7 +88,8 @@ func (u *ui) askReview(qs []app.Question) {
 				u.consent = ""
 				u.openDialog = nil
 				u.queue.PutOff(d.Questions) // grown since it opened
-				u.snap = nil                // the banner offers the review again
+				u.laterChanged()
+				u.snap = nil // the banner offers the review again
 				u.refresh()
 			}
 			d.OnSubmit = func(allowed map[int]bool, scope app.Scope) {
@@ -147,7 +147,16 @@ func (u *ui) growReview(d *reviewDialog) {
 // off (the banner's Review… button).
 func (u *ui) reviewNow() {
 	u.queue.ReviewAll()
+	u.laterChanged()
 	u.askNext()
+}
+
+// laterChanged tells the running app what the person has put off now
+// (Options.OnLater), for the next window.
+func (u *ui) laterChanged() {
+	if u.opts.OnLater != nil {
+		u.opts.OnLater(u.queue.Later())
+	}
 }
 
 // askServer opens the "server wants roots" dialog (dialog 2) for server.
@@ -170,6 +179,7 @@ func (u *ui) askServer(server string, pending []app.Root) {
 					qs[i] = app.Question{Server: server, Root: in.Root}
 				}
 				u.queue.PutOff(qs)
+				u.laterChanged()
 				u.snap = nil
 				u.refresh()
 			}

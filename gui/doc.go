@@ -23,6 +23,21 @@
 // (app.HoldOf) are app's answers; every write goes through the core (hosts
 // protect included, through hosts.Options.Update).
 //
+// What waits for the person is never out of sight: a line above the tabs
+// counts the open requests and names the first (Answer… asks it, put off
+// or not: app.ConsentQueue.AskFirst), the tray lists the folders confined
+// servers tried (each line opens the window on its request: link.Show),
+// and the Access tab lists the picked server's requests. A confined
+// server's attempt is asked as app.ReachQuestion puts it: every call that
+// waits, which ones allow once cannot do, and the safe default (Allow once
+// for reads, Deny for anything else). The dialog follows its request while
+// it is open (followRequest): a call that joins shows before it can be
+// answered, Allow once answers the calls on screen and no other, and when
+// the wait runs out (a timer, as nothing changes in the state) it says so.
+// A window that ends with a question on screen, closed or killed, leaves
+// it for the next window to ask again; what the person put off with Later
+// the window tells the running app (Options.OnLater), which hands it on.
+//
 // When the window opens, the Discover tab's scan runs by itself; the Roots
 // tab shows it on the first launch and, later, only projects no earlier
 // start found (found.go; what to offer is app.Offerable's answer); the

@@ -34,6 +34,24 @@ type fixture struct {
 	core     *app.Core
 	dir      string
 	notified []string
+	// timers are what the ui asked to run later (ui.after), in order: a
+	// test runs them when it means time to have passed (fire). Run on a
+	// timer's goroutine, they would race with the test.
+	timers []fixtureTimer
+}
+
+type fixtureTimer struct {
+	after time.Duration
+	fn    func()
+}
+
+// fire runs the timers asked for so far, and forgets them.
+func (f *fixture) fire() {
+	ts := f.timers
+	f.timers = nil
+	for _, t := range ts {
+		t.fn()
+	}
 }
 
 func newFixture(t testing.TB, opts Options, setup func(*app.State) error) *fixture {
@@ -60,6 +78,7 @@ func newFixture(t testing.TB, opts Options, setup func(*app.State) error) *fixtu
 	u.do = func(fn func()) { fn() }
 	u.notify = func(_, body string) { f.notified = append(f.notified, body) }
 	u.showWindow = func() {}
+	u.after = func(d time.Duration, fn func()) { f.timers = append(f.timers, fixtureTimer{d, fn}) }
 	u.inspect = func(roots []app.Root, home string) []rootInfo {
 		out := make([]rootInfo, len(roots))
 		for i, r := range roots {

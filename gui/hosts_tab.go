@@ -110,6 +110,8 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 		kept = kept || f.Kept
 		note := ""
 		switch {
+		case f.Refused != "":
+			note = " — not read: " + app.SafeText(f.Refused)
 		case f.Err != "":
 			note = " — does not parse; left alone"
 		case f.ChangedSinceProtect:
@@ -319,7 +321,7 @@ func (u *ui) guideHosts() {
 			}
 			msg := fmt.Sprintf("%s %s %s that can see folders without asking you. Protect them?\n\n"+
 				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
-				"The folders they were given become requests for you to decide. Restore gives the files back.",
+				"Each folder they were given stays in its configuration and is asked about: a server starts once you allow its folders. Restore gives the files back.",
 				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], plural(n, "server"))
 			u.hosts.guide = confirmText("Protect your MCP hosts?", msg, "Protect", "Not now", func(yes bool) {
 				answered()

@@ -149,7 +149,8 @@ func TestHostsTab(t *testing.T) {
 }
 
 // The guided start: asked once when hosts have unprotected servers; yes
-// protects them all and the folders on their command lines become requests.
+// protects them all and the folders on their command lines are slots, asked
+// about (each a request until answered).
 func TestHostsGuidedStart(t *testing.T) {
 	f := newFixture(t, Options{}, nil)
 	home := t.TempDir()

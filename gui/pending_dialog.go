@@ -107,25 +107,39 @@ func scopeOf(choice string) app.Scope {
 	return app.Always
 }
 
-// rootConsentRow shows one root in a consent dialog: the check (or title),
+// rootConsentRow shows one root in a consent dialog: the check (or title;
+// nil when the sentence above names it),
 // the resolved path (from ~ under home, cut in the middle when long, whole
 // on hover), the access check and the warnings.
 func rootConsentRow(head fyne.CanvasObject, info rootInfo, home string) fyne.CanvasObject {
-	box := container.NewVBox(head)
+	box := container.NewVBox()
+	if head != nil {
+		box.Add(head)
+	}
 	path := newPathLabel("")
 	path.setPath(info.Root.Path, home)
 	box.Add(container.NewPadded(path))
+	for _, o := range rootChecks(info, home) {
+		box.Add(o)
+	}
+	return box
+}
+
+// rootChecks are the lines under a root's path in a consent dialog: how it
+// was picked (a symlink), its access check and its warnings.
+func rootChecks(info rootInfo, home string) []fyne.CanvasObject {
+	var out []fyne.CanvasObject
 	if info.Root.Given != "" && info.Root.Given != info.Root.Path {
 		given := widget.NewLabel("picked as " + app.SafeText(app.HomeShort(info.Root.Given, home)))
 		given.TextStyle.Italic = true
 		given.Truncation = fyne.TextTruncateEllipsis
-		box.Add(given)
+		out = append(out, given)
 	}
-	box.Add(accessLabel(info.Access))
+	out = append(out, accessLabel(info.Access))
 	for _, w := range info.Warnings {
-		box.Add(warningLabel(w))
+		out = append(out, warningLabel(w))
 	}
-	return box
+	return out
 }
 
 // accessLabel states the result of an access check.

@@ -58,9 +58,15 @@ type Options struct {
 	// comes forward for each (the tray's Open, a second launch, a folder
 	// ticked in the tray that a server was not asked about).
 	Shows <-chan link.Show
-	// Later is what the running app had put off (closing an earlier
-	// window with a question on screen): not asked again at once.
+	// Later is what the person put off with Later in earlier windows:
+	// not asked again at once. (What an earlier window was asking when it
+	// ended is not in it: this window asks it again.)
 	Later app.Later
+	// OnLater, when set, is told what the person has put off in this
+	// window, the whole of it, each time it changes (the running app
+	// hands it to the next window: link.Window's SetLater). It must not
+	// block: it is called on the UI goroutine.
+	OnLater func(app.Later)
 	// OnFinding, when set, is told the tray's line about the scan at start
 	// each time it changes (the tray is the running app's).
 	OnFinding func(string)
@@ -93,7 +99,6 @@ func Run(opts Options) error {
 	win := fa.NewWindow("Rootkeeper")
 	win.SetIcon(assets.Icon)
 	u := newUI(fa, win, opts)
-	u.queue.SetLater(opts.Later)
 	win.SetContent(u.build())
 	win.Resize(fyne.NewSize(980, 680))
 	u.settings = newSettings(u)
@@ -124,6 +129,15 @@ func Run(opts Options) error {
 	quitReviews := make(chan struct{})
 	reviewer := &samplingReviewer{u: u, quit: quitReviews}
 	fa.Lifecycle().SetOnStarted(func() {
+		// What the window was brought up to show (the tray's line about a
+		// request) comes before what would be asked first.
+		if opts.Shows != nil {
+			select {
+			case s := <-opts.Shows:
+				u.show(s)
+			default:
+			}
+		}
 		u.refresh()
 		u.onScreen("window")
 		u.settings.load()
@@ -192,5 +206,8 @@ func (u *ui) show(s link.Show) {
 	if s.Share != "" {
 		u.selectTab("Roots")
 		u.turnOn(s.Share)
+	}
+	if s.Request != "" {
+		u.answerRequest(s.Server, s.Request)
 	}
 }

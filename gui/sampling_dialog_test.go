@@ -259,6 +259,8 @@ func TestDoubleClickDoesNotApproveTheNextRequest(t *testing.T) {
 	defer func() { samplingArmDelay = 0 }()
 	f := newFixture(t, Options{}, nil)
 	pump := newPump(f)
+	// The arming delay in real time, its end through the pump.
+	f.u.after = func(d time.Duration, fn func()) { time.AfterFunc(d, func() { f.u.do(fn) }) }
 	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
 	first := reviewRequest(context.Background(), f, pump, r, sampleRequest("one"))
 	second := reviewRequest(context.Background(), f, pump, r, sampleRequest("two"))

@@ -18,6 +18,10 @@ type serverForm struct {
 	Editing bool // the name cannot change
 	OnSave  func(app.Server)
 
+	// hidden is what the fields show as "(secret)": the server's secrets
+	// and references to the keyring, put back when it is saved.
+	hidden app.Hidden
+
 	name, command, args, env, cwd, url, headers *keyEntry
 	typ, mode, sampling                         *keySelect
 	form                                        *widget.Form
@@ -26,7 +30,9 @@ type serverForm struct {
 }
 
 func (f *serverForm) build() {
-	s := f.Server
+	// A secret is never drawn: what holds one shows "(secret)" instead.
+	s, hidden := app.ForEditing(f.Server)
+	f.hidden = hidden
 	f.keys = newDialogKeys()
 	f.name = f.keys.entry(false)
 	f.name.SetText(s.Name)
@@ -118,6 +124,10 @@ func (f *serverForm) value() (app.Server, error) {
 			return srv, fmt.Errorf("headers: %w", err)
 		}
 		srv.Headers = h
+	}
+	srv, err := f.hidden.PutBack(srv)
+	if err != nil {
+		return srv, err
 	}
 	return srv, app.ValidateServer(srv)
 }

@@ -305,9 +305,9 @@ func (t *serversTab) save(replace bool) func(app.Server) {
 }
 
 // importServers adds servers (from the form or pasted JSON) through app's
-// PutServer. The folders their configurations name become requests, which
-// the window then asks about ("fs is configured with ~/Desktop") and each
-// card lists until they are answered.
+// PutServer. The folders their configurations name are slots, which the
+// window then asks about ("fs is configured with ~/Desktop") and each card
+// lists until they are answered.
 func (t *serversTab) importServers(servers []app.Server) {
 	what := "add the pasted servers"
 	if len(servers) == 1 {

@@ -2,11 +2,13 @@ package gui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
 
 	"rootkeeper/app"
+	"rootkeeper/app/hosts"
 )
 
 // trayActions are what the tray menu's items do. Each runs on the UI
@@ -19,8 +21,11 @@ type trayActions struct {
 	ShowServer func(name string)
 	// ShowRoots opens the window on every folder.
 	ShowRoots func()
-	Open      func()
-	Quit      func()
+	// ShowRequest opens the window on the request of server for the
+	// folder at path, to be answered.
+	ShowRequest func(server, path string)
+	Open        func()
+	Quit        func()
 	// Home writes the paths of the tray's lines as ~/….
 	Home string
 	// Finding, when not empty, is a line about the scan at start
@@ -33,12 +38,15 @@ type trayActions struct {
 
 // Bounds of the tray menu: it stays short at any scale (≤ 40 items).
 const (
-	trayMaxServers = 8  // one line each up to this many; past it, a summary
-	trayMaxRoots   = 15 // the most recently used folders
+	trayMaxServers  = 8  // one line each up to this many; past it, a summary
+	trayMaxRoots    = 15 // the most recently used folders
+	trayMaxRequests = 3  // folders confined servers tried, newest first; past it, a count
 )
 
-// trayMenu is the tray menu for snap: a header, Pause or Resume, one status
-// line per server (a summary and the ones in trouble past eight), the
+// trayMenu is the tray menu for snap: a header, Pause or Resume, the
+// folders confined servers tried that wait for an answer (three, newest
+// first), one status line per server (a summary and the ones in trouble
+// past eight), the
 // fifteen most recently used folders (ticked = some server sees it), All
 // folders…, Open Rootkeeper and Quit. It is a pure function of the
 // snapshot: the tray is rebuilt whole on every change.
@@ -69,6 +77,10 @@ func trayMenuOf(g *app.Grid, act trayActions) *fyne.Menu {
 	} else {
 		items = append(items, fyne.NewMenuItem("Pause sharing", func() { act.SetPaused(true) }))
 	}
+	if reach := requestItems(snap, act); len(reach) > 0 {
+		items = append(items, fyne.NewMenuItemSeparator())
+		items = append(items, reach...)
+	}
 	if len(snap.State.Servers) > 0 {
 		items = append(items, fyne.NewMenuItemSeparator())
 		items = append(items, serverItems(snap, act)...)
@@ -91,6 +103,31 @@ func trayMenuOf(g *app.Grid, act trayActions) *fyne.Menu {
 		fyne.NewMenuItem("Open Rootkeeper", act.Open),
 		quit)
 	return fyne.NewMenu("Rootkeeper", items...)
+}
+
+// requestItems are the folders confined servers tried to reach that wait
+// for the person, newest first, one line each (clicking it opens the
+// window on it), up to trayMaxRequests; past it, a line that counts the
+// rest and opens the window.
+func requestItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
+	var reach []app.Request
+	for _, r := range snap.State.Requests {
+		if r.From == app.FromReach {
+			reach = append(reach, r)
+		}
+	}
+	slices.SortStableFunc(reach, func(a, b app.Request) int { return b.Last.Compare(a.Last) })
+	var out []*fyne.MenuItem
+	for i, r := range reach {
+		if i == trayMaxRequests {
+			out = append(out, fyne.NewMenuItem(fmt.Sprintf("%d more waiting for your answer…", len(reach)-i), act.Open))
+			break
+		}
+		server, path := r.Server, r.Path
+		out = append(out, fyne.NewMenuItem(firstLine(app.RequestTextFor(r, act.Home, hosts.DisplayName)),
+			func() { act.ShowRequest(server, path) }))
+	}
+	return out
 }
 
 // serverItems is one line per server, or past trayMaxServers a summary
@@ -171,7 +208,8 @@ func serverStateText(snap *app.Snapshot, name, home string) string {
 		return "not running"
 	}
 	s := string(st.State)
-	if st.State == app.ServerFailed && st.Error != "" {
+	// A failed server says why, and so does one stopped as hostile.
+	if (st.State == app.ServerFailed || st.State == app.ServerStopped) && st.Error != "" {
 		s += " (" + firstLine(st.Error) + ")"
 	}
 	return s

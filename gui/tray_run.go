@@ -151,11 +151,14 @@ func (t *tray) actions() trayActions {
 		},
 		ShowServer: func(string) { t.opts.Show(link.Show{Tab: "Servers"}) },
 		ShowRoots:  func() { t.opts.Show(link.Show{Tab: "Roots"}) },
-		Open:       func() { t.opts.Show(link.Show{}) },
-		Quit:       t.opts.Quit,
-		Home:       t.opts.Home,
-		Finding:    finding,
-		ShowFound:  func() { t.opts.Show(link.Show{Tab: "Roots"}) },
+		ShowRequest: func(server, path string) {
+			t.opts.Show(link.Show{Server: server, Request: path})
+		},
+		Open:      func() { t.opts.Show(link.Show{}) },
+		Quit:      t.opts.Quit,
+		Home:      t.opts.Home,
+		Finding:   finding,
+		ShowFound: func() { t.opts.Show(link.Show{Tab: "Roots"}) },
 	}
 }
 

@@ -246,9 +246,18 @@ Quit
 			}
 		})
 	}
-	// Even with every one of 100 servers failing, at most 40 items.
+	// Even with every one of 100 servers failing, at most 40 items; and
+	// with 64 folders they tried waiting, and the scan's line, too.
 	if n := len(trayMenu(scaleSnapshot(1000, 100, 0), trayActions{}).Items); n > 40 {
 		t.Errorf("100 failing servers: %d items", n)
+	}
+	snap := scaleSnapshot(1000, 100, 0)
+	for i := range app.MaxRequestsPerServer {
+		snap.State.Requests = append(snap.State.Requests, app.Request{Server: "server-1", Path: fmt.Sprintf("/srv/%d", i),
+			From: app.FromReach, Tried: fmt.Sprintf("/srv/%d/x", i), Op: app.OpRead})
+	}
+	if n := len(trayMenu(snap, trayActions{Finding: "3 projects found"}).Items); n > 40 {
+		t.Errorf("100 failing servers, 64 requests and the scan's line: %d items", n)
 	}
 }
 
@@ -285,6 +294,64 @@ func TestTrayShowsAHeldServer(t *testing.T) {
 	}
 	snap := &app.Snapshot{State: st, Servers: map[string]app.ServerStatus{"git": {State: app.ServerHeld}}}
 	if got := menuText(trayMenu(snap, trayActions{Home: home})); !strings.Contains(got, "git: held, waiting for your decision on ~/work\n") {
+		t.Errorf("menu:\n%s", got)
+	}
+}
+
+// Folders confined servers tried wait in the tray, newest first, three of
+// them and a count of the rest; each opens the window on its request.
+// Requests of hosts are not listed there (their servers' lines say they
+// are held). The tray stays a function of the snapshot.
+func TestTrayMenuListsReachRequests(t *testing.T) {
+	snap := traySnapshot(false)
+	at := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	for i, dir := range []string{"a", "b", "c", "d"} {
+		snap.State.Requests = append(snap.State.Requests, app.Request{Server: "fs", Path: "/home/ada/" + dir, From: app.FromReach,
+			First: at.Add(time.Duration(i) * time.Minute), Last: at.Add(time.Duration(i) * time.Minute),
+			Tried: "/home/ada/" + dir + "/x.txt", Op: app.OpRead})
+	}
+	snap.State.Requests = append(snap.State.Requests, app.Request{Server: "git", Path: "/home/ada/h", From: "claude-code", First: at, Last: at})
+	var shown []string
+	act := trayActions{Home: "/home/ada", ShowRequest: func(server, path string) { shown = append(shown, server+" "+path) },
+		Open: func() { shown = append(shown, "open") }}
+	m := trayMenu(snap, act)
+	got := menuText(m)
+	want := `(Sharing 1 of 4 folders)
+-
+fs tried to read ~/d/x.txt — allow ~/d?
+fs tried to read ~/c/x.txt — allow ~/c?
+fs tried to read ~/b/x.txt — allow ~/b?
+1 more waiting for your answer…
+-
+`
+	if !strings.Contains(got, want[len("(Sharing 1 of 4 folders)\n"):]) {
+		t.Fatalf("menu:\n%s\nwant in it:\n%s", got, want)
+	}
+	for _, it := range m.Items {
+		if strings.HasPrefix(it.Label, "fs tried") || strings.HasSuffix(it.Label, "for your answer…") {
+			it.Action()
+		}
+	}
+	if w := []string{"fs /home/ada/d", "fs /home/ada/c", "fs /home/ada/b", "open"}; fmt.Sprint(shown) != fmt.Sprint(w) {
+		t.Errorf("clicks showed %q, want %q", shown, w)
+	}
+}
+
+// A server stopped as hostile says so in the tray, as a failed one says
+// why; one stopped by the person says only that.
+func TestTrayShowsWhyAServerStopped(t *testing.T) {
+	st := app.State{}
+	for _, name := range []string{"deaf", "idle"} {
+		if err := st.AddServer(app.Server{Name: name, Type: app.TransportStdio, Command: name + "-mcp"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := &app.Snapshot{State: st, Servers: map[string]app.ServerStatus{
+		"deaf": {State: app.ServerStopped, Error: "hostile: it sent 64 requests (4 KiB) and read none of their answers for 10s (restart it to try again)"},
+		"idle": {State: app.ServerStopped},
+	}}
+	got := menuText(trayMenu(snap, trayActions{}))
+	if !strings.Contains(got, "deaf: stopped (hostile: it sent 64 requests") || !strings.Contains(got, "idle: stopped\n") {
 		t.Errorf("menu:\n%s", got)
 	}
 }

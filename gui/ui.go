@@ -37,8 +37,10 @@ type ui struct {
 	inspect func(roots []app.Root, home string) []rootInfo
 	// notify sends a desktop notification.
 	notify func(title, body string)
-	// after runs f on the UI goroutine once d has passed.
+	// after runs f on the UI goroutine once d has passed; now is the
+	// clock (what waits, and until when).
 	after func(d time.Duration, f func())
+	now   func() time.Time
 	// showWindow brings the window up (and notes that it is visible).
 	showWindow func()
 	// onRefresh is told about every rendered snapshot (the tray hooks in).
@@ -52,11 +54,14 @@ type ui struct {
 
 	snap *app.Snapshot
 	grid *app.Grid // snap's index, built once per snapshot
-	// bannerKey is what the banner shows, to skip rebuilding it unchanged.
-	bannerKey string
+	// bannerKey is what the banner shows, to skip rebuilding it unchanged;
+	// requestLine is its line's Answer… button (tests).
+	bannerKey   string
+	requestLine *widget.Button
 
 	tabs     *container.AppTabs
 	banner   *fyne.Container
+	content  *fyne.Container // the banner over the tabs
 	roots    *rootsTab
 	access   *accessTab
 	discover *discoverTab
@@ -106,7 +111,9 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 			go fa.SendNotification(fyne.NewNotification(title, body))
 		},
 		inspect: inspect,
+		now:     time.Now,
 	}
+	u.queue.SetLater(opts.Later)
 	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	u.showWindow = func() { u.win.Show(); u.win.RequestFocus() }
 	u.onRefresh = func(*app.Snapshot) {}
@@ -151,7 +158,8 @@ func (u *ui) build() fyne.CanvasObject {
 		}
 	}
 	u.banner = container.NewVBox()
-	return container.NewBorder(u.banner, nil, nil, nil, u.tabs)
+	u.content = container.NewBorder(u.banner, nil, nil, nil, u.tabs)
+	return u.content
 }
 
 // selectTab shows the tab called name (case-insensitive); unknown names are
@@ -186,6 +194,7 @@ func (u *ui) refresh() {
 	u.servers.render(snap, g)
 	u.activity.render(snap)
 	u.onRefresh(snap)
+	u.followRequest()
 	u.askNext()
 }
 
@@ -232,19 +241,39 @@ func showErrorOn(win fyne.Window, err error) {
 	d.Show()
 }
 
-// renderBanner shows the notices and the paused state above the tabs.
+// renderBanner shows above the tabs what waits for the person (put-off
+// questions, open requests), the paused state and the notices.
 func (u *ui) renderBanner(snap *app.Snapshot) {
 	waiting := u.queue.Waiting(u.grid)
-	key := fmt.Sprint(snap.State.Paused, waiting, snap.Notices)
+	requests := app.RequestsByUrgency(snap.State.Requests, u.now())
+	first := ""
+	if len(requests) > 0 {
+		first = app.RequestTextFor(requests[0], u.home(), hosts.DisplayName)
+	}
+	key := fmt.Sprint(snap.State.Paused, waiting, len(requests), first, snap.Notices)
 	if key == u.bannerKey {
 		return // unchanged: no new widgets
 	}
 	u.bannerKey = key
 	u.banner.Objects = nil
+	u.requestLine = nil
 	if waiting > 0 {
 		review := widget.NewButton("Review…", u.reviewNow)
 		u.banner.Add(newBanner(fmt.Sprintf("%s waiting for your decision. Until you answer, nothing is shown.",
 			plural(waiting, "folder question")), review))
+	}
+	if len(requests) > 0 {
+		// What waits is never out of sight: put off, or left when an
+		// earlier window ended, a request is one click away.
+		r := requests[0]
+		answer := widget.NewButton("Answer…", func() { u.answerRequest(r.Server, r.Path) })
+		answer.Importance = widget.HighImportance
+		what := plural(len(requests), "request") + " waiting for your answer: " + first
+		if len(requests) > 1 {
+			what = plural(len(requests), "request") + " waiting for your answer; the first: " + first
+		}
+		u.banner.Add(newBanner(what, answer))
+		u.requestLine = answer
 	}
 	if snap.State.Paused {
 		resume := widget.NewButton("Resume sharing", func() { u.setPaused(false) })
@@ -253,7 +282,8 @@ func (u *ui) renderBanner(snap *app.Snapshot) {
 	for _, topic := range sortedKeys(snap.Notices) {
 		u.banner.Add(newBanner(snap.Notices[topic], nil))
 	}
-	u.banner.Refresh()
+	// Lay the tabs out again under the banner's new height.
+	u.content.Refresh()
 }
 
 // setPaused pauses or resumes all sharing.

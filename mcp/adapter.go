@@ -15,6 +15,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/app/logfile"
+	"rootkeeper/app/secrets/spot"
 )
 
 // legacyVersion is what a server that cannot take the server/discover probe
@@ -68,7 +69,7 @@ type adapter struct {
 
 	publish atomic.Bool // while run is going, statuses are published by the manager's batch
 
-	url atomic.Value // string: the URL as resolved, whose secrets errors must not show
+	hider atomic.Pointer[spot.Hider] // the secrets it was started with, which errors and its stderr must not show
 
 	mu          sync.Mutex
 	status      app.ServerStatus

@@ -41,11 +41,6 @@ func TempFolder(stateDir, name string) (string, error) {
 	return app.ServerTemp(stateDir, name)
 }
 
-// removeTemp deletes a removed server's private temp folder.
-func (m *Manager) removeTemp(name string) {
-	app.RemoveServerTemp(m.opts.StateDir, name)
-}
-
 // confineCommand confines a managed server's command to its visible set in
 // snap, and remembers that set: syncRoots restarts the server when it
 // changes.
@@ -62,9 +57,8 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 		if err == nil {
 			w := NewReachWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
 			w.Limiter = a.m.reachLimit
-			if o != nil {
-				o.Wait = a.m.opts.ReachWait
-			}
+			w.Pending = &a.m.reachRecs
+			w.CanAsk = a.m.opts.CanAsk
 			obs = &observed{obs: o, watch: w}
 		}
 	}

@@ -83,6 +83,10 @@
 // Servers are programs written by strangers (gate.go, liveness in
 // adapter.go): each one's requests to Rootkeeper pass a gate (in-flight and
 // rate bounds, excess refused with -32000 before any dialog or provider);
+// a stdio server's requests not yet answered, the answers it has not read
+// included, are bounded too (backlog.go): past the bound its stdout is not
+// read until answers drain, and one whose backlog stays full with nothing
+// drained is stopped as hostile, not restarted until the person says so;
 // resources/list_changed storms are coalesced; remote replies are bounded
 // to MaxMessageBytes; every connected server is pinged and restarted when
 // it stops answering; stderr logs rotate while written (app/logfile);

@@ -46,9 +46,6 @@ func (e *testEnv) fastOptions() Options {
 		StopGrace:   time.Second,
 		KillAfter:   2 * time.Second,
 		StableAfter: time.Minute,
-		// A confined server's reach past its folders is asked about and
-		// then refused at once, as without observation.
-		ReachWait: 100 * time.Millisecond,
 	}
 }
 

@@ -74,12 +74,17 @@ func (a *adapter) run(parent context.Context) {
 		pingCtx, stopPing := context.WithCancel(ctx)
 		unresponsive := make(chan error, 1)
 		go a.keepAlive(pingCtx, cs, unresponsive)
-		var why error
+		var hostileCh <-chan error
+		if proc != nil {
+			hostileCh = proc.hostile
+		}
+		var why, hostile error
 		cmd := adapterCmd(0)
 		for waiting := true; waiting; {
 			waiting = false
 			select {
 			case <-ctx.Done():
+			case hostile = <-hostileCh:
 			case err := <-exited:
 				why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
 			case why = <-unresponsive:
@@ -95,9 +100,21 @@ func (a *adapter) run(parent context.Context) {
 			}
 		}
 		stopPing()
+		if hostile == nil && proc != nil {
+			select {
+			case hostile = <-proc.hostile: // it ended the session
+			default:
+			}
+		}
 		a.mu.Lock()
 		a.sess, a.proc, a.version = nil, nil, ""
 		a.mu.Unlock()
+		if hostile != nil {
+			// It asks and does not read: nothing it has to say can be
+			// read any more, and it gets no grace.
+			a.m.log.Warn("server stopped as hostile", "server", a.cfg.Name, "error", hostile)
+			proc.group().Kill()
+		}
 		if (cmd == cmdNarrowed || cmd == cmdHold) && proc != nil {
 			// It can reach the lost folder until it exits: no grace.
 			proc.group().Kill()
@@ -105,6 +122,17 @@ func (a *adapter) run(parent context.Context) {
 		a.shutdown(cs, proc)
 		if ctx.Err() != nil {
 			break
+		}
+		if hostile != nil {
+			// Stopped, not started again with backoff: it would do the
+			// same. A restart (the card's, or a new configuration) tries
+			// again.
+			a.setState(app.ServerStopped, hostile)
+			if !a.waitCommand(ctx, 0) {
+				break
+			}
+			failures = 0
+			continue
 		}
 		switch cmd {
 		case cmdStop:

@@ -6,10 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +71,13 @@ type Options struct {
 	MaxInFlight       int
 	RequestsPerSecond float64
 	RequestBurst      int
+	// Backlog bounds a stdio server's requests not yet answered, the
+	// answers it has not read included: past its size its stdout is not
+	// read until answers drain; full with none drained for its stall
+	// limit, the server is stopped as hostile and stays stopped until
+	// restarted (its status says why). Zero fields take BacklogLimits'
+	// defaults.
+	Backlog BacklogLimits
 	// NoRestartOnEmpty keeps a server running when its visible set becomes
 	// empty instead of restarting it. By default it is restarted, since some
 	// servers (server-filesystem 2026.8.31) ignore an empty roots list and
@@ -95,9 +99,11 @@ type Options struct {
 	// (ReachWatch): their attempts past their folders are then only
 	// refused, never asked about.
 	WithoutReach bool
-	// ReachWait bounds how long a confined server's call past its folders
-	// waits for the person's answer (default app.ReachWait, 30 s).
-	ReachWait time.Duration
+	// CanAsk reports whether a person can be asked now (the app with its
+	// window, or able to bring it up): a confined server's call past its
+	// folders then waits for the answer (ReachWatch). nil: nobody can be
+	// asked (headless), and such calls are refused at once.
+	CanAsk func() bool
 }
 
 func (o *Options) setDefaults() {
@@ -114,7 +120,6 @@ func (o *Options) setDefaults() {
 	def(&o.SettleTimeout, 3*time.Second)
 	def(&o.StopGrace, 2*time.Second)
 	def(&o.KillAfter, 5*time.Second)
-	def(&o.ReachWait, app.ReachWait)
 	if o.KeepAlive == 0 {
 		o.KeepAlive = 30 * time.Second
 	}
@@ -164,6 +169,7 @@ type Manager struct {
 	resourceListeners resourceListeners // see OnResourceEvent
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
+	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
 }
 
 // NewManager returns a manager for the servers configured in core.
@@ -204,6 +210,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			<-publisherDone
 			m.wg.Wait()
+			m.reachRecs.Wait()
 			if m.audit != nil {
 				if err := m.audit.Close(); err != nil {
 					m.log.Error("the audit log's last entries were not written", "error", err)
@@ -275,39 +282,14 @@ func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
 			defer m.mu.Unlock()
 			if m.adapters[name] == nil {
 				m.core.ClearServerStatus(name)
-				m.removeLogs(name)
-				m.removeTemp(name)
+				// Its log, temp and data folders go with it, so that
+				// the state folder holds only configured servers'.
+				if err := app.RemoveServerFiles(m.opts.StateDir, name); err != nil {
+					m.log.Warn("cannot remove all of a removed server's files", "server", name, "error", err)
+				}
 			}
 		}()
 	}
-}
-
-// removeLogs deletes the stderr logs of a server that was removed, so that
-// the state folder holds at most (LogKeep+1) × LogMaxSize per configured
-// server, however many came and went.
-func (m *Manager) removeLogs(name string) {
-	p := m.logPath(name)
-	if p == "" {
-		return
-	}
-	matches, _ := filepath.Glob(globEscape(p) + "*")
-	for _, f := range matches {
-		if f == p || strings.HasPrefix(f, p+".") {
-			os.Remove(f)
-		}
-	}
-}
-
-// globEscape quotes the characters filepath.Match treats specially.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func (m *Manager) adapter(name string) *adapter {
@@ -418,7 +400,7 @@ func (m *Manager) logPath(name string) string {
 	if m.opts.StateDir == "" {
 		return ""
 	}
-	return filepath.Join(m.opts.StateDir, "logs", name+".log")
+	return app.ServerLogPath(m.opts.StateDir, name)
 }
 
 var _ app.ServerController = (*Manager)(nil)

@@ -13,6 +13,19 @@ import (
 // group once it has started.
 type process struct {
 	pid atomic.Int64 // 0 until started
+	// hostile hears (once, buffered) why the server was found hostile
+	// (see Backlog).
+	hostile chan error
+}
+
+func newProcess() *process { return &process{hostile: make(chan error, 1)} }
+
+// foundHostile records why the server was found hostile.
+func (p *process) foundHostile(err error) {
+	select {
+	case p.hostile <- err:
+	default:
+	}
 }
 
 // PID is the server's process id, 0 if it has not started.
@@ -30,11 +43,12 @@ type stdioTransport struct {
 	terminate time.Duration // see stdioConn.Close
 	version   func() string // the session's negotiated protocol version
 	proc      *process
-	obs       *observed // a confined server's reach, or nil
+	obs       *observed     // a confined server's reach, or nil
+	backlog   BacklogLimits // bounds its unanswered requests
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	conn, err := startStdio(t.cmd, t.terminate, t.version)
+	conn, err := startStdio(t.cmd, t.terminate, t.version, t.backlog, t.proc.foundHostile)
 	if p := t.cmd.Process; p != nil {
 		t.proc.pid.Store(int64(p.Pid))
 	}

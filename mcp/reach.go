@@ -2,11 +2,15 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rootkeeper/app"
@@ -30,24 +34,37 @@ func ObserveCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 
 // A ReachWatch turns the attempts of one confined server past its ruleset
 // into requests ("fs tried to read ~/Documents/taxes/2025.pdf — allow
-// ~/Documents/taxes?") and waits, up to the observer's bound, for the
-// person's answer: allow once (app.State.GrantOnce, from the dialog or
-// `grant --once`), allow the folder (the attempt gets the file now, the
-// server restarts under its new ruleset), or deny (remembered: never asked
-// again). Every attempt is audited with what became of it. The managed
-// clients and the bridge use it alike; the state is the only channel, so
-// an answer typed in a terminal reaches a bridge as well as the app.
+// ~/Documents/taxes?"). When a person can be asked (CanAsk), the call
+// waits for the answer, up to the wait the person set (app.State.ReachWait,
+// 10 s by default), with the other calls on that folder that come while it
+// is asked; the answer is allow once (app.State.GrantOnce: exactly the calls
+// shown, each with its own access), allow the folder (the calls get their
+// files now, the server restarts under its new ruleset) or deny
+// (remembered: never asked again). When nobody can be asked, or the folder
+// was asked about before and not answered, the call is refused at once and
+// the request waits in the state for the person. Every attempt is audited
+// with what became of it. The managed clients and the bridge use it alike;
+// the state is the only channel, so an answer typed in a terminal reaches a
+// bridge as well as the app.
 type ReachWatch struct {
 	Server string
 	Core   *app.Core
 	Audit  *audit.Log // nil: none
 	Log    *slog.Logger
+	// CanAsk reports whether a person can be asked now: the app runs with
+	// its window up or able to come up. nil: nobody can (headless, a
+	// bridge with no app).
+	CanAsk func() bool
 	// Limiter bounds the requests raised (shared by the servers of one
 	// process); nil: a limiter of this watch's own.
 	Limiter *app.ReachLimiter
 	// Skip are folders never asked about (the state folder, the server's
 	// temp folder).
 	Skip []string
+	// Pending counts the requests written in the background for a person
+	// who is not there, so that the owner can wait for them before it
+	// ends (Manager.Run, the bridge); nil: a group of this watch's own.
+	Pending *sync.WaitGroup
 	// Allowed are the folders the server may reach under snap, which an
 	// attempt in them is handed as allowed (the ruleset is older than the
 	// decision: the server is about to restart); nil means
@@ -59,6 +76,8 @@ type ReachWatch struct {
 	home    string
 	mu      sync.Mutex
 	folders map[string]string // a tried path's folder, by the folder it is in; bounded
+	// recording counts the requests being written for nobody (bounded).
+	recording atomic.Int32
 }
 
 // NewReachWatch is the watch of server, whose state folder is stateDir.
@@ -93,6 +112,9 @@ func (w *ReachWatch) init() {
 		if w.Log == nil {
 			w.Log = slog.New(slog.DiscardHandler)
 		}
+		if w.Pending == nil {
+			w.Pending = new(sync.WaitGroup)
+		}
 	})
 }
 
@@ -125,11 +147,15 @@ func (w *ReachWatch) folder(snap *app.Snapshot, a confine.Attempt) (string, bool
 	return f, ok
 }
 
+// maxRecording bounds the requests a watch writes at once for a person
+// who is not there; the limiter keeps them few anyway.
+const maxRecording = 4
+
 // Reach is the confine.Reach of the server.
 func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 	w.init()
-	since := time.Now().UTC()
-	e := audit.Entry{Time: since, Server: w.Server, Via: audit.ViaReach, Roots: []string{}, Tried: a.Path, Op: a.Op}
+	now := time.Now().UTC()
+	e := audit.Entry{Time: now, Server: w.Server, Via: audit.ViaReach, Roots: []string{}, Tried: a.Path, Op: a.Op}
 	defer func() {
 		if w.Audit != nil {
 			if err := w.Audit.Append(e); err != nil {
@@ -138,7 +164,7 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		}
 	}()
 	e.Decided = audit.ReachIgnored
-	if a.Op != "create" && a.Op != "write" {
+	if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename {
 		// What does not exist is not worth a question: runtimes probe for
 		// files, and the call fails as it would anyway.
 		if _, err := os.Lstat(a.Path); err != nil {
@@ -151,88 +177,126 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		return ""
 	}
 	e.Roots = []string{app.URIFromPath(folder)}
-	answer := func() (string, bool) {
-		snap := w.Core.Snapshot()
-		allowed := app.VisiblePaths(snap, w.Server)
-		if w.Allowed != nil {
-			allowed = w.Allowed(snap)
-		}
-		for _, v := range allowed {
-			if a.Path == v || app.IsWithin(a.Path, v) {
-				e.Decided = audit.ReachAllowed
-				return v, true
-			}
-		}
-		if d, decided := snap.State.Decision(w.Server, folder); decided && d.Verdict == app.Deny {
-			e.Decided = audit.ReachRefused
-			return "", true
-		}
-		if snap.State.OnceAfter(w.Server, folder, since) {
-			e.Decided = audit.ReachOnce
-			return folder, true
-		}
-		return "", false
+	call := app.ReachCall{ID: newCallID(), Op: a.Op, Path: a.Path, NotOnce: a.Why}
+	if f, done := w.answer(snap, a, folder, call, &e); done {
+		return f
 	}
-	if f, done := answer(); done {
-		return w.handable(a, f, since)
+	e.Decided = audit.ReachRefused
+	req, open := snap.State.Request(w.Server, folder)
+	if open && len(req.Waiting(now)) == 0 {
+		// Asked before and not answered (or asked of nobody): not held
+		// again, and nothing to write.
+		return ""
 	}
-	if _, open := snap.State.Request(w.Server, folder); !open {
-		if !w.Limiter.Allow(w.Server, since) {
+	asking := w.CanAsk != nil && w.CanAsk()
+	if !open {
+		if !w.Limiter.Allow(w.Server, now) {
 			e.Decided = audit.ReachLimited
 			return ""
 		}
-		if err := w.Core.Update(func(s *app.State) error {
-			_, err := s.AddReachRequest(w.Server, folder, a.Path, a.Op, since)
-			return err
-		}); err != nil {
-			w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
+		if !asking {
+			// Nobody is there: refused now, and the request waits for the
+			// person, written in the background so that the call is not
+			// held by the state file's write either.
+			e.Decided = audit.ReachUnasked
+			w.record(folder, call, now)
+			return ""
 		}
+	}
+	var until time.Time
+	if err := w.Core.Update(func(s *app.State) error {
+		var err error
+		until, err = s.AskReach(w.Server, folder, call, now, asking)
+		return err
+	}); err != nil {
+		w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
+		return ""
+	}
+	if until.IsZero() {
+		// Asked before and not answered, or more calls than a request
+		// lists: not held again. (An answer given meanwhile still counts.)
+		f, _ := w.answer(w.Core.Snapshot(), a, folder, call, &e)
+		return f
 	}
 	changes, stop := w.Core.Subscribe()
 	defer stop()
-	e.Decided = audit.ReachRefused
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
 	for {
-		if f, done := answer(); done {
-			return w.handable(a, f, since)
+		snap := w.Core.Snapshot()
+		if f, done := w.answer(snap, a, folder, call, &e); done {
+			return f
+		}
+		if r, open := snap.State.Request(w.Server, folder); !open || !slices.ContainsFunc(r.Calls, func(c app.ReachCall) bool { return c.ID == call.ID }) {
+			return "" // answered without this call (allow once for others)
 		}
 		select {
 		case <-ctx.Done():
+			return ""
+		case <-timer.C:
+			e.Decided = audit.ReachTimedOut
 			return ""
 		case <-changes:
 		}
 	}
 }
 
-// handable is folder for an attempt the observer can answer with a
-// descriptor. A mkdir, rename or execute cannot be answered so; allowed
-// once, the folder is allowed until quit instead (and the server
-// restarts), which is said in the log.
-func (w *ReachWatch) handable(a confine.Attempt, folder string, since time.Time) string {
-	if folder == "" || a.CanHand {
-		return folder
+// answer is what snap says of call: the folder to hand the call's file
+// beneath (allowed, or allowed once for this very call), or "" to refuse
+// it; done is false while the person has not answered.
+func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string, call app.ReachCall, e *audit.Entry) (string, bool) {
+	allowed := app.VisiblePaths(snap, w.Server)
+	if w.Allowed != nil {
+		allowed = w.Allowed(snap)
 	}
-	snap := w.Core.Snapshot()
-	once, ok := snap.State.OnceSince(w.Server, folder, since)
-	if !ok {
-		return "" // allowed: the restart gives it
-	}
-	by := once.By
-	if by == "" {
-		by = app.ByCommandLine
-	}
-	w.Log.Warn("allow once cannot be given to this call (only opens can be handed a file); the folder is allowed until quit instead",
-		"server", w.Server, "op", a.Op, "path", a.Path, "folder", folder)
-	if err := w.Core.Update(func(s *app.State) error {
-		if _, exists := s.Root(folder); !exists {
-			if err := s.AddRoot(app.Root{Path: folder, Source: app.SourceRequested, Enabled: true, Added: time.Now().UTC()}); err != nil {
-				return err
+	for _, v := range allowed {
+		if a.Path == v || app.IsWithin(a.Path, v) {
+			// Allowed (the server restarts under its new ruleset): an open
+			// gets its file now; anything else fails, and works after.
+			e.Decided = audit.ReachAllowed
+			if !a.CanHand {
+				return "", true
 			}
+			return v, true
 		}
-		return s.Decide(app.Decision{Server: w.Server, Root: folder, Verdict: app.Allow, Scope: app.UntilQuit, By: by})
-	}); err != nil {
-		w.Log.Error("cannot allow the folder", "server", w.Server, "folder", folder, "error", err)
 	}
-	return ""
+	if d, decided := snap.State.Decision(w.Server, folder); decided && d.Verdict == app.Deny {
+		e.Decided = audit.ReachRefused
+		return "", true
+	}
+	if _, ok := snap.State.OnceFor(w.Server, call.ID); ok && a.CanHand {
+		e.Decided = audit.ReachOnce
+		return folder, true
+	}
+	return "", false
+}
+
+// record writes the request of a call nobody could be asked about, in the
+// background; beyond maxRecording at once it is dropped (the limiter lets
+// a handful a minute through anyway).
+func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) {
+	if w.recording.Add(1) > maxRecording {
+		w.recording.Add(-1)
+		return
+	}
+	w.Pending.Add(1)
+	go func() {
+		defer w.Pending.Done()
+		defer w.recording.Add(-1)
+		if err := w.Core.Update(func(s *app.State) error {
+			_, err := s.AskReach(w.Server, folder, call, now, false)
+			return err
+		}); err != nil {
+			w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
+		}
+	}()
+}
+
+// newCallID is a name for a call that no other process picks.
+func newCallID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // observed is a confined server's observer and the watch it reports to.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func fsStarterSeen(b *testing.B, roots []string, seen *[]*confine.Observer) func
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		t := &stdioTransport{cmd: cmd, terminate: time.Second, version: func() string { return "" }, proc: &process{}}
+		t := &stdioTransport{cmd: cmd, terminate: time.Second, version: func() string { return "" }, proc: newProcess()}
 		if obs != nil && seen != nil {
 			*seen = append(*seen, obs)
 		}
@@ -159,7 +160,7 @@ func BenchmarkReachToRequest(b *testing.B) {
 	e.addRoots(root)
 	e.grant("nosy", root)
 	opts := e.fastOptions()
-	opts.ReachWait = 10 * time.Second
+	opts.CanAsk = func() bool { return true } // the window asks
 	opts.Logger = nil
 	m := e.start(opts)
 	m.reachLimit.Burst, m.reachLimit.Per = 1<<30, time.Second // measure the path, not the limiter
@@ -200,4 +201,144 @@ func BenchmarkReachToRequest(b *testing.B) {
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(ms(lat[(len(lat)*99)/100]), "p99-ms")
 	b.ReportMetric(ms(median(inside)), "inside-call-ms")
+}
+
+// BenchmarkReachRefusedUnasked: headless (nobody to ask), a confined nosy's
+// tool call that reads a file in a folder it was not given, each time a new
+// folder (each raises a request, written in the background), against the
+// anchor: the same call reading a file inside its root. Reports p50 and
+// p99 of both and the p99 difference, what a refusal costs a server's call
+// (goal: p99 ≤ 50 ms).
+func BenchmarkReachRefusedUnasked(b *testing.B) {
+	needLandlock(b)
+	bin := nosyServer(b)
+	e := newEnv(b)
+	root := mkRoot(b, "granted")
+	inside := filepath.Join(root, "in.txt")
+	os.WriteFile(inside, []byte("in"), 0o600)
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	e.addRoots(root)
+	e.grant("nosy", root)
+	opts := e.fastOptions()
+	opts.Logger = nil
+	m := e.start(opts)
+	m.reachLimit.Burst, m.reachLimit.Per = 1<<30, time.Second // every folder raises its request
+	e.waitConnected("nosy")
+	base := mkRoot(b, "outside")
+	files := make([]string, b.N)
+	for i := range files {
+		dir := filepath.Join(base, fmt.Sprintf("d%05d", i))
+		os.MkdirAll(dir, 0o755)
+		files[i] = filepath.Join(dir, "x.txt")
+		os.WriteFile(files[i], []byte("x"), 0o600)
+	}
+	call := func(path string) time.Duration {
+		began := time.Now()
+		text, err := callText(b, m, "nosy", "try", map[string]any{"op": "read", "path": path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if path != inside && !strings.Contains(text, "permission denied") {
+			b.Fatalf("read %s: %s", path, text)
+		}
+		return time.Since(began)
+	}
+	var refused, anchor []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		refused = append(refused, call(files[i]))
+		anchor = append(anchor, call(inside))
+	}
+	b.StopTimer()
+	p50, p99 := percentiles(refused)
+	a50, a99 := percentiles(anchor)
+	b.ReportMetric(ms(p50), "refused-p50-ms")
+	b.ReportMetric(ms(p99), "refused-p99-ms")
+	b.ReportMetric(ms(a50), "inside-p50-ms")
+	b.ReportMetric(ms(a99), "inside-p99-ms")
+	b.ReportMetric(ms(p99-a99), "p99-extra-ms")
+}
+
+// percentiles are the p50 and p99 of d (sorted in place).
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(d)
+	return d[len(d)/2], d[min(len(d)-1, len(d)*99/100)]
+}
+
+// BenchmarkProbingStartHeadless: the start (process to initialize
+// answered) of a server that lists five folders outside its own at start,
+// confined and observed with nobody to ask (headless), against the same
+// server started unconfined (the anchor), interleaved; reports the medians
+// and their ratio (goal ≤ 1.2).
+func BenchmarkProbingStartHeadless(b *testing.B) {
+	needLandlock(b)
+	bin := nosyServer(b)
+	e := newEnv(b)
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	root := mkRoot(b, "granted")
+	var probed []string
+	for i := range 5 {
+		d := mkRoot(b, fmt.Sprintf("probed%d", i))
+		os.WriteFile(filepath.Join(d, "x"), nil, 0o600)
+		probed = append(probed, d)
+	}
+	prober := app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Args: []string{"-probe", strings.Join(probed, ",")}}
+	watch := NewReachWatch(e.core, nil, nil, "nosy", e.dir)
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+	start := func(confined bool) time.Duration { return startOnce(b, client, prober, watch, root, e.dir, confined) }
+	// The same server confined without probing: what confinement itself
+	// costs at start, apart from the probes.
+	quiet := prober
+	quiet.Args = nil
+	startQuiet := func() time.Duration { return startOnce(b, client, quiet, watch, root, e.dir, true) }
+	start(false)
+	start(true)
+	var plain, confined, noProbe []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for _, c := range []bool{i%2 == 0, i%2 != 0} {
+			if c {
+				confined = append(confined, start(true))
+			} else {
+				plain = append(plain, start(false))
+			}
+		}
+		noProbe = append(noProbe, startQuiet())
+	}
+	b.StopTimer()
+	p, c, q := median(plain), median(confined), median(noProbe)
+	b.ReportMetric(ms(p), "unconfined-ms")
+	b.ReportMetric(ms(c), "confined-ms")
+	b.ReportMetric(ms(q), "confined-noprobe-ms")
+	b.ReportMetric(float64(c)/float64(p), "ratio")
+}
+
+// startOnce starts srv (confined to root and observed by watch, or not) and
+// connects client; it returns the time from the command to initialize's
+// answer.
+func startOnce(b *testing.B, client *sdk.Client, srv app.Server, watch *ReachWatch, root, stateDir string, confined bool) time.Duration {
+
+	began := time.Now()
+	cmd, _ := StdioCommand(srv, &app.Snapshot{})
+	t := &stdioTransport{cmd: cmd, terminate: time.Second, version: func() string { return "" }, proc: &process{}}
+	if confined {
+		_, obs, err := ObserveCommand(cmd, srv, []string{root}, stateDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.obs = &observed{obs: obs, watch: watch}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		b.Fatalf("confined=%v: %v", confined, err)
+	}
+	took := time.Since(began)
+	cs.Close()
+	return took
 }

@@ -2,32 +2,39 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // reachEnv runs nosy managed and confined to root, observed, with the
 // person's answers given through the state as the dialog and `grant` give
-// them.
-func reachEnv(t *testing.T) (e *testEnv, root string) {
+// them. With asking a person can be asked (the app with its window) and a
+// call waits up to the longest wait there is, so that a call that waited
+// for an answer nobody gives fails the test instead of passing late;
+// without, nobody can be asked (headless).
+func reachEnv(t *testing.T, asking bool) (e *testEnv, root string) {
 	needLandlock(t)
 	bin := nosyServer(t)
 	e = newEnv(t)
 	root = mkRoot(t, "granted")
 	e.update(func(s *app.State) error {
+		s.Settings = &app.Settings{ReachWait: int(app.MaxReachWait / time.Second)}
 		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
 	})
 	e.addRoots(root)
 	e.grant("nosy", root)
 	opts := e.fastOptions()
-	// Longer than a call may take in these tests (wait): a call that waited
-	// for an answer nobody gives fails the test instead of passing late.
-	opts.ReachWait = 10 * time.Minute
+	opts.CanAsk = func() bool { return asking }
 	e.start(opts)
 	e.waitConnected("nosy")
 	return e, root
@@ -40,16 +47,34 @@ func tryAsync(t *testing.T, e *testEnv, op, path string) <-chan nosyResult {
 	return ch
 }
 
-// waitRequest waits for nosy's open request for folder and returns it.
-func waitRequest(t *testing.T, e *testEnv, folder string) app.Request {
+// waitRequest waits for nosy's open request for folder, with calls calls
+// waiting on it, and returns it.
+func waitRequest(t *testing.T, e *testEnv, folder string, calls int) app.Request {
 	t.Helper()
 	var r app.Request
-	eventually(t, "a request for "+folder, func() (bool, string) {
+	eventually(t, fmt.Sprintf("a request for %s with %d calls", folder, calls), func() (bool, string) {
 		var ok bool
 		r, ok = e.core.Snapshot().State.Request("nosy", folder)
-		return ok, ""
+		return ok && len(r.Waiting(time.Now())) == calls, fmt.Sprintf("%+v", r)
 	})
 	return r
+}
+
+// allowOnce answers the calls of r that allow once typed for target
+// answers (`grant nosy TARGET --once`).
+func allowOnce(t *testing.T, e *testEnv, r app.Request, target string) app.OnceAnswer {
+	t.Helper()
+	var ans app.OnceAnswer
+	e.update(func(s *app.State) error {
+		ids, _, _ := r.OnceCalls(target, time.Now())
+		if ids == nil {
+			ids = []string{}
+		}
+		var err error
+		ans, err = s.GrantOnce("nosy", r.Path, ids, app.ByCommandLine, time.Now().UTC())
+		return err
+	})
+	return ans
 }
 
 // TestReachAsksAndAllowOnceWithoutRestart is the issue's first test: a
@@ -58,21 +83,21 @@ func waitRequest(t *testing.T, e *testEnv, folder string) app.Request {
 // no restart (same pid); the next file there asks again; deny is never
 // asked again; allow this folder lets later accesses through.
 func TestReachAsksAndAllowOnceWithoutRestart(t *testing.T) {
-	e, _ := reachEnv(t)
+	e, _ := reachEnv(t, true)
 	taxes := mkRoot(t, "taxes")
 	os.WriteFile(filepath.Join(taxes, "2025.pdf"), []byte("2025"), 0o600)
 	os.WriteFile(filepath.Join(taxes, "2024.pdf"), []byte("2024"), 0o600)
 	pid := e.status("nosy").PID
 
 	got := tryAsync(t, e, "read", filepath.Join(taxes, "2025.pdf"))
-	r := waitRequest(t, e, taxes)
+	r := waitRequest(t, e, taxes, 1)
 	if r.From != app.FromReach || r.Tried != filepath.Join(taxes, "2025.pdf") || r.Op != "read" {
 		t.Errorf("request %+v", r)
 	}
 	if txt := app.RequestText(r); !strings.Contains(txt, "nosy tried to read ") || !strings.HasSuffix(txt, "allow "+taxes+"?") {
 		t.Errorf("RequestText = %q", txt)
 	}
-	e.update(func(s *app.State) error { return s.GrantOnce("nosy", taxes, app.ByCommandLine, time.Now().UTC()) })
+	allowOnce(t, e, r, taxes)
 	if res := <-got; !res.OK || res.Got != "2025" {
 		t.Fatalf("allowed once: %+v", res)
 	}
@@ -85,7 +110,7 @@ func TestReachAsksAndAllowOnceWithoutRestart(t *testing.T) {
 
 	// The next file asks again; deny refuses it, and is never asked again.
 	got = tryAsync(t, e, "read", filepath.Join(taxes, "2024.pdf"))
-	waitRequest(t, e, taxes)
+	waitRequest(t, e, taxes, 1)
 	e.update(func(s *app.State) error {
 		return s.DecideRequest(app.Decision{Server: "nosy", Root: taxes, Verdict: app.Deny, By: app.ByCommandLine})
 	})
@@ -109,7 +134,7 @@ func TestReachAsksAndAllowOnceWithoutRestart(t *testing.T) {
 	photos := mkRoot(t, "photos")
 	os.WriteFile(filepath.Join(photos, "cat.jpg"), []byte("cat"), 0o600)
 	got = tryAsync(t, e, "read", filepath.Join(photos, "cat.jpg"))
-	waitRequest(t, e, photos)
+	waitRequest(t, e, photos, 1)
 	e.update(func(s *app.State) error {
 		if err := s.DecideRequest(app.Decision{Server: "nosy", Root: photos, Verdict: app.Allow, By: app.ByCommandLine}); err != nil {
 			return err
@@ -130,7 +155,7 @@ func TestReachAsksAndAllowOnceWithoutRestart(t *testing.T) {
 // hundred folders raises at most a hundred requests (in fact the limiter's
 // handful), and every probe still fails.
 func TestReachHostileProber(t *testing.T) {
-	e, _ := reachEnv(t)
+	e, _ := reachEnv(t, true)
 	base := mkRoot(t, "probed")
 	var paths []string
 	for d := range 100 {
@@ -208,34 +233,169 @@ func TestReachHostileProber(t *testing.T) {
 		_, ok := e.core.Snapshot().State.Request("calm", calmDir)
 		return ok, ""
 	})
-	e.update(func(s *app.State) error { return s.GrantOnce("calm", calmDir, app.ByCommandLine, time.Now().UTC()) })
+	e.update(func(s *app.State) error {
+		_, err := s.GrantOnce("calm", calmDir, nil, app.ByCommandLine, time.Now().UTC())
+		return err
+	})
 	if r := <-done; !r.OK || r.Got != "x" {
 		t.Errorf("calm allowed once: %+v", r)
 	}
 }
 
-// TestReachAllowOnceFallsBackForAMkdir: a mkdir cannot be handed a
-// descriptor, so allow once allows the folder until quit instead (by whom
-// allowed once); the waiting call fails as before, and after the restart
-// the server reaches the folder.
-func TestReachAllowOnceFallsBackForAMkdir(t *testing.T) {
-	e, _ := reachEnv(t)
+// TestAllowOnceLetsThroughOnlyTheCallsShown: while a read waits, the
+// server truncates a file, creates one and makes a folder there; each call
+// joins the request. Allow once on the read lets the read through and
+// nothing else: no file emptied or written, no folder made, no decision
+// stored, no restart. A descriptor handed for a read changes no mode,
+// owner, attribute or time of the file.
+func TestAllowOnceLetsThroughOnlyTheCallsShown(t *testing.T) {
+	e, _ := reachEnv(t, true)
+	secret := mkRoot(t, "secret")
+	a, b := filepath.Join(secret, "a.txt"), filepath.Join(secret, "b.txt")
+	os.WriteFile(a, []byte("A"), 0o600)
+	os.WriteFile(b, []byte("B"), 0o600)
+	pid := e.status("nosy").PID
+
+	read := tryAsync(t, e, "read", a)
+	waitRequest(t, e, secret, 1)
+	others := map[string]<-chan nosyResult{
+		"truncate": tryAsync(t, e, "truncate", b),
+		"create":   tryAsync(t, e, "create", filepath.Join(secret, "new.txt")),
+		"mkdir":    tryAsync(t, e, "mkdir", filepath.Join(secret, "d")),
+	}
+	r := waitRequest(t, e, secret, 4)
+	ops := map[string]string{}
+	for _, c := range r.Calls {
+		ops[c.Path] = c.Op
+	}
+	if want := map[string]string{a: app.OpRead, b: app.OpTruncate, filepath.Join(secret, "new.txt"): app.OpCreate, filepath.Join(secret, "d"): app.OpMkdir}; !maps.Equal(ops, want) {
+		t.Errorf("the calls listed: %v, want %v", ops, want)
+	}
+	ans := allowOnce(t, e, r, a)
+	if len(ans.Let) != 1 || ans.Let[0].Path != a {
+		t.Errorf("allow once on the read let through %+v", ans.Let)
+	}
+	if res := <-read; !res.OK || res.Got != "A" {
+		t.Errorf("the read allowed once: %+v", res)
+	}
+	for op, ch := range others {
+		if res := <-ch; res.OK {
+			t.Errorf("%s went through on a once given for a read: %+v", op, res)
+		}
+	}
+	if got, _ := os.ReadFile(b); string(got) != "B" {
+		t.Errorf("b.txt is %q after the once", got)
+	}
+	for _, p := range []string{filepath.Join(secret, "new.txt"), filepath.Join(secret, "d")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was made", p)
+		}
+	}
+	snap := e.core.Snapshot()
+	if _, decided := snap.State.Decision("nosy", secret); decided {
+		t.Error("allow once stored a decision")
+	}
+	if e.status("nosy").PID != pid {
+		t.Error("allow once restarted the server")
+	}
+
+	// fchmod, fchown, fsetxattr and futimens on a descriptor handed for a
+	// read: each open is allowed once, each change refused.
+	var before unix.Stat_t
+	unix.Stat(a, &before)
+	for _, op := range []string{"fchmod", "fchown", "fsetxattr", "futimens"} {
+		got := tryAsync(t, e, op, a)
+		ans := allowOnce(t, e, waitRequest(t, e, secret, 1), a)
+		if len(ans.Let) != 1 || ans.Let[0].Op != app.OpRead {
+			t.Errorf("%s: allow once let through %+v", op, ans.Let)
+		}
+		if res := <-got; res.OK || !strings.Contains(res.Err, "operation not permitted") {
+			t.Errorf("%s on a descriptor handed for a read: %+v", op, res)
+		}
+	}
+	var after unix.Stat_t
+	unix.Stat(a, &after)
+	if after.Mode != before.Mode || after.Uid != before.Uid || after.Gid != before.Gid || after.Mtim != before.Mtim {
+		t.Errorf("a.txt changed: mode %o uid %d gid %d mtime %v, was %o %d %d %v", after.Mode, after.Uid, after.Gid, after.Mtim, before.Mode, before.Uid, before.Gid, before.Mtim)
+	}
+	if _, err := unix.Getxattr(a, "user.nosy", nil); err == nil {
+		t.Error("a.txt got an extended attribute")
+	}
+}
+
+// TestReachRefusedAtOnceWithNobodyToAsk: headless, a confined server's
+// attempt past its folders is refused without anybody answering, though a
+// call would wait two minutes if somebody were asked; the request waits for
+// the person, marked unasked; a second attempt on that folder is refused at
+// once too, and both are audited as unasked and refused, not timed out.
+func TestReachRefusedAtOnceWithNobodyToAsk(t *testing.T) {
+	e, _ := reachEnv(t, false)
+	secret := mkRoot(t, "secret")
+	os.WriteFile(filepath.Join(secret, "a.txt"), []byte("A"), 0o600)
+	os.WriteFile(filepath.Join(secret, "b.txt"), []byte("B"), 0o600)
+	pid := e.status("nosy").PID
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if res := nosyTry(t, e, "nosy", "read", filepath.Join(secret, f)); res.OK || !strings.Contains(res.Err, "permission denied") {
+			t.Fatalf("read %s with nobody to ask: %+v", f, res)
+		}
+	}
+	var r app.Request
+	eventually(t, "the request kept for the person", func() (bool, string) {
+		var ok bool
+		r, ok = e.core.Snapshot().State.Request("nosy", secret)
+		return ok, ""
+	})
+	if !r.Unasked || len(r.Calls) != 0 || r.Tried != filepath.Join(secret, "a.txt") {
+		t.Errorf("request %+v", r)
+	}
+	entries, err := audit.Read(e.dir, "nosy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := map[string]string{}
+	for _, en := range entries {
+		if en.Via == audit.ViaReach {
+			decided[filepath.Base(en.Tried)] = en.Decided
+		}
+	}
+	if decided["a.txt"] != audit.ReachUnasked || decided["b.txt"] != audit.ReachRefused {
+		t.Errorf("audited: %v", decided)
+	}
+	if e.status("nosy").PID != pid {
+		t.Error("the server was restarted")
+	}
+}
+
+// TestReachAllowOnceRefusesAMkdir: a mkdir cannot be handed a descriptor:
+// allow once says so and changes nothing (no until-quit decision, no
+// restart); allowing the folder fails the waiting mkdir, restarts the
+// server, and after the restart the mkdir works.
+func TestReachAllowOnceRefusesAMkdir(t *testing.T) {
+	e, _ := reachEnv(t, true)
 	work := mkRoot(t, "work")
 	pid := e.status("nosy").PID
 	got := tryAsync(t, e, "mkdir", filepath.Join(work, "new"))
-	r := waitRequest(t, e, work)
-	if r.Op != "create" {
+	r := waitRequest(t, e, work, 1)
+	if r.Op != app.OpMkdir || r.Calls[0].NotOnce == "" {
 		t.Errorf("request %+v", r)
 	}
-	e.update(func(s *app.State) error { return s.GrantOnce("nosy", work, app.ByDialog, time.Now().UTC()) })
-	if res := <-got; res.OK {
-		t.Errorf("the mkdir allowed once went through: %+v", res)
-	}
-	eventually(t, "the folder allowed until quit", func() (bool, string) {
-		d, ok := e.core.Snapshot().State.Decision("nosy", work)
-		return ok && d.Verdict == app.Allow && d.Scope == app.UntilQuit && d.By == app.ByDialog, ""
+	err := e.core.Update(func(s *app.State) error {
+		_, err := s.GrantOnce("nosy", work, nil, app.ByDialog, time.Now().UTC())
+		return err
 	})
-	e.core.SetHealth(work, app.Health{Status: app.HealthOK})
+	if err == nil || !strings.Contains(err.Error(), "allow once cannot let through") {
+		t.Errorf("allow once of a mkdir: %v", err)
+	}
+	if _, decided := e.core.Snapshot().State.Decision("nosy", work); decided {
+		t.Error("allow once of a mkdir stored a decision")
+	}
+	e.update(func(s *app.State) error {
+		e.core.SetHealth(work, app.Health{Status: app.HealthOK})
+		return s.DecideRequest(app.Decision{Server: "nosy", Root: work, Verdict: app.Allow, By: app.ByDialog})
+	})
+	if res := <-got; res.OK {
+		t.Errorf("the waiting mkdir went through before the restart: %+v", res)
+	}
 	e.waitRestarted("nosy", pid)
 	if res := nosyTry(t, e, "nosy", "mkdir", filepath.Join(work, "new")); !res.OK {
 		t.Errorf("mkdir after the folder was allowed: %+v", res)

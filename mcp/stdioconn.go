@@ -27,6 +27,15 @@ import (
 //
 // Decoding matches keys exactly, as the SDK's does: a server cannot have
 // "Method" read as "method".
+//
+// The server's requests are bounded by a Backlog: those read and not yet
+// answered (their answers written to its stdin) are counted, and while
+// the backlog is full the next message is not read, so that a server
+// asking faster than it reads its answers waits to write; the SDK would
+// otherwise hold every request it read, with its handler and its answer.
+// A server whose backlog stays full with no answer drained for the stall
+// limit asks and does not read: Read fails with a *HostileError, which
+// onHostile hears first.
 type stdioConn struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
@@ -43,6 +52,11 @@ type stdioConn struct {
 	writeMu sync.Mutex
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*inBatch // requests of an incoming batch, until answered
+
+	backlog    *Backlog
+	onHostile  func(error)        // told once when the server is found hostile; may be nil
+	pendMu     sync.Mutex         // guards unanswered
+	unanswered map[jsonrpc.ID]int // the server's requests not yet answered, with their sizes
 }
 
 type rawOrErr struct {
@@ -57,8 +71,10 @@ type inBatch struct {
 	responses []*jsonrpc.Response
 }
 
-// startStdio starts cmd and connects to its stdin and stdout.
-func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string) (*stdioConn, error) {
+// startStdio starts cmd and connects to its stdin and stdout. limits bound
+// the server's unanswered requests (zero fields take the defaults);
+// onHostile, if not nil, is told when the server is found hostile.
+func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, limits BacklogLimits, onHostile func(error)) (*stdioConn, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -73,7 +89,8 @@ func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string) (
 	if terminate <= 0 {
 		terminate = 5 * time.Second // the SDK's default
 	}
-	c := &stdioConn{cmd: cmd, stdin: stdin, terminate: terminate, version: version, closed: make(chan struct{})}
+	c := &stdioConn{cmd: cmd, stdin: stdin, terminate: terminate, version: version, closed: make(chan struct{}),
+		backlog: NewBacklog(limits), onHostile: onHostile, unanswered: map[jsonrpc.ID]int{}}
 	c.incoming = readFrames(stdout, MaxMessageBytes, c.closed)
 	return c, nil
 }
@@ -151,6 +168,13 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.queue = c.queue[1:]
 		return next, nil
 	}
+	// Room for what the next message may ask, or wait until answers drain.
+	if err := c.backlog.Wait(ctx, c.closed); err != nil {
+		if IsHostile(err) && c.onHostile != nil {
+			c.onHostile(err)
+		}
+		return nil, err
+	}
 	var raw json.RawMessage
 	select {
 	case <-ctx.Done():
@@ -175,8 +199,54 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 	}
+	if err := c.countRequests(msgs, len(raw)); err != nil {
+		return nil, err
+	}
 	c.queue = msgs[1:]
 	return msgs[0], nil
+}
+
+// countRequests adds the requests among msgs, read in a frame of size
+// bytes, to the backlog. A batch may not ask more than the backlog holds:
+// its answers go back together, so none of them could drain first.
+func (c *stdioConn) countRequests(msgs []jsonrpc.Message, size int) error {
+	calls := 0
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			calls++
+		}
+	}
+	if calls == 0 {
+		return nil
+	}
+	if limit := c.backlog.Limits().Requests; calls > limit {
+		return fmt.Errorf("a batch of %d requests; at most %d may wait for answers at once", calls, limit)
+	}
+	each := size / calls
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			if _, dup := c.unanswered[req.ID]; dup {
+				continue // refused by the SDK without an answer
+			}
+			c.unanswered[req.ID] = each
+			c.backlog.Add(each)
+		}
+	}
+	return nil
+}
+
+// settle drains the answered requests ids from the backlog.
+func (c *stdioConn) settle(ids ...jsonrpc.ID) {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	for _, id := range ids {
+		if size, ok := c.unanswered[id]; ok {
+			delete(c.unanswered, id)
+			c.backlog.Drain(size)
+		}
+	}
 }
 
 // addBatch notes the requests of an incoming batch, whose answers are sent
@@ -243,8 +313,16 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if all == nil {
 				return nil // the batch's other answers are not ready
 			}
+			defer func() {
+				for _, r := range all {
+					c.settle(r.ID)
+				}
+			}()
 			data, err = encodeBatch(all)
 		} else {
+			// Given once written, or once it cannot be: either way the
+			// server's request is no longer held.
+			defer c.settle(resp.ID)
 			data, err = jsonrpc.EncodeMessage(msg)
 		}
 	} else {

@@ -25,7 +25,7 @@ func replay(t *testing.T, input []byte, version string) (*stdioConn, func() stri
 		t.Fatal(err)
 	}
 	cmd := exec.Command("sh", "-c", `cat "$0"; cat > "$1"`, in, out)
-	c, err := startStdio(cmd, time.Second, func() string { return version })
+	c, err := startStdio(cmd, time.Second, func() string { return version }, BacklogLimits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestStdioConnRefusesWhatTheSDKRefuses(t *testing.T) {
 // terminate duration.
 func TestStdioConnCloseEndsAServerThatLingers(t *testing.T) {
 	cmd := exec.Command("sh", "-c", `trap 'exit 7' TERM; while :; do sleep 0.05; done`)
-	c, err := startStdio(cmd, 200*time.Millisecond, func() string { return "" })
+	c, err := startStdio(cmd, 200*time.Millisecond, func() string { return "" }, BacklogLimits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,18 +20,17 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets"
-	"rootkeeper/app/secrets/spot"
 )
 
 // transport makes the server's transport. For stdio it also returns the
 // process, whose pid is known once the transport has connected.
 func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error) {
 	// Secrets the state file refers to come out of the keyring now.
-	srv, err := secrets.ResolveServer(a.cfg)
+	srv, hider, err := secrets.ResolveHiding(a.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	a.url.Store(srv.URL)
+	a.hider.Store(hider)
 	if a.m.opts.NewTransport != nil {
 		t, err := a.m.opts.NewTransport(srv)
 		if err != nil {
@@ -43,10 +42,10 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 	case app.TransportStdio:
 		snap := a.m.core.Snapshot()
 		cmd, paths := StdioCommand(srv, snap)
-		cmd.Stderr = a.stderrWriter()
+		cmd.Stderr = hider.Writer(a.stderrWriter())
 		// Let Wait return even if a grandchild keeps stderr open.
 		cmd.WaitDelay = a.m.opts.StopGrace + a.m.opts.KillAfter + time.Second
-		proc := &process{}
+		proc := newProcess()
 		if a.mode == app.RootsArgs || a.mode == app.RootsEnv {
 			a.mu.Lock()
 			a.startedWith = paths
@@ -67,6 +66,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			version:   a.negotiated,
 			proc:      proc,
 			obs:       obs,
+			backlog:   a.m.opts.Backlog,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)
@@ -164,12 +164,12 @@ func httpClient(endpoint string, headers map[string]string) *http.Client {
 	return &http.Client{Transport: &headerTransport{base: base, origin: origin, headers: headers}}
 }
 
-// hide is err with the secrets of the server's URL query taken out of its
-// text (an error from the HTTP client names the URL in full), so that the
-// status and the log never show them; it unwraps to err.
+// hide is err with the secrets the server was started with taken out of
+// its text (an error from the HTTP client names the URL in full, a failed
+// start may quote the command line), so that the status and the log never
+// show them; it unwraps to err.
 func (a *adapter) hide(err error) error {
-	u, _ := a.url.Load().(string)
-	if msg := spot.HideIn(err.Error(), u); msg != err.Error() {
+	if msg := a.hider.Load().Hide(err.Error()); msg != err.Error() {
 		return hiddenError{msg, err}
 	}
 	return err

@@ -51,7 +51,8 @@ type Extensions struct {
 	// Audit prints the audit log: `audit [--server S] [--json]`.
 	Audit func(args []string, stateDir string, stdout io.Writer) error
 	// Bridge runs `bridge NAME`: relays between a host on stdin/stdout and
-	// server NAME until the host closes stdin.
+	// server NAME until the host closes stdin. Its stderr is the host's:
+	// it replaces the store's BeforeSave, whose warnings name any server.
 	Bridge func(ctx context.Context, store *app.Store, server string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
@@ -76,16 +77,21 @@ tray with the window closed (as at login).
   roots list [--json]
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
   servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine] -- COMMAND [ARG...]
-  servers add NAME --url URL [--type http|sse] [--header K=V] [--roots-mode M] [--sampling S] [--host-roots H]
+  servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
-  servers remove NAME
+  servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
-  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: only the attempts waiting on it)
+  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the calls of a confined
+                                    server waiting on ROOT through this once, nothing more; ROOT
+                                    may be the folder (its reads) or a file a call named)
   deny SERVER ROOT                  remember that SERVER may not see ROOT
   revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
   pause | resume                    stop or restart all sharing
+  settings [--json] | settings reach-wait DURATION
+                                    how long a confined server's call past its folders waits
+                                    while you are asked (default 10s)
   status [--json]                   what each server may see, and live state
   audit [--server S] [--json]       which server was sent which roots, when
   sampling show [--json] | clear    the model that answers servers' sampling requests
@@ -93,12 +99,19 @@ tray with the window closed (as at login).
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running
   resources read SERVER URI [--json] print a resource (blobs: size and MIME; --json: base64)
   autostart on|off|status [--json]  start at login, in the tray with the window closed
-  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs
+  doctor [--json]                   check tray host, Landlock, inotify, keyring, servers' programs, hosts' files
 
-Folders named on a server's command line or in its env are taken off and
-become requests to decide (grant SERVER FOLDER); --keep-arg A leaves A there.
+Folders and files named on a server's command line or in its env stay there
+as slots: each is asked about (grant SERVER FOLDER), and the server starts,
+exactly as configured, only once every slot is allowed (until then status says
+it is held and why). --keep-arg A marks a value that only looks like a path as
+no slot.
 --confine (Linux): the server runs under Landlock, reaching only its granted
-folders, a private temp folder and what it needs to run.
+folders, a private temp folder and what it needs to run. When it reaches past
+them, the window asks (its call waits, reach-wait); with nobody to ask (headless,
+a bridge with no app) the call is refused at once and the request waits in
+status. Allow once lets exactly the calls shown through, each with its own
+access; only grant (without --once) widens its folders.
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to
@@ -254,6 +267,8 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return c.setPaused(verb == "pause")
 	case "status":
 		return c.status(rest)
+	case "settings":
+		return c.settings(rest)
 	case "audit":
 		if ext.Audit == nil {
 			return errors.New("this build has no audit log reader")

@@ -200,7 +200,7 @@ func TestServersVerbs(t *testing.T) {
 			Env: map[string]string{"A": "1"}, Cwd: h.cwd, RootsMode: app.RootsArgs},
 		{Name: "old", Type: "sse", URL: "http://localhost:8080/sse", RootsMode: app.RootsOff},
 		// The token went to the keyring (secrets_test.go's Secret Service).
-		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "keyring:rootkeeper/web/header/Authorization"}},
+		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer keyring:rootkeeper/web/header/Authorization/0"}},
 	}
 	if len(servers) != len(want) {
 		t.Fatalf("servers = %+v", servers)
@@ -360,6 +360,10 @@ func TestGlobalUsageErrors(t *testing.T) {
 	}
 	if r := h.run("--help"); r.code != 0 || !strings.Contains(r.stdout, "roots add PATH") {
 		t.Fatalf("--help: %+v", r)
+	}
+	// Folders on a server's command line stay there, as slots.
+	if r := h.run("help"); !strings.Contains(r.stdout, "stay there\nas slots") || strings.Contains(r.stdout, "taken off") {
+		t.Errorf("help on a server's folders:\n%s", r.stdout)
 	}
 	if r := h.run("scan"); r.code != 1 {
 		t.Fatalf("scan without a scanner: %+v", r)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"path/filepath"
 	"time"
 
 	"rootkeeper/app"
@@ -146,25 +148,88 @@ func (c *command) setPaused(paused bool) error {
 	return nil
 }
 
-// grantOnce answers the attempts of a confined server waiting on a folder
-// with allow once (app.State.GrantOnce): they get the file, the folder is
-// not granted, and the next attempt asks again.
+// grantOnce answers calls of a confined server waiting on a folder with
+// allow once (app.State.GrantOnce): ref names the folder (its waiting
+// reads and listings) or a file a call named (the calls on that file);
+// each call answered gets what it asked for and no more, the folder is not
+// granted, and the next attempt asks again. It prints exactly what it let
+// through, and what it did not.
 func (c *command) grantOnce(server, ref string) error {
-	var folder string
+	var ans app.OnceAnswer
+	var withheld []app.ReachCall
 	_, err := c.update(func(s *app.State) error {
 		if _, ok := s.Server(server); !ok {
 			return &app.InputError{Msg: "no server \"" + server + "\""}
 		}
-		req, ok := requestFor(s, server, ref, c.env.Cwd)
+		now := time.Now().UTC()
+		req, target, ok := onceRequest(s, server, ref, c.env.Cwd, now)
 		if !ok {
-			return &app.InputError{Msg: server + " has no attempt waiting on \"" + ref + "\" (allow once answers a folder a confined server tried to reach)"}
+			return &app.InputError{Msg: server + " has no attempt waiting on \"" + ref + "\" (allow once answers a folder a confined server tried to reach, or a file it tried)"}
 		}
-		folder = req.Path
-		return s.GrantOnce(server, req.Path, app.ByCommandLine, time.Now().UTC())
+		ids, held, _ := req.OnceCalls(target, now)
+		withheld = held
+		if len(ids) == 0 && len(held) > 0 {
+			// Only calls that change files wait: nothing is let through
+			// and they keep waiting, for a once that names their file.
+			first := held[0]
+			return &app.InputError{Msg: app.SafeText(fmt.Sprintf("%s waits to %s %s: a call that changes a file is let through once only when you name its file (`rootkeeper grant %s %s --once`), or allow the folder (`rootkeeper grant %s %s`)",
+				server, app.OpText(first.Op), first.Path, app.ShellQuote(server), app.ShellQuote(first.Path), app.ShellQuote(server), app.ShellQuote(req.Path)))}
+		}
+		if ids == nil {
+			ids = []string{} // nothing picked: answer none, rather than all
+		}
+		var err error
+		ans, err = s.GrantOnce(server, req.Path, ids, app.ByCommandLine, now)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	c.printf("%s may reach %s this once: its waiting attempts get what they asked for; the next one asks again\n", app.SafeText(server), app.SafeText(folder))
+	name := app.SafeText(server)
+	grantFolder := fmt.Sprintf("`rootkeeper grant %s %s`", app.ShellQuote(server), app.ShellQuote(ans.Folder))
+	if len(ans.Let)+len(ans.NotLet)+len(withheld) == 0 {
+		c.printf("nothing of %s waits on %s now (a call waits only while you are asked); nothing was let through. The next attempt asks again; to let it in for good: %s\n",
+			name, app.SafeText(ref), grantFolder)
+		return nil
+	}
+	if len(ans.Let) > 0 {
+		c.printf("%s may do this once, and nothing more (the next attempt asks again):\n", name)
+		for _, call := range ans.Let {
+			c.printf("  %s %s\n", app.OpText(call.Op), app.SafeText(call.Path))
+		}
+	}
+	for _, call := range ans.NotLet {
+		c.printf("refused: %s %s (%s); to allow it, allow the folder: %s\n",
+			app.OpText(call.Op), app.SafeText(call.Path), app.SafeText(call.NotOnce), grantFolder)
+	}
+	for _, call := range withheld {
+		c.printf("refused: %s %s (a call that changes a file is let through once only when you name its file: `rootkeeper grant %s %s --once`)\n",
+			app.OpText(call.Op), app.SafeText(call.Path), app.ShellQuote(server), app.ShellQuote(call.Path))
+	}
 	return nil
+}
+
+// onceRequest finds the reach request of server that ref names: its folder,
+// or a file one of its waiting calls named. target is ref made canonical as
+// the request knows it.
+func onceRequest(s *app.State, server, ref, cwd string, now time.Time) (app.Request, string, bool) {
+	if r, ok := requestFor(s, server, ref, cwd); ok {
+		return r, r.Path, true
+	}
+	abs := ref
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(cwd, ref)
+	}
+	abs = filepath.Clean(abs)
+	for _, r := range s.RequestsFor(server) {
+		if r.From != app.FromReach {
+			continue
+		}
+		for _, c := range r.Waiting(now) {
+			if c.Path == abs {
+				return r, abs, true
+			}
+		}
+	}
+	return app.Request{}, "", false
 }

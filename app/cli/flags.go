@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"rootkeeper/app/secrets/spot"
 )
 
 // UsageError is a mistake in how a command was typed. It exits 2.
@@ -116,12 +118,15 @@ func keyValues(option string, list []string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, kv := range list {
 		k, v, ok := strings.Cut(kv, "=")
-		if option == "header" && !ok {
-			k, v, ok = strings.Cut(kv, ":")
-			v = strings.TrimSpace(v)
+		if option == "header" {
+			// curl's "Name: value" too; a value may hold '=' (base64).
+			if hk, hv, hok := strings.Cut(kv, ":"); hok && (!ok || len(hk) < len(k)) {
+				k, v, ok = hk, strings.TrimSpace(hv), true
+			}
 		}
 		if !ok || k == "" {
-			return nil, usagef("invalid --%s %q (want KEY=VALUE)", option, kv)
+			// It may be a secret given without its name.
+			return nil, usagef("invalid --%s %q (want KEY=VALUE)", option, spot.ShowArgs("", []string{kv})[0])
 		}
 		m[k] = v
 	}

@@ -296,6 +296,8 @@ func (c *command) printProtect(r hosts.FileResult, would string) {
 
 func (c *command) printRestore(r hosts.FileResult, would string) {
 	switch {
+	case r.Refused != "":
+		c.printf("%s: %s\n  %s\n", r.Host, r.Path, r.Refused)
 	case r.How == "byte for byte":
 		c.printf("%s: %s %srestored byte for byte\n", r.Host, r.Path, would)
 	case r.How == "entries":

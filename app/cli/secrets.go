@@ -11,6 +11,8 @@ import (
 // (servers add, import, hosts protect, the window's edits) into the OS
 // keyring before the state is saved; when none is reachable it says so on
 // stderr, once per secret, and the value stays in the 0600 state file.
+// (A bridge puts its own in place: its stderr is its host's, and the
+// warning names other servers; Extensions.Bridge sends it to the app.)
 func sealer(env Env) *secrets.Sealer {
 	return &secrets.Sealer{Warn: func(msg string) {
 		fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", app.SafeText(msg))

@@ -80,18 +80,18 @@ func TestSecretsGoToTheKeyring(t *testing.T) {
 	for key, want := range map[string]string{
 		"gh GITHUB_PERSONAL_ACCESS_TOKEN": "keyring:rootkeeper/gh/env/GITHUB_PERSONAL_ACCESS_TOKEN",
 		"gh LOG":                          "debug",
-		"remote Authorization":            "keyring:rootkeeper/remote/header/Authorization",
+		"remote Authorization":            "Bearer keyring:rootkeeper/remote/header/Authorization/0",
 		"brave BRAVE_API_KEY":             "keyring:rootkeeper/brave/env/BRAVE_API_KEY",
 	} {
 		if refs[key] != want {
 			t.Errorf("%s = %q, want %q", key, refs[key], want)
 		}
 	}
-	if v, err := keyring.Get(secrets.Service, "remote/header/Authorization"); err != nil || v != "Bearer imported-s3cret" {
+	if v, err := keyring.Get(secrets.Service, "remote/header/Authorization/0"); err != nil || v != "imported-s3cret" {
 		t.Fatalf("the keyring holds %q, %v", v, err)
 	}
 	h.ok("servers", "remove", "remote")
-	if _, err := keyring.Get(secrets.Service, "remote/header/Authorization"); err != keyring.ErrNotFound {
+	if _, err := keyring.Get(secrets.Service, "remote/header/Authorization/0"); err != keyring.ErrNotFound {
 		t.Fatalf("after servers remove the keyring still answers: %v", err)
 	}
 }

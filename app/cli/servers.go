@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,8 +9,11 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/control"
+	"rootkeeper/app/secrets/spot"
 )
 
 func (c *command) servers(args []string) error {
@@ -39,10 +43,26 @@ func (c *command) servers(args []string) error {
 			return err
 		}
 		c.forgetSecrets(removed)
+		c.removeServerFiles(pos[0])
 		c.printf("removed server %q and its decisions\n", pos[0])
 		return nil
 	}
 	return usagef("unknown verb %q for %q", sub, "servers")
+}
+
+// removeServerFiles deletes what a removed server had on disk (its temp
+// and data folders, its logs: app.RemoveServerFiles) when no app runs. A
+// running app does it itself once it has stopped the server, which may
+// still be running now.
+func (c *command) removeServerFiles(name string) {
+	ctx, cancel := context.WithTimeout(c.ctx, time.Second)
+	defer cancel()
+	if control.Call(ctx, c.store.Dir(), "ping", nil, nil) == nil {
+		return
+	}
+	if err := app.RemoveServerFiles(c.store.Dir(), name); err != nil {
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: some files of the removed server %q are left: %s\n", app.SafeText(name), app.SafeText(err.Error()))
+	}
 }
 
 func (c *command) serversAdd(args []string) error {
@@ -173,10 +193,11 @@ func (c *command) serversList(args []string) error {
 	tw := tabwriter.NewWriter(c.env.Stdout, 0, 4, 2, ' ', 0)
 	defer tw.Flush()
 	fmt.Fprintf(tw, "NAME\tTYPE\tROOTS MODE\tTARGET\n")
-	for _, s := range redactServers(st.Servers) {
-		target := s.URL
+	for _, s := range st.Servers {
+		// Secrets and references alike are "(secret)" here.
+		target := spot.ShowURL(s.Name, s.URL)
 		if s.Type == app.TransportStdio {
-			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+			target = strings.Join(append([]string{s.Command}, spot.ShowArgs(s.Name, s.Args)...), " ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", app.SafeText(s.Name), s.Type, s.Mode(), app.SafeText(target))
 	}

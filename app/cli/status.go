@@ -164,6 +164,7 @@ func (c *command) status(args []string) error {
 // every command hint is shell-quoted (a folder called $(...) must not
 // become a command when pasted).
 func (c *command) printStatus(st Status) {
+	now := time.Now()
 	switch {
 	case st.Paused:
 		c.printf("Sharing is PAUSED: no server sees any root.\n")
@@ -218,7 +219,7 @@ func (c *command) printStatus(st Status) {
 		}
 		for _, r := range s.Requests {
 			if r.From == app.FromReach {
-				c.printf("  requested %s (`rootkeeper grant %s %s --once`, or grant or deny it)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+				c.printReach(s.Name, r, now)
 				continue
 			}
 			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
@@ -230,4 +231,34 @@ func (c *command) printStatus(st Status) {
 			c.printf("  %s\n", app.BridgeText(b))
 		}
 	}
+}
+
+// printReach prints a confined server's reach request: what it tried, the
+// calls that wait on it now (each as allow once would let it through), or
+// why nothing waits, and the commands that answer it.
+func (c *command) printReach(server string, r app.Request, now time.Time) {
+	c.printf("  requested %s\n", app.RequestText(r))
+	q := func(s string) string { return app.ShellQuote(s) }
+	decide := fmt.Sprintf("allow the folder: `rootkeeper grant %s %s`; deny it: `rootkeeper deny %s %s`", q(server), q(r.Path), q(server), q(r.Path))
+	ask := app.ReachQuestionOf(r, now, nil)
+	if !ask.Waiting {
+		c.printf("            %s; %s\n", ask.Gone, decide)
+		return
+	}
+	waiting := ask.Calls
+	c.printf("            %d call(s) wait %s more:\n", len(waiting), r.Until.Sub(now).Round(time.Second))
+	for _, call := range waiting {
+		line := "              " + call.Text("")
+		switch {
+		case call.NotOnce != "":
+			line += " (allow once cannot: " + call.NotOnce + ")"
+		default:
+			line += fmt.Sprintf(" (once: `rootkeeper grant %s %s --once`)", q(server), q(call.Path))
+		}
+		c.printf("%s\n", app.SafeText(line))
+	}
+	if slices.ContainsFunc(waiting, func(call app.ReachCall) bool { return !app.OpWrites(call.Op) && call.NotOnce == "" }) {
+		c.printf("            every read listed at once: `rootkeeper grant %s %s --once`\n", q(server), q(r.Path))
+	}
+	c.printf("            %s\n", decide)
 }

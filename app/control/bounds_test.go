@@ -170,6 +170,10 @@ func TestBridgeSessionNeedsTheToken(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() < 32 {
 		t.Fatalf("token file: %v %v", fi, err)
 	}
+	// Written in one step: nothing but the socket and the token is left.
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the state folder holds %v; want the socket and the token only", entries)
+	}
 	forged := []string{
 		`{"op":"bridge","args":{"server":"fs","host":"evil"}}`,
 		`{"op":"bridge","args":{"server":"fs"},"token":""}`,

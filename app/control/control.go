@@ -44,6 +44,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"rootkeeper/app/atomicfile"
 )
 
 // SocketName is the socket's file name inside the state folder.
@@ -125,28 +127,15 @@ func Listen(dir string) (*Server, error) {
 }
 
 // writeToken writes a new random token to dir/control.token, mode 0600,
-// replacing the file in one step.
+// replacing the file in one step (atomicfile), so that a reader never sees
+// half a token.
 func writeToken(dir string) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	token := hex.EncodeToString(b[:])
-	f, err := os.CreateTemp(dir, TokenName+".*")
-	if err != nil {
-		return "", fmt.Errorf("control token: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err == nil {
-		_, err = f.WriteString(token)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, TokenName))
-	}
-	if err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, TokenName), []byte(token), atomicfile.Options{Perm: 0o600}); err != nil {
 		return "", fmt.Errorf("control token: %w", err)
 	}
 	return token, nil

@@ -168,15 +168,12 @@ func inotify(st app.State, procSys string) Check {
 func keyring(st app.State, reach error) Check {
 	var refs, plain []string
 	for _, s := range st.Servers {
-		for _, m := range []map[string]string{s.Env, s.Headers} {
-			for k, v := range m {
-				switch {
-				case secrets.IsRef(v):
-					refs = append(refs, s.Name+" "+k)
-				case secrets.LooksSecret(k, v):
-					plain = append(plain, s.Name+" "+k)
-				}
-			}
+		sealed, clear := secrets.Where(s)
+		for _, w := range sealed {
+			refs = append(refs, s.Name+" "+w)
+		}
+		for _, w := range clear {
+			plain = append(plain, s.Name+" "+w)
 		}
 	}
 	slices.Sort(refs)

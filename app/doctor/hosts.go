@@ -10,7 +10,10 @@ import (
 // Hosts checks each host config file Rootkeeper protected: every server in
 // it must still run the bridge. A host that added a server, or an entry put
 // back by hand, runs that server beside Rootkeeper, its roots unbound. Other
-// changes (hosts keep their own settings in these files) are fine.
+// changes (hosts keep their own settings in these files) are fine. A host's
+// file Rootkeeper refuses to read (a named pipe, a device, a file larger
+// than any config), protected or not, is a problem too: its servers cannot
+// be seen nor protected.
 func Hosts(found []hosts.Found, err error) []Check {
 	if err != nil {
 		return []Check{{Name: "hosts", Detail: fmt.Sprintf("cannot read the hosts' files: %v", err), Fix: "see `rootkeeper hosts list`"}}
@@ -18,10 +21,14 @@ func Hosts(found []hosts.Found, err error) []Check {
 	var out []Check
 	for _, h := range found {
 		for _, f := range h.Files {
+			name := "host " + h.ID
+			if f.Refused != "" {
+				out = append(out, Check{Name: name, Detail: f.Refused, Fix: "put the host's own config file there (or remove what is there), then run `rootkeeper hosts list`"})
+				continue
+			}
 			if !f.Recorded {
 				continue
 			}
-			name := "host " + h.ID
 			if f.Err != "" {
 				out = append(out, Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %s", f.Path, f.Err), Fix: "fix the file, or give it back with `rootkeeper hosts restore " + h.ID + "`"})
 				continue

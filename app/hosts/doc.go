@@ -38,8 +38,9 @@ type doc interface {
 	// projectDir is the project folder of a project's file ("" for a
 	// user file).
 	projectDir() string
-	// tree is the document's meaning, as maps, slices and scalars.
-	tree() map[string]any
+	// value is the meaning of the field at key (the whole document for
+	// none), as maps, slices and scalars, and whether it is there.
+	value(key []string) (any, bool)
 	// keys lists the member names of the object at key, in file order.
 	keys(key []string) []string
 	// get returns the field at key in the format's own text (what put

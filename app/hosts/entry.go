@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rootkeeper/app"
+	"rootkeeper/app/secrets/spot"
 )
 
 // dialect says which keys of a host's server entry hold what.
@@ -118,13 +119,13 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 	e := Entry{Host: h.ID, File: d.path(), Key: append(slices.Clone(t.key), name), Name: name, Scope: t.scope, d: h.dialect}
 	e.base = e.Key
 	e.Rootkeeper = rootkeeperName(h.ID, t.tag, name)
-	v, _ := dig(d.tree(), e.Key)
+	v, _ := d.value(e.Key)
 	obj, ok := v.(map[string]any)
 	if !ok {
 		e.Skip = "not an object"
 		return e
 	}
-	if list, _ := dig(d.tree(), t.key); list != nil {
+	if list, _ := d.value(t.key); list != nil {
 		if _, isList := list.([]any); isList {
 			// A list of servers (Continue's mcpServers): each names
 			// itself.
@@ -227,9 +228,17 @@ func skipReason(srv app.Server, obj map[string]any, dl dialect) string {
 	// The bridge runs the command as Rootkeeper stores it: a variable only
 	// the host expands would reach the server unexpanded. Such variables
 	// may stay in env, which the host keeps expanding.
-	for _, s := range append(append([]string{srv.Command, srv.Cwd, srv.URL}, srv.Args...), slices.Collect(maps.Values(srv.Headers))...) {
+	// What is quoted is shown as `hosts list` shows it: its secrets hidden.
+	names := slices.Sorted(maps.Keys(srv.Headers))
+	raw := append([]string{srv.Command, srv.Cwd, srv.URL}, srv.Args...)
+	shown := append([]string{srv.Command, srv.Cwd, spot.ShowURL(srv.Name, srv.URL)}, spot.ShowArgs(srv.Name, srv.Args)...)
+	hidden := spot.ShowHeaders(srv.Name, srv.Headers)
+	for _, n := range names {
+		raw, shown = append(raw, srv.Headers[n]), append(shown, hidden[n])
+	}
+	for i, s := range raw {
 		if HasHostVariable(s) {
-			return fmt.Sprintf("%q uses a variable only the host expands", s)
+			return fmt.Sprintf("%q uses a variable only the host expands", shown[i])
 		}
 	}
 	probe := srv

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -15,15 +16,19 @@ import (
 // jsonDoc is a JSON or JSONC file, edited through hujson's exact syntax
 // tree: comments, trailing commas, key order and whitespace of everything
 // not edited come back byte for byte.
+//
+// The tree holds slices of the file's bytes, not copies: a ~/.claude.json
+// of 257 MiB (mostly prompt history) parses into 27 MiB more. Only the
+// fields asked for (value) are decoded; decoding the whole file into maps
+// took five times its size.
 type jsonDoc struct {
 	docBase
 	root hujson.Value
 	data []byte
-	meta map[string]any
-	// dirtyData, dirtyMeta: root was edited since data (meta) were made
-	// from it. They are made again when asked for, not after each edit: a
-	// big ~/.claude.json takes a while to write out and decode.
-	dirtyData, dirtyMeta bool
+	// dirtyData: root was edited since data was made from it. It is made
+	// again when asked for, not after each edit: a big ~/.claude.json
+	// takes a while to write out.
+	dirtyData bool
 }
 
 func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
@@ -34,29 +39,39 @@ func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
 	if _, ok := root.Value.(*hujson.Object); !ok {
 		return nil, errors.New("the top level is not an object")
 	}
-	std := root.Clone()
-	std.Standardize()
-	var meta map[string]any
-	if err := json.Unmarshal(std.Pack(), &meta); err != nil {
-		return nil, err
-	}
-	return &jsonDoc{docBase: docBase{path, project}, root: root, data: data, meta: meta}, nil
+	return &jsonDoc{docBase: docBase{path, project}, root: root, data: data}, nil
 }
 
-func (d *jsonDoc) tree() map[string]any {
-	if d.dirtyMeta {
-		d.dirtyMeta = false
-		std := d.root.Clone()
-		std.Standardize()
-		var meta map[string]any
-		// Only values hujson parsed are put into the tree, and their
-		// standard form decodes; were it not to, the meaning before the
-		// edit is the safer answer.
-		if json.Unmarshal(std.Pack(), &meta) == nil {
-			d.meta = meta
+// value decodes the field at key, in its standard JSON form: the last
+// member of each name (as encoding/json reads duplicates), an array's
+// elements by their index.
+func (d *jsonDoc) value(key []string) (any, bool) {
+	v := &d.root
+	for _, k := range key {
+		switch c := v.Value.(type) {
+		case *hujson.Object:
+			i := memberIndex(c, k)
+			if i < 0 {
+				return nil, false
+			}
+			v = &c.Members[i].Value
+		case *hujson.Array:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c.Elements) || strconv.Itoa(i) != k {
+				return nil, false
+			}
+			v = &c.Elements[i]
+		default:
+			return nil, false
 		}
 	}
-	return d.meta
+	std := hujson.Value{Value: v.Value}.Clone()
+	std.Standardize()
+	var out any
+	if json.Unmarshal(std.Pack(), &out) != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 func (d *jsonDoc) bytes() []byte {
@@ -229,6 +244,6 @@ func (d *jsonDoc) del(key []string) error {
 
 // repack notes an edit of the tree (see dirty).
 func (d *jsonDoc) repack() error {
-	d.dirtyData, d.dirtyMeta = true, true
+	d.dirtyData = true
 	return nil
 }

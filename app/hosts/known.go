@@ -49,10 +49,16 @@ func KnownHosts(w World) []Known {
 	return out
 }
 
-// WithKnownProjects adds the folders of the state's roots (the projects
-// Rootkeeper knows) to o.Projects, each once, in order.
+// WithKnownProjects adds the projects Rootkeeper knows to o.Projects, each
+// once, in order: the folders of the state's roots, then the projects
+// whose files it protected (so that those are listed and checked even
+// when the project is no root).
 func (o Options) WithKnownProjects() (Options, error) {
 	st, err := o.Store.Load()
+	if err != nil {
+		return o, err
+	}
+	rec, err := loadRecord(o.Store.Dir())
 	if err != nil {
 		return o, err
 	}
@@ -61,11 +67,17 @@ func (o Options) WithKnownProjects() (Options, error) {
 	for _, p := range o.Projects {
 		seen[filepath.Clean(p)] = true
 	}
-	for _, r := range st.Roots {
-		if !seen[r.Path] {
-			seen[r.Path] = true
-			o.Projects = append(o.Projects, r.Path)
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			o.Projects = append(o.Projects, p)
 		}
+	}
+	for _, r := range st.Roots {
+		add(r.Path)
+	}
+	for _, fr := range rec.Files {
+		add(fr.Project)
 	}
 	return o, nil
 }

@@ -84,10 +84,14 @@ type File struct {
 	// ChangedSinceProtect: the file changed since Rootkeeper last wrote it.
 	ChangedSinceProtect bool `json:"changedSinceProtect"`
 
-	data    []byte
-	doc     doc
-	parsed  error
-	refused string // why the file is not to be touched (see readFile)
+	// Refused says why the file is not read nor touched: it is not a
+	// regular file, it is too large (readHostFile), or it is a project's
+	// link to a file outside the project.
+	Refused string `json:"refused,omitempty"`
+
+	data   []byte
+	doc    doc
+	parsed error
 }
 
 // Found is a host with the files of it that exist.
@@ -159,14 +163,19 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		path = real
 	}
 	if outside != "" {
-		f := File{Host: h.ID, Path: ref.path, Format: h.formatOf(ref.path), Project: true, ProjectDir: ref.project, Err: outside}
-		f.refused = outside
+		f := File{Host: h.ID, Path: ref.path, Format: h.formatOf(ref.path), Project: true, ProjectDir: ref.project, Err: outside, Refused: outside}
 		return f, true, nil
 	}
 	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project}
-	data, err := os.ReadFile(path)
+	// Read through the host's own path, so that a refusal names it (and
+	// where its links lead).
+	data, err := readHostFile(ref.path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, false, nil
+	}
+	if why, ok := isRefused(err); ok {
+		f.Path, f.Err, f.Refused = ref.path, why, why
+		return f, true, nil
 	}
 	if err != nil {
 		return f, true, err
@@ -276,8 +285,9 @@ type FileResult struct {
 	Kept []string `json:"kept,omitempty"`
 	// Written: the file was written.
 	Written bool `json:"written"`
-	// Refused says why the file was left as it is (a project's link to a
-	// file outside the project).
+	// Refused says why the file was left as it is: it is not a regular
+	// file, it is too large, or it is a project's link to a file outside
+	// the project. (Restore keeps its record, to give it back later.)
 	Refused string `json:"refused,omitempty"`
 }
 
@@ -324,8 +334,8 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 	if err != nil || !found {
 		return FileResult{}, found, err
 	}
-	if f.refused != "" {
-		return FileResult{Host: h.ID, Path: f.Path, Refused: f.refused}, true, nil
+	if f.Refused != "" {
+		return FileResult{Host: h.ID, Path: f.Path, Refused: f.Refused}, true, nil
 	}
 	if f.parsed != nil {
 		return FileResult{}, true, f.parsed

@@ -1,7 +1,6 @@
 package hosts
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -149,7 +148,7 @@ func writeAtomic(path string, data []byte, perm fs.FileMode, expect []byte) erro
 			if beforeReplace != nil {
 				beforeReplace(path)
 			}
-			if cur, err := os.ReadFile(path); err != nil || !bytes.Equal(cur, expect) {
+			if !hostFileHolds(path, expect) {
 				return ErrChanged
 			}
 			return nil

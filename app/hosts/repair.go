@@ -1,11 +1,11 @@
 package hosts
 
 import (
-	"os"
 	"slices"
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/secrets/spot"
 )
 
 // RepairTakenOff puts back the folders an earlier Rootkeeper (state version
@@ -32,7 +32,7 @@ func RepairTakenOff(store *app.Store, home string) ([]string, error) {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile(fr.Backup)
+		data, err := readHostFile(fr.Backup, MaxFileBytes)
 		if err != nil {
 			continue
 		}
@@ -100,9 +100,11 @@ func takenOffFrom(orig, stored app.Server, home string) bool {
 	if orig.Command != stored.Command || orig.Cwd != stored.Cwd {
 		return false
 	}
+	// Secrets compare equal to the references they were sealed into.
+	origShown, storedShown := spot.ShowArgs(stored.Name, orig.Args), spot.ShowArgs(stored.Name, stored.Args)
 	i := 0
-	for _, a := range orig.Args {
-		if i < len(stored.Args) && stored.Args[i] == a {
+	for j, a := range orig.Args {
+		if i < len(stored.Args) && storedShown[i] == origShown[j] {
 			i++
 			continue
 		}

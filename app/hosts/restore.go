@@ -36,7 +36,7 @@ func Restore(h *Host, o Options) ([]FileResult, error) {
 				return err
 			}
 			out = append(out, res)
-			if !o.DryRun {
+			if !o.DryRun && res.Refused == "" {
 				rec.drop(fr.Path)
 				if err := saveRecord(o.Store.Dir(), rec); err != nil {
 					return err
@@ -50,9 +50,13 @@ func Restore(h *Host, o Options) ([]FileResult, error) {
 
 func restoreFile(h *Host, fr fileRecord, o Options) (FileResult, error) {
 	res := FileResult{Host: h.ID, Path: fr.Path, Backup: fr.Backup}
-	data, err := os.ReadFile(fr.Path)
+	data, err := readHostFile(fr.Path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		res.How = "file is gone; nothing to restore"
+		return res, nil
+	}
+	if why, ok := isRefused(err); ok {
+		res.Refused = why
 		return res, nil
 	}
 	if err != nil {
@@ -63,7 +67,7 @@ func restoreFile(h *Host, fr fileRecord, o Options) (FileResult, error) {
 		return res, err
 	}
 	if fr.Exact && hashOf(data) == fr.After {
-		orig, err := os.ReadFile(fr.Backup)
+		orig, err := readHostFile(fr.Backup, MaxFileBytes)
 		if err == nil && hashOf(orig) == fr.Before {
 			res.How = "byte for byte"
 			if o.DryRun {

@@ -110,7 +110,7 @@ func tomlKey(name string) string {
 	return strconv.Quote(name)
 }
 
-func (d *tomlDoc) tree() map[string]any { return d.meta }
+func (d *tomlDoc) value(key []string) (any, bool) { return dig(d.meta, key) }
 
 // keys lists the names directly under key, in the order they first appear.
 func (d *tomlDoc) keys(key []string) []string {

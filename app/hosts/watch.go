@@ -258,6 +258,9 @@ func (ws *watchState) check(path string) {
 	case !found:
 		ws.notify(path, "")
 		return
+	case f.Refused != "":
+		ws.notify(path, fmt.Sprintf("%s: %s", h.Name, f.Refused))
+		return
 	case f.parsed != nil:
 		ws.notify(path, fmt.Sprintf("%s's %s no longer parses; Rootkeeper leaves it alone", h.Name, path))
 		return

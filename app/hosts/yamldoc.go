@@ -74,7 +74,7 @@ func yamlKey(name string) string {
 	return string(q)
 }
 
-func (d *yamlDoc) tree() map[string]any { return d.meta }
+func (d *yamlDoc) value(key []string) (any, bool) { return dig(d.meta, key) }
 
 // node finds the mapping entry at key: its key node and value node.
 func (d *yamlDoc) node(key []string) (k, v *yaml.Node) {

@@ -57,7 +57,8 @@ type Hub struct {
 	// pending is what to show once the started window attaches.
 	pending *Show
 	// queue decides whether something waits for the person while no
-	// window is up, and keeps what closing a window put off.
+	// window is up; it keeps what the window said the person put off
+	// (handed to the next window) and what a window ending left.
 	queue app.ConsentQueue
 	// finding is the attached window's line about its scan.
 	finding string
@@ -86,6 +87,11 @@ func NewHub(core *app.Core, opts Options) *Hub {
 // second launch of the app brings the window up), "restart" and "log".
 func (h *Hub) Register(ctl *control.Server) {
 	ctl.HandleStream(Op, h.serveWindow)
+	// The app brings the window up when something waits for the person
+	// (Run): bridges ask before they hold a call for an answer.
+	ctl.Handle(OpAsker, func(context.Context, json.RawMessage) (any, error) {
+		return Asker{Person: true}, nil
+	})
 	ctl.Handle("raise", func(context.Context, json.RawMessage) (any, error) {
 		h.Show(Show{})
 		return "raised", nil
@@ -105,6 +111,18 @@ func (h *Hub) Register(ctl *control.Server) {
 		}
 		return h.opts.Servers.Log(name), nil
 	})
+}
+
+// OpAsker is the control op that tells a bridge whether the running app
+// can ask the person (Asker): the app with its window can, headless
+// cannot (it does not answer the op).
+const OpAsker = "asker"
+
+// Asker is the answer to OpAsker.
+type Asker struct {
+	// Person is true when a question reaches a person: the window is up,
+	// or comes up for it.
+	Person bool `json:"person"`
 }
 
 type serverArgs struct {
@@ -239,10 +257,13 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	h.changed()
 
 	go p.writeLoop(h.core)
-	p.send(message{Kind: kindLater, Later: &later})
+	// What to show comes before Later, which ends Attach: the window has
+	// it before its first render (the request the tray's line named is
+	// asked first).
 	if show != nil {
 		p.send(message{Kind: kindShow, Show: show})
 	}
+	p.send(message{Kind: kindLater, Later: &later})
 	if w := h.opts.Resources; w != nil {
 		stop := w.OnResourceEvent(func(server, uri string) {
 			p.send(message{Kind: kindResource, Resource: &resourceEvent{Server: server, URI: uri}})
@@ -255,8 +276,9 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	h.mu.Lock()
 	h.win = nil
 	h.finding = ""
-	// What was on screen when the window closed is put off, not asked
-	// again at once; what comes later brings a window up again.
+	// What was on screen when the window ended (closed, or killed) does
+	// not bring a window up again at once: the next window asks it again;
+	// what comes later brings a window up.
 	h.queue.PutOffAll(app.NewGrid(h.core.Snapshot()))
 	h.mu.Unlock()
 	select {
@@ -296,6 +318,12 @@ func (h *Hub) readLoop(p *peer) error {
 			h.mu.Unlock()
 			if was != m.Text {
 				h.changed()
+			}
+		case kindLater:
+			if m.Later != nil {
+				h.mu.Lock()
+				h.queue.SetLater(*m.Later)
+				h.mu.Unlock()
 			}
 		case kindQuit:
 			if h.opts.Quit != nil {

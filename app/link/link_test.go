@@ -245,24 +245,80 @@ func TestSomethingToAskBringsAWindowUpOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := r.window()
-	later := w.Later()
-	if len(later.Requests) != 0 {
+	if later := w.Later(); len(later.Requests) != 0 {
 		t.Errorf("the first window got put-off requests: %+v", later)
 	}
-	// Closed with the request unanswered: put off, not asked again at once.
+	// Closed (or killed: the hub only sees the link end) with the request
+	// on screen: no window comes back for it by itself.
 	w.close()
 	r.noWindow(500 * time.Millisecond)
-	// The host asks anew: asked again, and the new window knows what the
-	// earlier one put off.
+	// The host asks anew: a window comes up, and asks it (nothing says
+	// the person put it off).
 	if err := r.core.Update(func(s *app.State) error { s.TouchRequest("fs", "/p/x", at.Add(time.Minute)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	w = r.window()
-	if len(w.Later().Requests) != 1 {
-		t.Errorf("the second window's Later: %+v", w.Later())
+	if later := w.Later(); len(later.Requests) != 0 {
+		t.Errorf("the second window was told the request it is to ask again was put off: %+v", later)
 	}
 	if n := r.spawn.Load(); n != 2 {
 		t.Errorf("%d windows started, want 2", n)
+	}
+}
+
+// A window that ends with a question on screen (closed, or killed) is not
+// brought back by the running app for it; opened again (the tray's Open),
+// it asks it again: what the window hands on as put off is only what the
+// person put off with Later, which the window tells the app.
+func TestAWindowThatEndedMidQuestionAsksAgainWhenOpened(t *testing.T) {
+	r := newRig(t, func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
+	})
+	at := time.Now().UTC()
+	err := r.core.Update(func(s *app.State) error {
+		for _, p := range []string{"/p/x", "/p/y"} {
+			if _, err := s.AddRequest("fs", p, "claude-code", at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.window()
+	// The person puts /p/y off; /p/x is on screen when the window is
+	// killed: its link ends without a word.
+	var q app.ConsentQueue
+	q.PutOffRequest(app.Request{Server: "fs", Path: "/p/y", Last: at})
+	w.SetLater(q.Later())
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r.hub.mu.Lock()
+		heard := len(r.hub.queue.Later().Requests) == 1
+		r.hub.mu.Unlock()
+		if heard {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the app did not hear what was put off within 5 s")
+		}
+	}
+	w.conn.Close()
+	<-w.done
+	w.done <- nil
+	r.noWindow(500 * time.Millisecond)
+
+	r.hub.Show(Show{})
+	w = r.window()
+	var next app.ConsentQueue
+	next.SetLater(w.Later())
+	ask := next.Next(app.NewGrid(w.core.Snapshot()), time.Now())
+	if ask.Kind != app.AskRequest || ask.Request.Path != "/p/x" {
+		t.Fatalf("the window opened again asks %+v, want /p/x again", ask)
+	}
+	next.PutOffRequest(ask.Request)
+	if ask := next.Next(app.NewGrid(w.core.Snapshot()), time.Now()); ask.Kind != app.AskNothing {
+		t.Errorf("then it asks %+v; /p/y was put off", ask)
 	}
 }
 

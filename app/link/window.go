@@ -36,6 +36,11 @@ type Window struct {
 
 	later app.Later
 	shows chan Show
+	// putOff is what the person put off last (SetLater), laterKick says
+	// it is to be sent, and done ends the sender when the link ends.
+	putOff    *app.Later
+	laterKick chan struct{}
+	done      chan struct{}
 
 	mu          sync.Mutex
 	reviewer    app.SamplingReviewer
@@ -62,6 +67,7 @@ func Attach(ctx context.Context, dir string, core *app.Core) (*Window, error) {
 		return nil, err
 	}
 	w := &Window{dir: dir, core: core, conn: conn, r: r, shows: make(chan Show, 8),
+		laterKick: make(chan struct{}, 1), done: make(chan struct{}),
 		reviewerSet: make(chan struct{}), waiting: map[uint64]context.CancelFunc{}, watchers: map[int]func(string, string){}}
 	conn.SetReadDeadline(time.Now().Add(attachTimeout))
 	for {
@@ -99,6 +105,8 @@ func (w *Window) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { w.conn.Close() })
 	defer stop()
 	defer w.conn.Close()
+	defer close(w.done)
+	go w.sendLater()
 	for {
 		m, err := readMessage(w.r)
 		if err != nil {
@@ -222,6 +230,38 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// SetLater tells the app what the person put off in this window (the
+// whole of it: app.ConsentQueue's Later), for the next window: what was
+// on screen when this one ends is asked again there, what was put off is
+// not. It does not wait for the app (the window calls it from its UI
+// goroutine); the last value is sent.
+func (w *Window) SetLater(l app.Later) {
+	w.mu.Lock()
+	w.putOff = &l
+	w.mu.Unlock()
+	select {
+	case w.laterKick <- struct{}{}:
+	default:
+	}
+}
+
+// sendLater sends what SetLater was last told, until the link ends.
+func (w *Window) sendLater() {
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-w.laterKick:
+		}
+		w.mu.Lock()
+		l := w.putOff
+		w.mu.Unlock()
+		if l != nil {
+			w.send(message{Kind: kindLater, Later: l})
+		}
+	}
 }
 
 // SetFinding tells the app the window's line about its scan, for the tray.

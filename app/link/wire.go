@@ -11,7 +11,8 @@
 //	   │  → show: open a tab, share a folder    │  reads from the state file
 //	   │  → review: a sampling request          │  ← reviewed
 //	   │  → resource: a server's change         │  ← finding: the tray's line
-//	   │  → later: what was put off             │  ← quit: quit the app
+//	   │  → later: what was put off             │  ← later: what the person put off
+//	   │                                        │  ← quit: quit the app
 //	   └─ "restart", "log" ops ◄──────────────── Restart, Log
 //
 // Decisions still go through the state file, which both processes watch;
@@ -21,9 +22,10 @@
 // The Hub starts a window when the person asks for it (the tray, a second
 // launch) and when something needs the person: a question or request to
 // ask (app.ConsentQueue says what) or a sampling request to review.
-// Closing the window puts off what was on screen (app.ConsentQueue's
-// PutOffAll), so that it is not shown again at once; what the person put
-// off is handed to the next window.
+// A window that ends (closed, or killed) leaves what was on screen
+// (app.ConsentQueue's PutOffAll): the hub does not bring a window up again
+// for it, and the next window asks it again. What the person put off with
+// Later the window tells the hub, which hands it to the next window.
 //
 // Messages are JSON lines of at most MaxLine bytes either way.
 package link
@@ -54,6 +56,10 @@ type Show struct {
 	// Share opens the share dialog for this folder (the tray ticked a
 	// folder that some server has not been asked about).
 	Share string `json:"share,omitempty"`
+	// Server and Request ask the open request of Server for the folder
+	// Request (the tray's line about a folder a server tried to reach).
+	Server  string `json:"server,omitempty"`
+	Request string `json:"request,omitempty"`
 }
 
 // review is a sampling request, or a model's answer, for the person.
@@ -99,7 +105,7 @@ const (
 	kindReview   = "review"   // app → window: review this
 	kindWithdraw = "withdraw" // app → window: the review ID is no longer waited for
 	kindResource = "resource" // app → window: a server's resources changed
-	kindLater    = "later"    // app → window: what was put off, at attach
+	kindLater    = "later"    // app → window at attach, window → app: what the person put off
 	kindBusy     = "busy"     // app → window: another window is attached
 	kindReviewed = "reviewed" // window → app: the answer to review ID
 	kindFinding  = "finding"  // window → app: the tray's line about the scan

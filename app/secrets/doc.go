@@ -1,16 +1,20 @@
 // Package secrets keeps the secrets of servers' configurations — tokens,
-// keys, passwords in their env, and headers such as Authorization — out of
-// state.json: they go to the OS keyring (Secret Service over D-Bus on Linux,
-// the Keychain on macOS, the Credential Manager on Windows, all through
-// github.com/zalando/go-keyring) and the state file keeps a reference:
+// keys and passwords in their env values, headers, arguments and URLs — out
+// of state.json: they go to the OS keyring (Secret Service over D-Bus on
+// Linux, the Keychain on macOS, the Credential Manager on Windows, all
+// through github.com/zalando/go-keyring) and the state file keeps a
+// reference in the place of each secret part (app/secrets/spot finds them):
 //
 //	"env": {"GITHUB_TOKEN": "keyring:rootkeeper/github/env/GITHUB_TOKEN"}
+//	"headers": {"Authorization": "Bearer keyring:rootkeeper/web/header/Authorization/0"}
+//	"args": ["postgres://user:keyring%3Arootkeeper%2Fdb%2Farg%2F0@host/db"]
 //
 //	servers add / import / hosts protect / the window
 //	        │  Store.Update ── BeforeSave = Sealer.Seal ──> keyring.Set
 //	        ▼
-//	   state.json (references) ──> mcp: ResolveServer just before a server
-//	                               starts ──> keyring.Get
+//	   state.json (references) ──> mcp: ResolveHiding just before a server
+//	                               starts ──> keyring.Get, and a Hider of
+//	                               what it got for its errors and stderr
 //
 // When no keyring is reachable the values stay in the state file (mode
 // 0600) and the Sealer says so; they move on a later save once a keyring

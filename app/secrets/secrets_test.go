@@ -3,7 +3,10 @@ package secrets
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +15,8 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/secrets/spot"
+	"rootkeeper/app/secrets/spot/spottest"
 )
 
 // Every test here talks to a real Secret Service (gnome-keyring-daemon on a
@@ -40,37 +45,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func TestLooksSecret(t *testing.T) {
-	for _, tc := range []struct {
-		name, value string
-		want        bool
-	}{
-		{"GITHUB_PERSONAL_ACCESS_TOKEN", "x", true},
-		{"BRAVE_API_KEY", "abc", true},
-		{"OPENAI_APIKEY", "abc", true},
-		{"DB_PASSWORD", "pw", true},
-		{"Authorization", "Bearer t", true},
-		{"X-Api-Key", "k", true},
-		{"Cookie", "s=1", true},
-		{"AWS_SECRET_ACCESS_KEY", "k", true},
-		{"SOME_VAR", "ghp_0123456789abcdef", true},
-		{"URL", "sk-ant-api03-xyz", true},
-		{"PATH", "/usr/bin", false},
-		{"HOME", "/home/me", false},
-		{"KEYBOARD_LAYOUT", "us", false},
-		{"MONKEY", "banana", false},
-		{"DEBUG", "1", false},
-		{"GITHUB_TOKEN", "", false},
-		{"GITHUB_TOKEN", "${GITHUB_TOKEN}", false},
-		{"Authorization", "Bearer ${TOKEN}", false},
-		{"GITHUB_TOKEN", Ref("gh", KindEnv, "GITHUB_TOKEN"), false},
-	} {
-		if got := LooksSecret(tc.name, tc.value); got != tc.want {
-			t.Errorf("LooksSecret(%q, %q) = %v, want %v", tc.name, tc.value, got, tc.want)
-		}
-	}
-}
-
 // Sealing moves secrets into the real keyring and leaves references in the
 // state; resolving gives the server its values back; the JSON of the state
 // holds no secret; Forget takes them out of the keyring.
@@ -89,7 +63,7 @@ func TestSealResolveForgetAgainstSecretService(t *testing.T) {
 	}
 	want := []map[string]string{
 		{"GITHUB_TOKEN": "keyring:rootkeeper/github/env/GITHUB_TOKEN", "DEBUG": "1"},
-		{"Authorization": "keyring:rootkeeper/remote/header/Authorization", "Accept": "x"},
+		{"Authorization": "Bearer keyring:rootkeeper/remote/header/Authorization/0", "Accept": "x"},
 		{"LANG": "C"},
 	}
 	got := []map[string]string{st.Servers[0].Env, st.Servers[1].Headers, st.Servers[2].Env}
@@ -106,7 +80,7 @@ func TestSealResolveForgetAgainstSecretService(t *testing.T) {
 		}
 	}
 	// The secret is in the keyring itself, not only in this process.
-	if v, err := keyring.Get(Service, "remote/header/Authorization"); err != nil || v != "Bearer s3cret" {
+	if v, err := keyring.Get(Service, "remote/header/Authorization/0"); err != nil || v != "s3cret" {
 		t.Fatalf("keyring holds %q, %v", v, err)
 	}
 	for i, wantEnv := range []map[string]string{shared, {"Authorization": "Bearer s3cret", "Accept": "x"}} {
@@ -177,5 +151,162 @@ func TestSealWithoutKeyringKeepsTheValueAndSaysSo(t *testing.T) {
 	red := Redact(st.Servers[0])
 	if red.Env["GITHUB_TOKEN"] != Redacted || st.Servers[0].Env["GITHUB_TOKEN"] != "t1" {
 		t.Fatalf("Redact: %v (original %v)", red.Env, st.Servers[0].Env)
+	}
+}
+
+// corpusState is one server per shape of the corpus, in the place the
+// shape puts it: a stdio server's arguments or env, a remote server's
+// headers or URL.
+func corpusState() app.State {
+	var st app.State
+	for i, s := range spottest.Shapes {
+		srv := app.Server{Name: fmt.Sprintf("c%d", i), Type: app.TransportStdio, Command: "srv"}
+		switch s.Kind {
+		case spottest.Args:
+			srv.Args = slices.Clone(s.Args)
+		case spottest.Env:
+			srv.Env = map[string]string{s.Name: s.Value, "LOG_LEVEL": "debug"}
+		case spottest.Header:
+			srv.Type, srv.Command, srv.URL = app.TransportHTTP, "", "https://mcp.example.com/mcp"
+			srv.Headers = map[string]string{s.Name: s.Value, "Accept": "application/json"}
+		case spottest.URL:
+			srv.Type, srv.Command, srv.URL = app.TransportHTTP, "", s.Value
+		}
+		st.Servers = append(st.Servers, srv)
+	}
+	return st
+}
+
+// shownField is the field of srv that the corpus shape s is in, as it is
+// shown.
+func shownField(s spottest.Shape, srv app.Server) string {
+	switch s.Kind {
+	case spottest.Args:
+		return strings.Join(spot.ShowArgs(srv.Name, srv.Args), " ")
+	case spottest.Env:
+		return spot.ShowEnv(srv.Name, srv.Env)[s.Name]
+	case spottest.Header:
+		return spot.ShowHeaders(srv.Name, srv.Headers)[s.Name]
+	}
+	return spot.ShowURL(srv.Name, srv.URL)
+}
+
+// Every secret of the corpus goes to the real keyring and only its
+// reference stays; the rest of the value reads as it did; the server gets
+// every value back byte for byte; look-alikes are not touched; Forget
+// takes them all out of the keyring.
+func TestCorpusThroughTheKeyring(t *testing.T) {
+	var warnings []string
+	s := &Sealer{Warn: func(m string) { warnings = append(warnings, m) }}
+	orig := corpusState()
+	st := corpusState()
+	s.Seal(&st)
+	data, _ := app.EncodeState(st)
+	redacted, _ := json.Marshal(func() (out []app.Server) {
+		for _, srv := range st.Servers {
+			out = append(out, Redact(srv))
+		}
+		return out
+	}())
+	sealedSecrets := 0
+	for i, shape := range spottest.Shapes {
+		for _, secret := range shape.Secrets {
+			if strings.Contains(string(data), secret) || strings.Contains(string(redacted), secret) {
+				t.Errorf("%s (%s): %q is in state.json or servers list --json", shape.From, shape.Shape, secret)
+			}
+			sealedSecrets++
+		}
+		if !shape.Secret() {
+			if diff := cmp.Diff(orig.Servers[i], st.Servers[i]); diff != "" {
+				t.Errorf("%s (%s), a look-alike, changed:\n%s", shape.From, shape.Shape, diff)
+			}
+		}
+		if got := shownField(shape, st.Servers[i]); got != shape.WantShown() {
+			t.Errorf("%s (%s) sealed, shown:\n%q\nwant %q", shape.From, shape.Shape, got, shape.WantShown())
+		}
+		res, err := ResolveServer(st.Servers[i])
+		if err != nil {
+			t.Fatalf("%s: %v", shape.From, err)
+		}
+		if diff := cmp.Diff(orig.Servers[i], res); diff != "" {
+			t.Errorf("%s (%s): the server does not get its configuration back byte for byte:\n%s", shape.From, shape.Shape, diff)
+		}
+	}
+	for _, w := range warnings {
+		if !strings.Contains(w, "/proc/PID/cmdline") {
+			t.Fatalf("a warning with a keyring: %q", w)
+		}
+	}
+	before, _ := json.Marshal(st)
+	s.Seal(&st)
+	if after, _ := json.Marshal(st); string(after) != string(before) {
+		t.Fatal("sealing again changed the state")
+	}
+	users := 0
+	for _, srv := range st.Servers {
+		sealed, clear := Where(srv)
+		if len(clear) > 0 {
+			t.Errorf("%s: still in state.json: %q", srv.Name, clear)
+		}
+		for _, v := range append(append(slices.Clone(srv.Args), srv.URL), slices.Collect(maps.Values(srv.Env))...) {
+			users += len(spot.FindRefs(srv.Name, v))
+		}
+		for _, v := range srv.Headers {
+			users += len(spot.FindRefs(srv.Name, v))
+		}
+		_ = sealed
+		if err := Forget(nil, srv); err != nil {
+			t.Fatal(err)
+		}
+		if len(sealed) > 0 {
+			if _, err := ResolveServer(srv); !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s after Forget: %v", srv.Name, err)
+			}
+		}
+	}
+	if users != sealedSecrets {
+		t.Errorf("%d references for %d secrets", users, sealedSecrets)
+	}
+	t.Logf("%d secrets of %d shapes went through the keyring", sealedSecrets, len(spottest.Shapes))
+}
+
+// Without a keyring the corpus stays in the state file byte for byte, the
+// person is told once per secret and never shown one, in the warnings
+// either.
+func TestCorpusWithoutAKeyring(t *testing.T) {
+	var warnings []string
+	s := &Sealer{Keyring: &brokenKeyring{}, Warn: func(m string) { warnings = append(warnings, m) }}
+	st := corpusState()
+	s.Seal(&st)
+	s.Seal(&st)
+	if diff := cmp.Diff(corpusState(), st); diff != "" {
+		t.Fatalf("values changed without a keyring:\n%s", diff)
+	}
+	n := 0
+	for i, shape := range spottest.Shapes {
+		n += len(shape.Secrets)
+		red, _ := json.Marshal(Redact(st.Servers[i]))
+		for _, secret := range shape.Secrets {
+			if strings.Contains(string(red), secret) || strings.Contains(shownField(shape, st.Servers[i]), secret) ||
+				strings.Contains(strings.Join(warnings, "\n"), secret) {
+				t.Errorf("%s (%s): %q is shown", shape.From, shape.Shape, secret)
+			}
+		}
+		if got := shownField(shape, st.Servers[i]); got != shape.WantShown() {
+			t.Errorf("%s (%s) in clear, shown %q, want %q", shape.From, shape.Shape, got, shape.WantShown())
+		}
+		if _, clear := Where(st.Servers[i]); len(clear) == 0 && shape.Secret() {
+			t.Errorf("%s (%s): Where does not say it is in state.json", shape.From, shape.Shape)
+		}
+	}
+	// One warning per secret, and one per argument that holds one.
+	argWarnings := 0
+	for _, w := range warnings {
+		if strings.Contains(w, "/proc/PID/cmdline") {
+			argWarnings++
+		}
+	}
+	if len(warnings)-argWarnings != n || argWarnings != 0 {
+		t.Errorf("%d warnings (%d about command lines) for %d secrets:\n%s", len(warnings), argWarnings, n, strings.Join(warnings, "\n"))
 	}
 }

@@ -129,10 +129,19 @@ type Options struct {
 	// checks before it is started anyway (default 3 s).
 	SettleTimeout time.Duration
 	// WithoutReach turns off the observation of a confined server's reach
-	// (see confineObserved); ReachWait bounds how long its call past its
-	// folders waits for an answer (default app.ReachWait).
+	// (see confineObserved).
 	WithoutReach bool
-	ReachWait    time.Duration
+	// CanAsk reports whether a person can be asked now: the app runs and
+	// can bring its window up. A held server's host and a confined
+	// server's call past its folders then wait for the answer; otherwise
+	// they are answered at once. nil: nobody can be asked.
+	CanAsk func() bool
+	// Backlog bounds a stdio server's requests the bridge answers that
+	// it has not read the answers of, as for the managed clients: while
+	// full, its stdout is not read; full with none drained for the stall
+	// limit, the server is stopped as hostile and the bridge ends, saying
+	// so. Zero fields take mcp.BacklogLimits' defaults.
+	Backlog mcp.BacklogLimits
 }
 
 // Session is what a bridge shows of itself.
@@ -144,6 +153,9 @@ type bridge struct {
 	o   Options
 	srv app.Server
 	log *slog.Logger
+	// hider takes the secrets srv was started with out of what the bridge
+	// prints, logs and sends the host, and out of the server's stderr.
+	hider *spot.Hider
 
 	host *lineWriter // to the host
 
@@ -157,6 +169,10 @@ type bridge struct {
 	rmu      sync.RWMutex
 	cur      *serverProc
 	stopping bool // the bridge is ending: no more restarts
+
+	// reachRecs are the reach requests being written for a person who is
+	// not there (mcp.ReachWatch.Pending): Run waits for them.
+	reachRecs sync.WaitGroup
 
 	mu              sync.Mutex
 	hostRootsCap    bool     // the host declared roots
@@ -195,6 +211,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.KillAfter <= 0 {
 		o.KillAfter = 3 * time.Second
 	}
+	if o.CanAsk == nil {
+		o.CanAsk = func() bool { return false }
+	}
 	if o.AppRunning == nil {
 		o.AppRunning = func() bool { return false }
 	}
@@ -210,12 +229,12 @@ func Run(ctx context.Context, o Options) error {
 		return &app.InputError{Msg: fmt.Sprintf("no server %q", o.Server)}
 	}
 	// Secrets the state file refers to come out of the keyring now.
-	srv, rerr := secrets.ResolveServer(srv)
+	srv, hider, rerr := secrets.ResolveHiding(srv)
 	if rerr != nil {
 		return rerr
 	}
 	b := &bridge{
-		o: o, srv: srv, log: o.Logger.With("server", srv.Name),
+		o: o, srv: srv, log: o.Logger.With("server", srv.Name), hider: hider,
 		host:       newLineWriter(o.HostOut),
 		poked:      make(chan struct{}, 1),
 		ended:      make(chan error, 1),
@@ -227,6 +246,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer b.reachRecs.Wait()
 	var p *serverProc
 	var err error
 	if srv.Type == app.TransportStdio {
@@ -241,7 +261,7 @@ func Run(ctx context.Context, o Options) error {
 		return b.refuseAll(err)
 	}
 	b.cur = p
-	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", spot.RedactURL(srv.URL))
+	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", hider.Hide(srv.URL))
 
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- b.fromHost(o.HostIn) }()
@@ -256,7 +276,12 @@ func Run(ctx context.Context, o Options) error {
 		}
 	case err := <-b.ended:
 		if err != nil {
-			result = fmt.Errorf("server %q: %v", srv.Name, err)
+			if mcp.IsHostile(err) {
+				// Rootkeeper's own words, kept as the error they are.
+				result = fmt.Errorf("server %q: %w", srv.Name, err)
+			} else {
+				result = fmt.Errorf("server %q: %s", srv.Name, hider.Hide(err.Error()))
+			}
 		}
 	case <-ctx.Done():
 	}

@@ -108,7 +108,7 @@ func startPrepared(t *testing.T, srv app.Server, prepare func(*app.State) error,
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		o := Options{Core: core, Server: "fs", HostIn: hostIn, HostOut: hostOut, Stderr: io.Discard, Audit: f.audit, StateDir: dir,
-			StopGrace: 500 * time.Millisecond, KillAfter: 500 * time.Millisecond, ReachWait: 100 * time.Millisecond}
+			StopGrace: 500 * time.Millisecond, KillAfter: 500 * time.Millisecond}
 		for _, f := range tune {
 			f(&o)
 		}

@@ -26,7 +26,7 @@ func (b *bridge) fromServer(p *serverProc, out io.Reader) {
 		var long *tooLongError
 		if errors.As(err, &long) {
 			if !p.replaced.Load() {
-				b.refuseTooLong(long, p.w, b.host, "the server")
+				b.refuseTooLong(long, p.answers, b.host, "the server")
 			}
 			continue
 		}
@@ -140,7 +140,7 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 	h, err := parseHeader(raw)
 	if errors.Is(err, errAmbiguous) {
-		b.refuseAmbiguous(raw, p.w, b.host, "the server")
+		b.refuseAmbiguous(raw, p.answers, b.host, "the server")
 		return nil
 	}
 	if err != nil {
@@ -150,9 +150,9 @@ func (b *bridge) serverOne(p *serverProc, raw json.RawMessage) json.RawMessage {
 	case h.isRequest() && h.Method == methodListRoots:
 		jerr, res := b.answerRoots(audit.ViaRootsList)
 		if jerr != nil {
-			p.w.writeJSON(errorResponse(h.ID, jerr))
+			p.answers.writeJSON(errorResponse(h.ID, jerr))
 		} else {
-			p.w.writeJSON(map[string]any{"jsonrpc": "2.0", "id": h.ID, "result": res})
+			p.answers.writeJSON(map[string]any{"jsonrpc": "2.0", "id": h.ID, "result": res})
 		}
 		return nil
 	case h.isResponse() && isOwnID(h.ID):

@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"rootkeeper/app"
-	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
 )
 
@@ -50,12 +49,12 @@ type httpConn struct {
 // serverProc without a process.
 func (b *bridge) startHTTP(ctx context.Context) (*serverProc, error) {
 	if _, err := url.Parse(b.srv.URL); err != nil {
-		return nil, fmt.Errorf("rootkeeper bridge: server %q has a bad URL %q", b.srv.Name, spot.RedactURL(b.srv.URL))
+		return nil, fmt.Errorf("rootkeeper bridge: server %q has a bad URL %q", b.srv.Name, b.hider.Hide(b.srv.URL))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
 	c := &httpConn{b: b, srv: b.srv, client: mcp.RelayHTTPClient(b.srv.URL, b.srv.Headers), ctx: ctx, cancel: cancel, out: pw, ready: make(chan struct{})}
-	p := &serverProc{w: c, exited: make(chan struct{}), halt: c.close}
+	p := &serverProc{w: c, answers: c, exited: make(chan struct{}), halt: c.close}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -257,10 +256,10 @@ func orTooLong(err error) error {
 	return err
 }
 
-// hide replaces in s every secret of the server's URL query (its values
-// come from the keyring only now: the person sees "(secret)" wherever
-// the URL is shown), as the URL and as it appears inside errors.
-func (c *httpConn) hide(s string) string { return spot.HideIn(s, c.srv.URL) }
+// hide replaces in s every secret the server's URL and headers hold (they
+// come from the keyring only now: the person sees "(secret)" wherever the
+// configuration is shown), as they are and as they appear inside errors.
+func (c *httpConn) hide(s string) string { return c.b.hider.Hide(s) }
 
 // refuse answers each request of line with a JSON-RPC error naming the
 // server and why it could not take it.

@@ -22,10 +22,9 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string) (func(), error) 
 	if err != nil {
 		return nil, err
 	}
-	if obs != nil && b.o.ReachWait > 0 {
-		obs.Wait = b.o.ReachWait
-	}
 	w := mcp.NewReachWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
+	w.CanAsk = b.o.CanAsk
+	w.Pending = &b.reachRecs
 	// What the session was started with (narrowed to the host's folders
 	// in mode follow) is what an attempt may be handed as allowed.
 	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }

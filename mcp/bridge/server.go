@@ -37,6 +37,9 @@ type serverProc struct {
 	stdin io.WriteCloser
 	halt  func()
 	w     lineSink
+	// answers takes the bridge's answers to the server's own requests:
+	// for a stdio server, an answerQueue bounding those it has not read.
+	answers lineSink
 	// paths are the roots it was started with: on its command line, in its
 	// environment or in its Landlock ruleset (nil for a server that learns
 	// them by roots/list alone).
@@ -99,7 +102,7 @@ func (b *bridge) waitToStart(ctx context.Context) error {
 				return nil
 			}
 		} else {
-			if !h.Waiting() || !b.o.AppRunning() {
+			if !h.Waiting() || !b.o.CanAsk() {
 				return b.holdError(h)
 			}
 			if !asked {
@@ -182,7 +185,8 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	if b.o.Log != nil {
 		stderr = append(stderr, b.o.Log)
 	}
-	cmd.Stderr = io.MultiWriter(stderr...)
+	hidden := b.hider.Writer(io.MultiWriter(stderr...))
+	cmd.Stderr = hidden
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
 	err = cmd.Start()
 	observe()
@@ -193,13 +197,19 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	outW.Close()
 	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{})}
+	answers := newAnswerQueue(b.o.Backlog, func(err error) { b.hostile(p, err) })
+	p.answers = answers
+	go answers.run(p.w)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		b.fromServer(p, outR)
+		close(answers.lines)
 	}()
 	go func() {
 		err := cmd.Wait()
+		hidden.Flush() // its stderr is all copied once Wait returns
+		close(answers.gone)
 		// What it wrote before exiting is relayed; a descendant holding
 		// its stdout open does not hold the bridge.
 		select {
@@ -227,6 +237,20 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	b.publish()
 	return p, nil
+}
+
+// hostile stops server process p, found hostile: it asks and does not read
+// its answers. Unless a newer process took over, the bridge ends with err,
+// which the host's stderr shows (it is about this bridge's own server).
+func (b *bridge) hostile(p *serverProc, err error) {
+	b.log.Error("server stopped", "error", err)
+	if !p.replaced.Load() {
+		select {
+		case b.ended <- err:
+		default:
+		}
+	}
+	mcp.Group(p.pid).Kill()
 }
 
 // confine wraps cmd to run under Landlock with read-write access to paths
@@ -346,6 +370,7 @@ func (b *bridge) stop(p *serverProc) {
 // closes its side: a host that cannot have its server at least learns why
 // (its initialize fails with a message naming the command).
 func (b *bridge) refuseAll(err error) error {
+	err = errors.New(b.hider.Hide(err.Error()))
 	b.log.Error(err.Error())
 	r := newLineReader(b.o.HostIn)
 	for {

@@ -57,8 +57,16 @@
 // RESOLVE_NO_MAGICLINKS), never in a protected folder, and makes that
 // descriptor the call's result (SECCOMP_IOCTL_NOTIF_ADDFD with
 // SECCOMP_ADDFD_FLAG_SEND). The path opened is the one read and shown,
-// not one the server could change after. A mkdir, rename, execute or
+// not one the server could change after, with the call's own flags (and
+// openat2's resolve flags where they can be repeated beneath the folder:
+// all but RESOLVE_IN_ROOT). A mkdir, rename, execute, O_TMPFILE or
 // O_PATH open cannot be answered with a descriptor (Attempt.CanHand).
+//
+// The same filter sends the calls that change a file's mode, owner,
+// extended attributes or times, which Landlock does not govern; the
+// observer does each itself on the very file the call names, only inside
+// the server's read-write folders, and fails it with EPERM elsewhere
+// (meta_linux.go). It refuses io_uring_setup and chattr's ioctls outright.
 //
 // Why a notification per path call, and not only for the denied ones:
 // BPF cannot read a path, and a seccomp filter cannot see what Landlock
@@ -392,19 +400,25 @@ func carve(root string, protect []string) []rule {
 // hands the server a descriptor.
 type Attempt struct {
 	PID int
-	// Op is what it tried: read, list, write, create, rename, execute.
+	// Op is what it tried: read, list, write (open for writing), truncate
+	// (open for writing, emptying the file), create (a file), mkdir,
+	// rename, execute.
 	Op string
 	// Path is the path as the server named it, made absolute against its
 	// working folder or the descriptor it used, and cleaned (not resolved).
 	Path string
 	// CanHand reports whether the call is an open that the observer can
 	// answer with a descriptor (allow once); a mkdir, rename or execute
-	// cannot be.
+	// cannot be, nor an openat2 whose resolve flags the observer cannot
+	// repeat. Why says why not, for the person.
 	CanHand bool
+	Why     string
 }
 
-// Reach is told every Attempt. It may block until ctx ends (the bound of
-// the wait); it returns the folder beneath which the observer should open
-// the path for the server itself (allow once), or "" to let the call go on
-// to Landlock, which refuses it.
+// Reach is told every Attempt. It may block until ctx ends (the observer's
+// bound, Observer.Wait), and should return much sooner: a person who cannot
+// be asked is not waited for. It returns the folder beneath which the
+// observer opens the path for the server itself, with the call's own flags
+// (allow once, or a folder allowed while the call waited), or "" to let the
+// call go on to Landlock, which refuses it.
 type Reach func(ctx context.Context, a Attempt) (once string)

@@ -20,3 +20,29 @@ var pathCalls = map[uint32]callShape{
 	unix.SYS_RENAMEAT2: {op: opRename, dirfd: 0, path: 1, dirfd2: 2, path2: 3},
 	unix.SYS_EXECVEAT:  {op: opExec, dirfd: 0, path: 1},
 }
+
+// metaCalls are the system calls that change a file's mode, owner,
+// extended attributes or times, which Landlock does not govern (see
+// meta_linux.go), with where their arguments are.
+var metaCalls = map[uint32]metaShape{
+	unix.SYS_CHMOD:         {kind: metaMode, fd: -1, path: 0, flags: -1, arg: 1},
+	unix.SYS_FCHMOD:        {kind: metaMode, fd: 0, path: -1, flags: -1, arg: 1},
+	unix.SYS_FCHMODAT:      {kind: metaMode, fd: 0, path: 1, flags: -1, arg: 2},
+	unix.SYS_FCHMODAT2:     {kind: metaMode, fd: 0, path: 1, flags: 3, arg: 2},
+	unix.SYS_CHOWN:         {kind: metaOwner, fd: -1, path: 0, flags: -1, arg: 1},
+	unix.SYS_FCHOWN:        {kind: metaOwner, fd: 0, path: -1, flags: -1, arg: 1},
+	unix.SYS_LCHOWN:        {kind: metaOwner, fd: -1, path: 0, flags: -1, nofollow: true, arg: 1},
+	unix.SYS_FCHOWNAT:      {kind: metaOwner, fd: 0, path: 1, flags: 4, arg: 2},
+	unix.SYS_SETXATTR:      {kind: metaXattrSet, fd: -1, path: 0, flags: -1, arg: 1},
+	unix.SYS_LSETXATTR:     {kind: metaXattrSet, fd: -1, path: 0, flags: -1, nofollow: true, arg: 1},
+	unix.SYS_FSETXATTR:     {kind: metaXattrSet, fd: 0, path: -1, flags: -1, arg: 1},
+	unix.SYS_REMOVEXATTR:   {kind: metaXattrRemove, fd: -1, path: 0, flags: -1, arg: 1},
+	unix.SYS_LREMOVEXATTR:  {kind: metaXattrRemove, fd: -1, path: 0, flags: -1, nofollow: true, arg: 1},
+	unix.SYS_FREMOVEXATTR:  {kind: metaXattrRemove, fd: 0, path: -1, flags: -1, arg: 1},
+	unix.SYS_UTIME:         {kind: metaTimes, fd: -1, path: 0, flags: -1, arg: 1, times: timesUtimbuf},
+	unix.SYS_UTIMES:        {kind: metaTimes, fd: -1, path: 0, flags: -1, arg: 1, times: timesTimeval},
+	unix.SYS_FUTIMESAT:     {kind: metaTimes, fd: 0, path: 1, flags: -1, arg: 2, times: timesTimeval},
+	unix.SYS_UTIMENSAT:     {kind: metaTimes, fd: 0, path: 1, flags: 3, arg: 2, times: timesTimespec},
+	unix.SYS_SETXATTRAT:    {kind: metaNewer},
+	unix.SYS_REMOVEXATTRAT: {kind: metaNewer},
+}

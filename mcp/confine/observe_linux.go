@@ -65,11 +65,16 @@ type seccompNotifAddfd struct {
 	newfdFlags uint32
 }
 
-// notifyFilter sends every system call of pathCalls to the listener
-// (SECCOMP_RET_USER_NOTIF) and allows everything else. It decides nothing:
-// the observer answers SECCOMP_USER_NOTIF_FLAG_CONTINUE, so Landlock
-// decides as if the filter were not there. A call through a foreign ABI is
-// allowed here; noUnixSockets refuses those below unixSocketABI.
+// notifyFilter sends every system call of pathCalls and metaCalls to the
+// listener (SECCOMP_RET_USER_NOTIF) and allows everything else, but for
+// three refusals (EPERM) made here: io_uring_setup, whose rings open files
+// and set extended attributes without these system calls, and the two
+// ioctls that set a file's attribute flags (chattr), which Landlock does
+// not govern either. It decides nothing else: the observer answers a path
+// call with SECCOMP_USER_NOTIF_FLAG_CONTINUE, so Landlock decides as if
+// the filter were not there, and does a metadata call itself where it may
+// (meta_linux.go). A call through a foreign ABI is allowed here;
+// noUnixSockets refuses those below unixSocketABI.
 func notifyFilter(arch uint32) []unix.SockFilter {
 	const (
 		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -77,23 +82,46 @@ func notifyFilter(arch uint32) []unix.SockFilter {
 		ret   = unix.BPF_RET | unix.BPF_K
 		allw  = unix.SECCOMP_RET_ALLOW
 		notif = unix.SECCOMP_RET_USER_NOTIF
+		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)&unix.SECCOMP_RET_DATA
 	)
-	nrs := make([]uint32, 0, len(pathCalls))
+	nrs := make([]uint32, 0, len(pathCalls)+len(metaCalls))
 	for nr := range pathCalls {
 		nrs = append(nrs, nr)
 	}
+	for nr := range metaCalls {
+		nrs = append(nrs, nr)
+	}
+	n := len(nrs)
 	prog := []unix.SockFilter{
 		bpfStmt(ld, offArch),
 		bpfJump(jeq, arch, 1, 0),
 		bpfStmt(ret, allw),
 		bpfStmt(ld, offNr),
 	}
-	// One test per call: equal jumps to the notify at the end.
+	// One test per call: equal jumps to the notify below (at 7+n).
 	for i, nr := range nrs {
-		prog = append(prog, bpfJump(jeq, nr, uint8(len(nrs)-i), 0))
+		prog = append(prog, bpfJump(jeq, nr, uint8(2+n-i), 0))
 	}
-	return append(prog, bpfStmt(ret, allw), bpfStmt(ret, notif))
+	return append(prog,
+		/* 4+n */ bpfJump(jeq, unix.SYS_IOCTL, 3, 0),
+		/* 5+n */ bpfJump(jeq, unix.SYS_IO_URING_SETUP, 6, 0),
+		/* 6+n */ bpfStmt(ret, allw),
+		/* 7+n */ bpfStmt(ret, notif),
+		/* 8+n */ bpfStmt(ld, offArg1),
+		/* 9+n */ bpfJump(jeq, fsIocSetflags, 2, 0),
+		/* 10+n */ bpfJump(jeq, fsIocFssetxattr, 1, 0),
+		/* 11+n */ bpfStmt(ret, allw),
+		/* 12+n */ bpfStmt(ret, eperm),
+	)
 }
+
+// The ioctls that set a file's attribute flags (linux/fs.h): FS_IOC_SETFLAGS
+// (chattr) and FS_IOC_FSSETXATTR (xfs_io chattr), as the kernel reads their
+// 32-bit command.
+const (
+	fsIocSetflags   = 0x40086602
+	fsIocFssetxattr = 0x401c5820
+)
 
 // handOverListener is the child's part: it installs notifyFilter with a new
 // listener and sends the listener to Rootkeeper over the inherited unix
@@ -125,8 +153,11 @@ func handOverListener(sock int) error {
 type Observer struct {
 	parent, child *os.File
 	allowed       []string
+	writable      []string // the read-write part of allowed: metadata may change there
 	protect       []string // never handed, whatever Reach says (Policy.Protect, resolved)
-	// Wait bounds how long an attempt waits for Reach (default 30 s).
+	// Wait bounds how long an attempt waits for Reach, whatever Reach does
+	// (default 3 minutes); Reach itself decides how long a person is
+	// waited for.
 	Wait time.Duration
 	// MaxWaiting bounds the attempts that wait at once (default 64); more
 	// are told to Reach with a context already done.
@@ -170,9 +201,13 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
 	for _, r := range s.Rules {
 		o.allowed = append(o.allowed, r.Path)
+		if r.Access == accessWrite {
+			o.writable = append(o.writable, r.Path)
+		}
 	}
 	if p.Temp != "" {
 		o.allowed = append(o.allowed, resolved(p.Temp))
+		o.writable = append(o.writable, resolved(p.Temp))
 	}
 	for _, pr := range p.Protect {
 		if abs, err := filepath.Abs(pr); err == nil && pr != "" {
@@ -191,7 +226,7 @@ func (o *Observer) Start(reach Reach) error {
 	}
 	o.child.Close()
 	if o.Wait == 0 {
-		o.Wait = 30 * time.Second
+		o.Wait = 3 * time.Minute
 	}
 	if o.MaxWaiting == 0 {
 		o.MaxWaiting = 64
@@ -278,6 +313,10 @@ func (o *Observer) run(reach Reach) {
 			continue // ENOENT: the caller was interrupted; EINTR
 		}
 		o.seen.Add(1)
+		if shape, ok := metaCalls[uint32(n.nr)]; ok {
+			o.answerMeta(fd, &n, shape)
+			continue
+		}
 		a, how, ok := o.attempt(fd, &n)
 		if !ok {
 			o.cont(fd, n.id)
@@ -352,6 +391,14 @@ func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 	return nil
 }
 
+// answerMeta answers a metadata call with what doing it (or refusing it)
+// gave.
+func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
+	e := o.meta(fd, n, shape)
+	r := seccompNotifResp{id: n.id, error: -int32(e)}
+	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
 // cont lets the call go on as if it had not been seen: Landlock decides.
 func (o *Observer) cont(fd int, id uint64) {
 	r := seccompNotifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
@@ -360,8 +407,44 @@ func (o *Observer) cont(fd int, id uint64) {
 
 // openHow is what an open asked for.
 type openHow struct {
-	flags uint64
-	mode  uint64
+	flags   uint64
+	mode    uint64
+	resolve uint64 // openat2's resolve flags
+}
+
+// openOp is what an open with flags does: create (O_CREAT), truncate
+// (O_TRUNC), write (for writing), list (O_DIRECTORY) or read.
+func openOp(flags uint64) string {
+	switch {
+	case flags&unix.O_CREAT != 0:
+		return "create"
+	case flags&unix.O_TRUNC != 0 && flags&(unix.O_WRONLY|unix.O_RDWR) != 0:
+		return "truncate"
+	case flags&(unix.O_WRONLY|unix.O_RDWR) != 0:
+		return "write"
+	case flags&unix.O_DIRECTORY != 0:
+		return "list"
+	}
+	return "read"
+}
+
+// honoured are the openat2 resolve flags a handed open keeps: Rootkeeper
+// opens beneath the folder following no symlink at all, which is as strict
+// as each of these or stricter (RESOLVE_NO_XDEV is added to its own;
+// RESOLVE_CACHED only asks the kernel not to wait for the disk).
+const honoured = unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | resolveCached
+
+// resolveCached is RESOLVE_CACHED (Linux 5.12), which x/sys does not name.
+const resolveCached = 0x20
+
+// unhonoured says why an openat2 with resolve cannot be handed a
+// descriptor, "" when it can: RESOLVE_IN_ROOT (and any flag this package
+// does not know) resolves the path differently from the one shown.
+func unhonoured(resolve uint64) string {
+	if resolve&^honoured != 0 {
+		return fmt.Sprintf("it asks the kernel to resolve its path in a way Rootkeeper cannot repeat (openat2 resolve flags %#x)", resolve&^honoured)
+	}
+	return ""
 }
 
 // attempt reads the notification's path; ok is false for a path the
@@ -416,39 +499,35 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		if shape.op == opOpen2 {
 			var h unix.OpenHow
 			if readMem(pid, uintptr(n.args[shape.flags]), unsafe.Slice((*byte)(unsafe.Pointer(&h)), unsafe.Sizeof(h))) != nil {
-				return a, how, true // asked about, not handed
+				// The kernel cannot read it either: the call fails with
+				// EFAULT whatever is answered.
+				return Attempt{}, how, false
 			}
-			how = openHow{flags: h.Flags, mode: h.Mode}
-			a.CanHand = h.Resolve == 0
+			how = openHow{flags: h.Flags, mode: h.Mode, resolve: h.Resolve}
+			a.Why = unhonoured(h.Resolve)
 		} else {
 			how = openHow{flags: n.args[shape.flags], mode: n.args[shape.mode]}
-			a.CanHand = true
 		}
-		switch {
-		case how.flags&unix.O_CREAT != 0:
-			a.Op = "create"
-		case how.flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0:
-			a.Op = "write"
-		case how.flags&unix.O_DIRECTORY != 0:
-			a.Op = "list"
-		default:
-			a.Op = "read"
-		}
+		a.Op = openOp(how.flags)
 		if how.flags&unix.O_PATH != 0 {
 			// Landlock does not check an O_PATH open: it succeeds, and
 			// there is nothing to ask.
 			return Attempt{}, how, false
 		}
+		if how.flags&unix.O_TMPFILE == unix.O_TMPFILE {
+			a.Why = "it makes a nameless file in the folder"
+		}
 	case opCreat:
 		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}
-		a.Op, a.CanHand = "create", true
-	case opMkdir:
 		a.Op = "create"
+	case opMkdir:
+		a.Op, a.Why = "mkdir", "a folder cannot be made for it once"
 	case opRename:
-		a.Op = "rename"
+		a.Op, a.Why = "rename", "a rename cannot be done for it once"
 	case opExec:
-		a.Op = "execute"
+		a.Op, a.Why = "execute", "a program cannot be run for it once"
 	}
+	a.CanHand = a.Why == ""
 	return a, how, true
 }
 
@@ -505,7 +584,8 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 	if flags&(unix.O_CREAT|unix.O_TMPFILE) == 0 {
 		mode = 0 // openat2 refuses a mode it would not use
 	}
-	src, err := unix.Openat2(dfd, rel, &unix.OpenHow{Flags: flags, Mode: mode & 0o7777, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	resolve := uint64(unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS) | how.resolve&unix.RESOLVE_NO_XDEV
+	src, err := unix.Openat2(dfd, rel, &unix.OpenHow{Flags: flags, Mode: mode & 0o7777, Resolve: resolve})
 	if err != nil {
 		// The server gets the error Rootkeeper got (a missing file is
 		// missing either way).

@@ -262,7 +262,7 @@ func TestObserverResolvesRelativePaths(t *testing.T) {
 	want := []Attempt{
 		{Op: "read", Path: filepath.Join(outside, "a.txt"), CanHand: true},
 		{Op: "read", Path: filepath.Join(outside, "a.txt"), CanHand: true},
-		{Op: "create", Path: filepath.Join(outside, "new")},
+		{Op: "mkdir", Path: filepath.Join(outside, "new"), Why: "a folder cannot be made for it once"},
 	}
 	var got []Attempt
 	for _, a := range seen {
@@ -312,4 +312,98 @@ func TestObserverCloseWhileWaitingForTheListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.Close() // the test's own timeout catches a Close that waits
+}
+
+// TestObserverHandsOnlyWhatWasAsked: a read through openat2 with a
+// harmless resolve flag is handed like any read, one whose resolve flags
+// cannot be repeated (RESOLVE_IN_ROOT) is not handed and says why; and no
+// call changes the mode, owner, extended attributes, attribute flags or
+// times of a file outside the server's read-write folders, through a
+// descriptor handed for a read or by its path, while the same calls work
+// on its own files.
+func TestObserverHandsOnlyWhatWasAsked(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{root, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	a, c := filepath.Join(outside, "a.txt"), filepath.Join(outside, "c.txt")
+	mine := filepath.Join(root, "mine.txt")
+	for _, f := range []string{a, c, mine} {
+		os.WriteFile(f, []byte("A"), 0o600)
+	}
+	type meta struct {
+		mode     os.FileMode
+		uid, gid uint32
+		mtime    int64
+		xattr    bool
+	}
+	metaOf := func(path string) meta {
+		var st unix.Stat_t
+		if err := unix.Stat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		_, err := unix.Getxattr(path, "user.nosy", nil)
+		return meta{os.FileMode(st.Mode & 0o7777), st.Uid, st.Gid, st.Mtim.Sec, err == nil}
+	}
+	beforeA, beforeC := metaOf(a), metaOf(c)
+
+	// Allow once everything beneath outside, as a person answering each
+	// call would.
+	reach := func(_ context.Context, at Attempt) string {
+		if within(at.Path, outside) {
+			return outside
+		}
+		return ""
+	}
+	ops := []string{
+		"openat2:" + a, "openat2root:" + a,
+		"fchmod:" + a, "fchown:" + a, "fsetxattr:" + a, "futimens:" + a, "chattr:" + a, "chmodproc:" + a,
+		"chmod:" + c, "chown:" + c, "setxattr:" + c, "utimes:" + c,
+		"chmod:" + mine, "fsetxattr:" + mine, "utimes:" + mine,
+	}
+	res, seen := runObserved(t, Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}, reach, ops...)
+	byOp := map[string]outcome{}
+	for i, r := range res {
+		byOp[ops[i]] = r
+	}
+	if r := byOp["openat2:"+a]; !r.OK || r.Got != "A" {
+		t.Errorf("openat2 with RESOLVE_NO_MAGICLINKS allowed once: %+v", r)
+	}
+	if r := byOp["openat2root:"+a]; r.OK {
+		t.Errorf("openat2 with RESOLVE_IN_ROOT was handed a file: %+v", r)
+	}
+	var inRoot *Attempt
+	for i := range seen {
+		if seen[i].Path == a && !seen[i].CanHand {
+			inRoot = &seen[i]
+		}
+	}
+	if inRoot == nil || !strings.Contains(inRoot.Why, "resolve") {
+		t.Errorf("the RESOLVE_IN_ROOT attempt does not say why it cannot be handed: %+v", seen)
+	}
+	for _, op := range ops[2:12] {
+		r := byOp[op]
+		// A path through /proc/self is refused before it resolves (a
+		// magic link, ELOOP); the rest find the file out of reach (EPERM).
+		if r.OK || !strings.Contains(r.Err, "operation not permitted") && !strings.HasPrefix(op, "chmodproc:") {
+			t.Errorf("%s outside its folders: want EPERM, got %+v", op, r)
+		}
+	}
+	if got := metaOf(a); got != beforeA {
+		t.Errorf("a.txt, handed for reads, changed: %+v, was %+v", got, beforeA)
+	}
+	if got := metaOf(c); got != beforeC {
+		t.Errorf("c.txt, named by path, changed: %+v, was %+v", got, beforeC)
+	}
+	for _, op := range ops[12:] {
+		if r := byOp[op]; !r.OK {
+			t.Errorf("%s on its own file: %+v", op, r)
+		}
+	}
+	if got := metaOf(mine); got.mode != 0o777 || got.mtime != 1 || !got.xattr {
+		t.Errorf("its own file after chmod, utimes and setxattr: %+v", got)
+	}
 }

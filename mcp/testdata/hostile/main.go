@@ -7,6 +7,8 @@
 //	giant          sends one 64 MiB message, then keeps serving
 //	sampling-flood sends -n sampling/createMessage requests at once
 //	roots-flood    asks roots/list in a tight loop
+//	deaf-flood     asks roots/list in a tight loop and never reads again
+//	               (the answers pile up on its stdin)
 //	notify-flood   sends resources/list_changed in a tight loop
 //	stderr-flood   writes -mb MiB to stderr
 //	no-handshake   reads everything and never answers
@@ -139,6 +141,11 @@ func main() {
 				"serverInfo":      map[string]any{"name": "hostile-" + *mode, "version": "1"},
 			}})
 		case m.Method == "notifications/initialized":
+			if *mode == "deaf-flood" {
+				for {
+					send(map[string]any{"jsonrpc": "2.0", "id": newID(&next), "method": "roots/list", "params": map[string]any{}})
+				}
+			}
 			go misbehave(&next)
 		case m.Method == "server/discover":
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})

@@ -10,7 +10,8 @@
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
 // operation and answers with the same JSON. With -linger FILE it ignores
 // SIGTERM and the end of its stdin, and exits only once FILE is gone (or
-// it is killed): a server that holds on to what it could reach.
+// it is killed): a server that holds on to what it could reach. With
+// -probe DIR,DIR it lists those folders before it serves.
 package main
 
 import (
@@ -75,7 +76,10 @@ func try(op, path string) result {
 	case "socketpair": // "stream" or "dgram": a connected pair that works
 		err = pair(path)
 	default:
-		err = fmt.Errorf("unknown op %q", op)
+		var known bool
+		if r.Got, known, err = call(op, path); !known {
+			err = fmt.Errorf("unknown op %q", op)
+		}
 	}
 	r.OK = err == nil
 	if err != nil {
@@ -110,7 +114,13 @@ func pair(kind string) error {
 func main() {
 	once := flag.Bool("try", false, "do the operations in the arguments and exit")
 	linger := flag.String("linger", "", "ignore SIGTERM and stdin's end while this file exists")
+	probe := flag.String("probe", "", "list these folders (comma-separated) before serving, as servers that look around at start do")
 	flag.Parse()
+	if *probe != "" {
+		for _, dir := range strings.Split(*probe, ",") {
+			os.ReadDir(dir) // what it finds does not matter; that it looked does
+		}
+	}
 	if *linger != "" {
 		signal.Ignore(syscall.SIGTERM)
 		defer func() {
