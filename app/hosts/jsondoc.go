@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"rootkeeper/app/serverentry"
 )
 
 // jsonDoc is a JSON or JSONC file, edited through hujson's exact syntax
@@ -32,7 +34,7 @@ type jsonDoc struct {
 }
 
 func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
-	root, err := hujson.Parse(data)
+	root, err := serverentry.ParseJSONC(data)
 	if err != nil {
 		return nil, err
 	}
@@ -46,24 +48,9 @@ func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
 // member of each name (as encoding/json reads duplicates), an array's
 // elements by their index.
 func (d *jsonDoc) value(key []string) (any, bool) {
-	v := &d.root
-	for _, k := range key {
-		switch c := v.Value.(type) {
-		case *hujson.Object:
-			i := memberIndex(c, k)
-			if i < 0 {
-				return nil, false
-			}
-			v = &c.Members[i].Value
-		case *hujson.Array:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(c.Elements) || strconv.Itoa(i) != k {
-				return nil, false
-			}
-			v = &c.Elements[i]
-		default:
-			return nil, false
-		}
+	v := d.node(key)
+	if v == nil {
+		return nil, false
 	}
 	std := hujson.Value{Value: v.Value}.Clone()
 	std.Standardize()
@@ -72,6 +59,41 @@ func (d *jsonDoc) value(key []string) (any, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// raw is the field at key as written (comments, and every member of a
+// name given twice, kept).
+func (d *jsonDoc) raw(key []string) ([]byte, bool) {
+	v := d.node(key)
+	if v == nil {
+		return nil, false
+	}
+	return hujson.Value{Value: v.Value}.Pack(), true
+}
+
+// node finds the field at key: the last member of each name, an array's
+// elements by their index.
+func (d *jsonDoc) node(key []string) *hujson.Value {
+	v := &d.root
+	for _, k := range key {
+		switch c := v.Value.(type) {
+		case *hujson.Object:
+			i := memberIndex(c, k)
+			if i < 0 {
+				return nil
+			}
+			v = &c.Members[i].Value
+		case *hujson.Array:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c.Elements) || strconv.Itoa(i) != k {
+				return nil
+			}
+			v = &c.Elements[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 func (d *jsonDoc) bytes() []byte {
