@@ -80,7 +80,7 @@ tray with the window closed (as at login).
   servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
-  import FILE|- [--replace] [--keep-arg A]  add servers from an mcpServers JSON config
+  import FILE|- [--replace] [--keep-arg A]  add servers from a host's JSON config, in any host's shape
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
   grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the calls of a confined

@@ -14,6 +14,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/control"
 	"rootkeeper/app/secrets/spot"
+	"rootkeeper/app/serverentry"
 )
 
 func (c *command) servers(args []string) error {
@@ -228,10 +229,14 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("cannot read %q: %v", pos[0], errText(err))}
 	}
-	servers, err := app.ParseServerConfig(data)
+	cfg, err := serverentry.Parse(data)
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
 	}
+	if len(cfg.Servers) == 0 {
+		return &app.InputError{Msg: fmt.Sprintf("%s: no server to import: %s", pos[0], skippedText(cfg.Skipped))}
+	}
+	servers := cfg.Servers
 	for i := range servers {
 		servers[i].KeepArgs = *keepArgs
 	}
@@ -288,6 +293,9 @@ func (c *command) importServers(args []string) error {
 	if len(replaced) > 0 {
 		c.printf("replaced: %s\n", app.SafeText(strings.Join(replaced, ", ")))
 	}
+	for _, sk := range cfg.Skipped {
+		c.printf("skipped %s: %s\n", app.SafeText(sk.Name), app.SafeText(sk.Why))
+	}
 	for _, ch := range changed {
 		c.printf("%s now runs something else, so it is a new program for consent: %s (was: %s); %d decision(s) dropped, it will be asked again\n",
 			app.SafeText(ch.name), ch.after, ch.before, ch.dropped)
@@ -299,6 +307,15 @@ func (c *command) importServers(args []string) error {
 		c.printf("%d replaced server(s) run the same program and keep their decisions\n", kept)
 	}
 	return nil
+}
+
+// skippedText lists the entries an import left out, and why.
+func skippedText(skipped []serverentry.Skipped) string {
+	parts := make([]string, len(skipped))
+	for i, sk := range skipped {
+		parts[i] = app.SafeText(sk.Name) + ": " + app.SafeText(sk.Why)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // printSlots says which folders and files a server's configuration names
