@@ -114,7 +114,7 @@ func Parse(data []byte) (Config, error) {
 	case *hujson.Object:
 		for _, m := range t.Members {
 			lit, _ := m.Name.Value.(hujson.Literal)
-			if err := add(lit.String(), m.Value.Value); err != nil {
+			if err := add(text(lit), m.Value.Value); err != nil {
 				return Config{}, err
 			}
 		}
@@ -127,10 +127,10 @@ func Parse(data []byte) (Config, error) {
 			}
 			name, _ := membersOf(obj).get("name")
 			lit, ok := name.(hujson.Literal)
-			if !ok || lit.Kind() != '"' || lit.String() == "" {
+			if !ok || lit.Kind() != '"' || text(lit) == "" {
 				return Config{}, inputErrorf("%s[%d] has no name", where, i)
 			}
-			if err := add(lit.String(), obj); err != nil {
+			if err := add(text(lit), obj); err != nil {
 				return Config{}, err
 			}
 		}
@@ -204,9 +204,9 @@ func isEntry(v hujson.ValueTrimmed) bool {
 // imports and passes it on as written. (A host's file keeps its entries'
 // environment, and the host expands it.)
 func envVariable(srv app.Server) string {
-	shown := spot.ShowEnv(srv.Name, srv.Env)
 	for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
 		if HasHostVariable(srv.Env[k]) {
+			shown := spot.ShowEnv(srv.Name, srv.Env)
 			return fmt.Sprintf("env %s (%s) uses a variable only the host expands: give the value itself", quote(k), quote(shown[k]))
 		}
 	}

@@ -1,6 +1,7 @@
 package serverentry
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -232,17 +233,19 @@ func readValue(name string, v hujson.ValueTrimmed, d Dialect) (Entry, error) {
 func hostVariable(srv app.Server) string {
 	names := slices.Sorted(maps.Keys(srv.Headers))
 	raw := append([]string{srv.Command, srv.Cwd, srv.URL}, srv.Args...)
+	for _, n := range names {
+		raw = append(raw, srv.Headers[n])
+	}
+	i := slices.IndexFunc(raw, HasHostVariable)
+	if i < 0 {
+		return ""
+	}
 	shown := append([]string{srv.Command, srv.Cwd, spot.ShowURL(srv.Name, srv.URL)}, spot.ShowArgs(srv.Name, srv.Args)...)
 	hidden := spot.ShowHeaders(srv.Name, srv.Headers)
 	for _, n := range names {
-		raw, shown = append(raw, srv.Headers[n]), append(shown, hidden[n])
+		shown = append(shown, hidden[n])
 	}
-	for i, s := range raw {
-		if HasHostVariable(s) {
-			return fmt.Sprintf("%s uses a variable only the host expands", quote(shown[i]))
-		}
-	}
-	return ""
+	return fmt.Sprintf("%s uses a variable only the host expands", quote(shown[i]))
 }
 
 // hostVar matches the variables hosts expand in their configs and
@@ -336,7 +339,7 @@ func membersOf(obj *hujson.Object) members {
 	m := members{names: make([]string, 0, len(obj.Members)), last: make(map[string]hujson.ValueTrimmed, len(obj.Members))}
 	for _, mem := range obj.Members {
 		lit, _ := mem.Name.Value.(hujson.Literal)
-		n := lit.String()
+		n := text(lit)
 		m.names = append(m.names, n)
 		m.last[n] = mem.Value.Value
 	}
@@ -399,7 +402,7 @@ func (r reader) str(key string, v hujson.ValueTrimmed) (string, error) {
 	if !ok || lit.Kind() != '"' {
 		return "", fmt.Errorf("%q is %s, not a string", r.under+key, kindOf(v))
 	}
-	return r.bounded(strconv.Quote(r.under+key), lit.String())
+	return r.bounded(strconv.Quote(r.under+key), text(lit))
 }
 
 // list is the array v of strings, numbers and booleans (their JSON text:
@@ -442,7 +445,7 @@ func (r reader) strMap(key string, headers bool) (map[string]string, error) {
 	folded := map[string]string{}
 	for _, m := range obj.Members {
 		lit, _ := m.Name.Value.(hujson.Literal)
-		name := lit.String()
+		name := text(lit)
 		what := fmt.Sprintf("%q %s", r.under+key, quote(name))
 		if _, err := r.bounded(what, name); err != nil {
 			return nil, err
@@ -494,7 +497,18 @@ func scalar(v hujson.ValueTrimmed) (string, bool) {
 	if !ok || lit.Kind() == 'n' {
 		return "", false
 	}
-	return lit.String(), true
+	return text(lit), true
+}
+
+// text is a literal's text: a string's value, unescaped (without a
+// decoder when it has no escape to undo), or a number's or boolean's JSON.
+func text(lit hujson.Literal) string {
+	if lit.Kind() == '"' {
+		if inner := lit[1 : len(lit)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return string(inner)
+		}
+	}
+	return lit.String()
 }
 
 // isFalse reports whether v is false or null.
