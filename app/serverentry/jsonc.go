@@ -2,10 +2,13 @@ package serverentry
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"rootkeeper/app"
 )
 
 // MaxDepth is how deeply JSONC may nest, as deep as encoding/json, YAML
@@ -24,9 +27,24 @@ func ParseJSONC(data []byte) (hujson.Value, error) {
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
-		return v, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "hujson: "))
+		return v, errors.New(oneLine(strings.TrimPrefix(err.Error(), "hujson: ")))
 	}
 	return v, nil
+}
+
+// oneLine makes a parser's message, which may quote the input, fit for one
+// line of a terminal: its control and invisible characters escaped, and
+// cut to its first 200 characters.
+func oneLine(msg string) string {
+	msg = app.SafeText(msg)
+	n := 0
+	for i := range msg {
+		if n == 200 {
+			return msg[:i] + "…"
+		}
+		n++
+	}
+	return msg
 }
 
 // checkDepth counts the brackets of data outside strings and comments, by
