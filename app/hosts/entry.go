@@ -52,16 +52,13 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 	e := Entry{Host: h.ID, File: d.path(), Key: append(slices.Clone(t.key), name), Name: name, Scope: t.scope, d: h.dialect}
 	e.base = e.Key
 	e.Rootkeeper = rootkeeperName(h.ID, t.tag, name)
-	if list, _ := d.value(t.key); list != nil {
-		if _, isList := list.([]any); isList {
-			// A list of servers (Continue's mcpServers): each names
-			// itself.
-			v, _ := d.value(e.Key)
-			if obj, ok := v.(map[string]any); ok {
-				if n, ok := obj["name"].(string); ok && n != "" {
-					e.Name = n
-					e.Rootkeeper = rootkeeperName(h.ID, t.tag, n)
-				}
+	if isList(d, t.key) {
+		// A list of servers (Continue's mcpServers): each names itself.
+		v, _ := d.value(e.Key)
+		if obj, ok := v.(map[string]any); ok {
+			if n, ok := obj["name"].(string); ok && n != "" {
+				e.Name = n
+				e.Rootkeeper = rootkeeperName(h.ID, t.tag, n)
 			}
 		}
 	}
@@ -91,6 +88,19 @@ func readEntry(h *Host, d doc, t serverTable, name string) Entry {
 		e.Skip = r.Skip
 	}
 	return e
+}
+
+// isList reports whether the field at key is a list, without decoding a
+// JSON one (which, for each entry of a big table, took time in the square
+// of its size).
+func isList(d doc, key []string) bool {
+	if jd, ok := d.(*jsonDoc); ok {
+		v := jd.node(key)
+		return v != nil && v.Value.Kind() == '['
+	}
+	v, _ := d.value(key)
+	_, ok := v.([]any)
+	return ok
 }
 
 // entryJSON is the entry at key as JSON: as written in a JSON file, with
