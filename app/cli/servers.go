@@ -309,11 +309,15 @@ func (c *command) importServers(args []string) error {
 	return nil
 }
 
-// skippedText lists the entries an import left out, and why.
+// skippedText says which entries an import left out, and why: the first
+// three, and how many more.
 func skippedText(skipped []serverentry.Skipped) string {
-	parts := make([]string, len(skipped))
-	for i, sk := range skipped {
-		parts[i] = app.SafeText(sk.Name) + ": " + app.SafeText(sk.Why)
+	var parts []string
+	for _, sk := range skipped[:min(3, len(skipped))] {
+		parts = append(parts, app.SafeText(sk.Name)+": "+app.SafeText(sk.Why))
+	}
+	if more := len(skipped) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
 }
