@@ -25,8 +25,10 @@ type Config struct {
 
 // Skipped is an entry Parse left out, and why.
 type Skipped struct {
+	// Name is the entry's name in the config.
 	Name string
-	Why  string
+	// Why says, for a person, why it was left out.
+	Why string
 }
 
 // tables are where configs keep their servers, in the order they are

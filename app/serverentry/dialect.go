@@ -45,7 +45,10 @@ type Dialect struct {
 // URLKey is a key that may hold a remote server's URL, with the transport
 // it means when no type says otherwise ("" for streamable HTTP).
 type URLKey struct {
-	Key       string
+	// Key is the entry's key ("url", "httpUrl").
+	Key string
+	// Transport is what a URL there means without a type: app.TransportSSE,
+	// app.TransportHTTP, or "" (streamable HTTP too).
 	Transport string
 }
 
