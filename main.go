@@ -61,7 +61,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if v, err := cli.VersionFromFyneApp(fyneApp); err == nil {
-		cli.Version = v
+		app.Version = v
 	}
 	// Confined servers are started through `rootkeeper __confine`, which
 	// package confine answers in its init, before main runs.
@@ -513,10 +513,19 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	var serverLog io.Writer
 	if logs != nil {
 		defer logs.Close()
+		logs.OnProblem = func(err error) {
+			if err != nil {
+				logger.Warn("the server's log is not being written; tried again while it runs", "err", err)
+			}
+		}
 		serverLog = logs
 	}
 	auditLog := audit.NewLog(store.Dir())
-	defer auditLog.Close()
+	defer func() {
+		if err := auditLog.Close(); err != nil {
+			logger.Warn("the audit log's last entries were not written", "err", err)
+		}
+	}()
 	watch := newAppWatch(store.Dir(), name)
 	// The secrets of every server are sealed when the bridge writes the
 	// state (a host's folder becomes a request); where no keyring takes

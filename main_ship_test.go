@@ -37,6 +37,34 @@ func TestVersionIsFyneApps(t *testing.T) {
 			t.Fatalf("%q printed %q, want version %q", args, got, want)
 		}
 	}
+
+	// The MCP client announces the same version to a server: the first
+	// message a server reads (server/discover, or initialize for older
+	// protocol versions) carries Rootkeeper's clientInfo.
+	state := t.TempDir()
+	first := filepath.Join(t.TempDir(), "first.json")
+	mustRun(t, state, "servers", "add", "listener", "--", "sh", "-c", `head -n 1 > "$0.tmp" && mv "$0.tmp" "$0"; sleep 60`, first)
+	startHeadless(t, state)
+	var msg struct {
+		Params struct {
+			ClientInfo *struct{ Name, Version string } `json:"clientInfo"`
+			Meta       struct {
+				ClientInfo *struct{ Name, Version string } `json:"io.modelcontextprotocol/clientInfo"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	waitFor(t, "the server's first message", func() bool {
+		b, err := os.ReadFile(first)
+		return err == nil && json.Unmarshal(b, &msg) == nil
+	})
+	ci := msg.Params.ClientInfo
+	if ci == nil {
+		ci = msg.Params.Meta.ClientInfo
+	}
+	if ci == nil || ci.Name != "rootkeeper" || ci.Version != want {
+		b, _ := os.ReadFile(first)
+		t.Errorf("the client announced %+v, want rootkeeper %s; first message: %s", ci, want, b)
+	}
 }
 
 // autostart on writes an entry that starts this very binary hidden; off

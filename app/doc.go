@@ -29,7 +29,9 @@
 // sent), secrets (values kept in the keyring), atomicfile (how every file is
 // replaced). Services around it, each with one job, which the commands and
 // the app wire together: cli (the command line), hosts (the hosts' config
-// files: protect, restore), control (the app's control socket), doctor,
+// files: protect, restore), serverentry (the one reader of an MCP server
+// entry, in every host's shape: import, Paste and hosts all use it),
+// control (the app's control socket), doctor,
 // autostart, budget (the state folder's size), logfile, supervise (keeping
 // background loops alive), trayhost, and apptest (test helpers).
 //

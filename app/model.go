@@ -10,6 +10,11 @@ import (
 // are refused rather than overwritten.
 const StateVersion = 3
 
+// Version is the program's version: FyneApp.toml's, which main reads at
+// start; "dev" in a test binary. --version prints it and the MCP client
+// announces it to servers (clientInfo), so there is one version to read.
+var Version = "dev"
+
 // Source says where a root or a decision came from.
 type Source string
 
@@ -314,6 +319,9 @@ type ServerStatus struct {
 	// LandlockABI is the Landlock ABI a confined server was started under;
 	// 0 when it is not confined.
 	LandlockABI int `json:"landlockABI,omitempty"`
+	// LogProblem says why its stderr log (logs/NAME.log) cannot be
+	// written or rotated now; it is tried again while the server writes.
+	LogProblem string `json:"logProblem,omitempty"`
 }
 
 // Equal reports whether two statuses say the same thing.
@@ -322,5 +330,5 @@ func (s ServerStatus) Equal(o ServerStatus) bool {
 		s.ServerName == o.ServerName && s.ServerVersion == o.ServerVersion &&
 		s.Error == o.Error && s.Since.Equal(o.Since) && s.LastSentAt.Equal(o.LastSentAt) &&
 		s.Restarts == o.Restarts && s.PID == o.PID && slices.Equal(s.LastSent, o.LastSent) &&
-		s.LandlockABI == o.LandlockABI
+		s.LandlockABI == o.LandlockABI && s.LogProblem == o.LogProblem
 }

@@ -108,16 +108,6 @@ func TestServerSamplingMode(t *testing.T) {
 	}
 }
 
-func TestImportLeavesSamplingAtDefault(t *testing.T) {
-	servers, err := ParseServerConfig([]byte(`{"mcpServers": {"e": {"command": "x", "sampling": "off"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(servers) != 1 || servers[0].Sampling != "" {
-		t.Errorf("imported %+v, want the default sampling mode", servers)
-	}
-}
-
 func TestSamplingStateRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	store, err := OpenStore(dir)

@@ -354,9 +354,6 @@ func (h *Hold) Short(home string) string {
 	return "sharing is paused"
 }
 
-// Error is the hold as an error text, with whole paths.
-func (h *Hold) Error() string { return "server " + h.Server + " is held: " + h.Text("") }
-
 // SlotPath reports whether path is a slot of server, and whether it is a
 // file.
 func (s *State) SlotPath(server, path string) (isSlot, file bool) {

@@ -36,17 +36,25 @@ func (c *Cache) Save(file string) error {
 	c.file, c.dirty = file, false
 	c.mu.Unlock()
 
+	// Synced before the rename, as app/atomicfile writes (detect imports
+	// no package of Rootkeeper's): a crash leaves the old cache or the new
+	// one, never an empty file under its name. (The folder is not synced:
+	// a rename lost in a crash leaves the old cache, which is fine.)
 	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*")
 	if err != nil {
 		return err
 	}
 	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), file)
 	}
+
 	if err != nil {
 		os.Remove(tmp.Name())
 		c.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -283,41 +284,48 @@ func TestRootErrors(t *testing.T) {
 	}
 }
 
+// TestProgress: progress comes at most once a ProgressInterval while the
+// scan runs, then once at the end with the summary's counts, never going
+// back. It runs in a synctest bubble, whose clock moves only while every
+// goroutine of the scan waits (here: the slow consumer's sleeps), so the
+// bound holds exactly, however loaded the machine.
 func TestProgress(t *testing.T) {
 	root := sharedTree(t)
-	var mu sync.Mutex
-	var events []Progress
-	s := Scanner{Workers: 1}
-	start := time.Now()
-	sum, err := s.Scan(context.Background(), Request{Dirs: []string{root}}, func(Candidate) {
-		time.Sleep(time.Millisecond) // long enough for several events
-	}, func(p Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		events = append(events, p)
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var events []Progress
+		s := Scanner{Workers: 1}
+		start := time.Now()
+		sum, err := s.Scan(context.Background(), Request{Dirs: []string{root}}, func(Candidate) {
+			time.Sleep(time.Millisecond) // long enough for several events
+		}, func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, p)
+		})
+		took := time.Since(start) // the bubble's time: the consumer's sleeps
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) < 2 {
+			t.Fatalf("%d progress events in %v", len(events), took)
+		}
+		last := events[len(events)-1]
+		if last.Visited != sum.Visited || last.Found != sum.Found || sum.Visited != treeSize+1 || sum.Found != treeSize/10 {
+			t.Errorf("final progress %+v, summary %+v; want %d visited, %d found", last, sum, treeSize+1, treeSize/10)
+		}
+		if max := int(took/ProgressInterval) + 1; len(events) > max {
+			t.Errorf("%d progress events in %v, want at most %d", len(events), took, max)
+		}
+		for i, e := range events {
+			if i > 0 && e.Visited < events[i-1].Visited {
+				t.Errorf("progress went back: %+v after %+v", e, events[i-1])
+			}
+			if !strings.HasPrefix(e.Current, root) {
+				t.Errorf("progress names %q as the current folder", e.Current)
+			}
+		}
 	})
-	took := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(events) < 2 {
-		t.Fatalf("%d progress events in %v", len(events), took)
-	}
-	last := events[len(events)-1]
-	if last.Visited != sum.Visited || last.Found != sum.Found || sum.Visited != treeSize+1 || sum.Found != treeSize/10 {
-		t.Errorf("final progress %+v, summary %+v; want %d visited, %d found", last, sum, treeSize+1, treeSize/10)
-	}
-	if max := int(took/ProgressInterval) + 2; len(events) > max {
-		t.Errorf("%d progress events in %v, want at most %d", len(events), took, max)
-	}
-	for i, e := range events {
-		if i > 0 && e.Visited < events[i-1].Visited {
-			t.Errorf("progress went back: %+v after %+v", e, events[i-1])
-		}
-		if !strings.HasPrefix(e.Current, root) {
-			t.Errorf("progress names %q as the current folder", e.Current)
-		}
-	}
 }
 
 // treeSize is the number of folders in sharedTree.
@@ -374,49 +382,48 @@ func makeTree(root string, n int) error {
 }
 
 // TestCancel cancels a scan whose consumer is slow and expects it to stop
-// promptly, with no callback after it returns.
+// early (most of the tree unread), with no callback after it returns: in a
+// synctest bubble, once Scan has returned, synctest.Wait lets every
+// goroutine the scan left run until it blocks or ends, so a late callback
+// would be seen, not missed.
 func TestCancel(t *testing.T) {
 	root := sharedTree(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var returned, late atomic.Bool
-	var founds atomic.Int32
-	var cancelledAt atomic.Int64
-	s := Scanner{Workers: 8}
-	sum, err := s.Scan(ctx, Request{Dirs: []string{root}}, func(Candidate) {
-		if returned.Load() {
-			late.Store(true)
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var returned, late atomic.Bool
+		var founds atomic.Int32
+		s := Scanner{Workers: 8}
+		sum, err := s.Scan(ctx, Request{Dirs: []string{root}}, func(Candidate) {
+			if returned.Load() {
+				late.Store(true)
+			}
+			if founds.Add(1) == 5 {
+				cancel()
+			}
+			time.Sleep(5 * time.Millisecond) // a slow consumer
+		}, func(Progress) {
+			time.Sleep(time.Millisecond)
+			if returned.Load() {
+				late.Store(true)
+			}
+		})
+		returned.Store(true)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Scan after cancel = %v, want context.Canceled", err)
 		}
-		if founds.Add(1) == 5 {
-			cancelledAt.Store(time.Now().UnixNano())
-			cancel()
+		if sum.Visited > treeSize/2 || sum.Found > 20 {
+			t.Errorf("visited %d of %d folders, found %d: cancel did not stop the walk", sum.Visited, treeSize, sum.Found)
 		}
-		time.Sleep(5 * time.Millisecond) // a slow consumer
-	}, func(Progress) {
-		time.Sleep(time.Millisecond)
-		if returned.Load() {
-			late.Store(true)
+		synctest.Wait()
+		if late.Load() {
+			t.Error("a callback ran after Scan returned")
+		}
+		// Cancelled before it starts.
+		if _, err := s.Scan(ctx, Request{Dirs: []string{root}}, nil, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("Scan with a cancelled context = %v", err)
 		}
 	})
-	took := time.Since(time.Unix(0, cancelledAt.Load()))
-	returned.Store(true)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Scan after cancel = %v, want context.Canceled", err)
-	}
-	if took > time.Second { // generous: a loaded machine; the counts below are the sharper check
-		t.Errorf("Scan returned %v after cancel", took)
-	}
-	if sum.Visited > treeSize/2 || sum.Found > 20 {
-		t.Errorf("visited %d of %d folders, found %d: cancel did not stop the walk", sum.Visited, treeSize, sum.Found)
-	}
-	time.Sleep(3 * ProgressInterval)
-	if late.Load() {
-		t.Error("a callback ran after Scan returned")
-	}
-	// Cancelled before it starts.
-	if _, err := s.Scan(ctx, Request{Dirs: []string{root}}, nil, nil); !errors.Is(err, context.Canceled) {
-		t.Errorf("Scan with a cancelled context = %v", err)
-	}
 }
 
 // TestNoLeakedFiles checks that a cancelled scan closes every folder it

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/atomicfile"
 	"rootkeeper/app/hosts"
 )
 
@@ -306,9 +307,17 @@ func (u *ui) guideHosts() {
 			return
 		}
 		u.do(func() {
+			// Remembered off the UI goroutine; a marker that cannot be
+			// written would bring the question back at every start, so
+			// the person is told.
 			answered := func() {
-				os.MkdirAll(filepath.Dir(marker), 0o700)
-				os.WriteFile(marker, nil, 0o600)
+				u.async(func() {
+					if err := rememberGuided(marker); err != nil {
+						u.do(func() {
+							u.showError(fmt.Errorf("your answer could not be remembered, so this question will come again at the next start: %w", err))
+						})
+					}
+				})
 			}
 			msg := fmt.Sprintf("%s %s %s that can see folders without asking you. Protect them?\n\n"+
 				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
@@ -349,6 +358,15 @@ func (u *ui) guideHosts() {
 			u.hosts.guide.Show()
 		})
 	})
+}
+
+// rememberGuided writes the marker that says the guided start was
+// answered.
+func rememberGuided(marker string) error {
+	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(marker, nil, atomicfile.Options{})
 }
 
 // joinNames writes "A", "A and B", "A, B and C".

@@ -9,11 +9,13 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/serverentry"
 )
 
 // pasteDialog takes server definitions pasted from another app's config
-// (an "mcpServers" block, VS Code's "servers", or one entry) and shows what
-// it found before adding them.
+// (an "mcpServers" block, VS Code's "servers", opencode's "mcp", or one
+// entry), read as `rootkeeper import` reads them (serverentry.Parse), and
+// shows what it found, and what it leaves out and why, before adding them.
 type pasteDialog struct {
 	OnImport func([]app.Server)
 
@@ -45,23 +47,39 @@ func (d *pasteDialog) parse() {
 		d.preview.Refresh()
 		return
 	}
-	servers, err := app.ParseServerConfig([]byte(d.text.Text))
+	cfg, err := serverentry.Parse([]byte(d.text.Text))
 	if err != nil {
 		d.preview.SetText(err.Error())
 		d.preview.Importance = widget.DangerImportance
 		d.preview.Refresh()
 		return
 	}
-	d.found = servers
+	d.found = cfg.Servers
 	// What each server runs, before anything starts: the command, its
-	// arguments, the names of its environment variables, or its URL.
-	lines := make([]string, len(servers))
-	for i, s := range servers {
-		lines[i] = fmt.Sprintf("• %s: %s", app.SafeText(s.Name), app.Program(s))
+	// arguments, the names of its environment variables, or its URL; and
+	// what is left out, and why.
+	var b strings.Builder
+	if len(cfg.Servers) > 0 {
+		b.WriteString("Found " + plural(len(cfg.Servers), "server") + ":")
+		for _, s := range cfg.Servers {
+			fmt.Fprintf(&b, "\n• %s: %s", app.SafeText(s.Name), app.Program(s))
+		}
 	}
-	d.preview.SetText("Found " + plural(len(servers), "server") + ":\n" + strings.Join(lines, "\n") +
-		"\nAdded servers see no folder until you allow one.")
-	d.preview.Importance = widget.SuccessImportance
+	if len(cfg.Skipped) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("Left out:")
+		for _, sk := range cfg.Skipped {
+			fmt.Fprintf(&b, "\n• %s: %s", app.SafeText(sk.Name), app.SafeText(sk.Why))
+		}
+	}
+	d.preview.Importance = widget.WarningImportance
+	if len(cfg.Servers) > 0 {
+		b.WriteString("\nAdded servers see no folder until you allow one.")
+		d.preview.Importance = widget.SuccessImportance
+	}
+	d.preview.SetText(b.String())
 	d.preview.Refresh()
 }
 

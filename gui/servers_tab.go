@@ -209,6 +209,9 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	for _, line := range bridgeLines(snap, name, t.u.home()) {
 		box.Add(newPathLabel(line))
 	}
+	if st.LogProblem != "" {
+		box.Add(iconLine(theme.WarningIcon(), app.SafeText("Its log is not being written: "+st.LogProblem+" (tried again while it runs)"), widget.WarningImportance))
+	}
 	if st.Error != "" && st.State != app.ServerHeld {
 		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}

@@ -115,7 +115,7 @@ func newAdapter(m *Manager, srv app.Server) *adapter {
 		// capability above is left as it is).
 		copts.CreateMessageHandler = a.createMessage
 	}
-	a.client = sdk.NewClient(&sdk.Implementation{Name: "rootkeeper", Version: Version}, copts)
+	a.client = sdk.NewClient(&sdk.Implementation{Name: "rootkeeper", Version: app.Version}, copts)
 	a.client.AddReceivingMiddleware(a.receivingMiddleware)
 	// Added last, so outermost: a request beyond the bounds goes no further.
 	a.client.AddReceivingMiddleware(a.gateMiddleware)
@@ -190,9 +190,6 @@ func (a *adapter) takeAsked() bool {
 		}
 	}
 }
-
-// Version is the client version Rootkeeper announces to servers.
-var Version = "0.1.0"
 
 // poke tells the adapter that its visible set may have changed.
 func (a *adapter) poke() {

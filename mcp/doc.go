@@ -100,6 +100,9 @@
 // RootsAnswer and AnswerEntry, the same path as the managed clients, and
 // starts servers with StdioCommand, as they do.
 //
-// This package must not import Fyne, and changes no state: it reads the
-// snapshot and reports status.
+// This package must not import Fyne. What it changes in the state is the
+// servers' own doing, through app.Core: the requests a confined server's
+// reach raises (ReachWatch) and the folders a bridge's host asks for; the
+// person's decisions are never written here. Everything else it reports as
+// live status.
 package mcp

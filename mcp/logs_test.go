@@ -3,6 +3,7 @@ package mcp
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"rootkeeper/app"
@@ -43,5 +44,29 @@ func TestServerLogsAreBoundedAndGoWithTheServer(t *testing.T) {
 	eventually(t, "the removed server's logs to go", func() (bool, string) {
 		_, files := size()
 		return files == 0, ""
+	})
+}
+
+// A log that cannot rotate (its generations' names taken by folders) says
+// so on the server's status, and the server runs on: its stderr is never
+// blocked by the log.
+func TestALogThatCannotRotateShowsOnTheCard(t *testing.T) {
+	bin := hostileServer(t)
+	e := newEnv(t)
+	for _, gen := range []string{"noisy.log.1", "noisy.log.2"} {
+		if err := os.MkdirAll(filepath.Join(e.dir, "logs", gen, "taken"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "noisy", Type: app.TransportStdio, Command: bin, Args: []string{"-mode", "stderr-flood", "-mb", "2"}})
+	})
+	opts := e.fastOptions()
+	opts.LogMaxSize, opts.LogKeep = 256<<10, 2
+	e.start(opts)
+	e.waitConnected("noisy")
+	eventually(t, "the log's problem on the card", func() (bool, string) {
+		st := e.status("noisy")
+		return strings.Contains(st.LogProblem, "rotating"), st.LogProblem
 	})
 }

@@ -212,7 +212,9 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.wg.Wait()
 			m.reachRecs.Wait()
 			if m.audit != nil {
-				m.audit.Close()
+				if err := m.audit.Close(); err != nil {
+					m.log.Error("the audit log's last entries were not written", "error", err)
+				}
 			}
 			return nil
 		case <-sig:

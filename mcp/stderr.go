@@ -3,6 +3,7 @@ package mcp
 import (
 	"io"
 
+	"rootkeeper/app"
 	"rootkeeper/app/logfile"
 )
 
@@ -19,6 +20,15 @@ func (a *adapter) openLog() {
 	if err != nil {
 		a.m.log.Warn("cannot open the server log", "error", err)
 		return
+	}
+	// The log never fails the server's stderr; its problems show on the
+	// server's card and in status instead.
+	f.OnProblem = func(err error) {
+		text := ""
+		if err != nil {
+			text = err.Error()
+		}
+		a.update(func(s *app.ServerStatus) { s.LogProblem = text })
 	}
 	a.logf = f
 }

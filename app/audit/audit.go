@@ -218,19 +218,21 @@ func (l *Log) rotate() error {
 }
 
 // Close writes what is held and closes the file; a later Append opens it
-// again.
+// again. It returns the first error of either: an entry held back (a
+// repeated answer's count) that could not be written is lost, and the
+// caller must say so.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var errs []error
 	for server := range l.held {
-		l.flushHeld(server)
+		errs = append(errs, l.flushHeld(server))
 	}
-	if l.f == nil {
-		return nil
+	if l.f != nil {
+		errs = append(errs, l.f.Close())
+		l.f = nil
 	}
-	err := l.f.Close()
-	l.f = nil
-	return err
+	return errors.Join(errs...)
 }
 
 // Read returns the entries in dir, oldest first: the rotated file, then the

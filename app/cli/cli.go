@@ -59,9 +59,6 @@ type Extensions struct {
 // WindowVerb starts the window process (Extensions.Window).
 const WindowVerb = "__window"
 
-// Version is the program's version, set by main.
-var Version = "dev"
-
 const usage = `usage: rootkeeper [--state-dir DIR] [VERB ...]
 
 With no verb, opens the window and the tray icon; --hidden starts in the
@@ -84,7 +81,7 @@ tray with the window closed (as at login).
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
-  import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from an mcpServers JSON config
+  import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from a host's JSON config, in any host's shape
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
   grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the calls of a confined
@@ -189,7 +186,7 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		return nil
 	}
 	if version {
-		fmt.Fprintf(env.Stdout, "rootkeeper %s\n", Version)
+		fmt.Fprintf(env.Stdout, "rootkeeper %s\n", app.Version)
 		return nil
 	}
 	if stateDir == "" {

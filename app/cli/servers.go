@@ -15,6 +15,7 @@ import (
 	"rootkeeper/app/audit"
 	"rootkeeper/app/control"
 	"rootkeeper/app/secrets/spot"
+	"rootkeeper/app/serverentry"
 )
 
 func (c *command) servers(args []string) error {
@@ -284,10 +285,14 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("cannot read %q: %v", pos[0], errText(err))}
 	}
-	servers, err := app.ParseServerConfig(data)
+	cfg, err := serverentry.Parse(data)
 	if err != nil {
 		return &app.InputError{Msg: fmt.Sprintf("%s: %v", pos[0], err)}
 	}
+	if len(cfg.Servers) == 0 {
+		return &app.InputError{Msg: fmt.Sprintf("%s: no server to import: %s", pos[0], skippedText(cfg.Skipped))}
+	}
+	servers := cfg.Servers
 	var given app.Setting
 	for i := range servers {
 		servers[i].KeepArgs = *keepArgs
@@ -348,6 +353,9 @@ func (c *command) importServers(args []string) error {
 	if len(replaced) > 0 {
 		c.printf("replaced: %s\n", app.SafeText(strings.Join(replaced, ", ")))
 	}
+	for _, sk := range cfg.Skipped {
+		c.printf("skipped %s: %s\n", app.SafeText(sk.Name), app.SafeText(sk.Why))
+	}
 	for _, ch := range changed {
 		c.printf("%s now runs something else, so it is a new program for consent: %s (was: %s); %d decision(s) dropped, it will be asked again\n",
 			app.SafeText(ch.name), ch.after, ch.before, ch.dropped)
@@ -359,6 +367,19 @@ func (c *command) importServers(args []string) error {
 		c.printf("%d replaced server(s) run the same program and keep their decisions\n", kept)
 	}
 	return nil
+}
+
+// skippedText says which entries an import left out, and why: the first
+// three, and how many more.
+func skippedText(skipped []serverentry.Skipped) string {
+	var parts []string
+	for _, sk := range skipped[:min(3, len(skipped))] {
+		parts = append(parts, app.SafeText(sk.Name)+": "+app.SafeText(sk.Why))
+	}
+	if more := len(skipped) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // printSlots says which folders and files a server's configuration names

@@ -213,6 +213,9 @@ func (c *command) printStatus(st Status) {
 			}
 		}
 		c.printf("%s\n", app.SafeText(line))
+		if s.Live != nil && s.Live.LogProblem != "" {
+			c.printf("  its log is not being written: %s\n", app.SafeText(s.Live.LogProblem))
+		}
 		if s.Held != "" {
 			c.printf("  held, not started: %s\n", s.Held)
 		}

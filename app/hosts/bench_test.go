@@ -111,3 +111,54 @@ func BenchmarkListTwoHundredProjects(b *testing.B) {
 		}
 	}
 }
+
+// manyServersJSON is a project's .mcp.json of n servers, which anyone can
+// write into a repository.
+func manyServersJSON(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"mcpServers": {`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `"s%d": {"command": "x", "args": ["--port", "%d"]}`, i, i)
+	}
+	b.WriteString("}}\n")
+	return []byte(b.String())
+}
+
+// BenchmarkListManyServers is `hosts list` of a project whose .mcp.json
+// holds 20000 servers; the anchor, BenchmarkDecodeManyServers, decodes that
+// file once with encoding/json. Each entry used to be found by a scan of
+// its table (and a decode of the whole table): time in the square of the
+// file's size.
+func BenchmarkListManyServers(b *testing.B) {
+	data := manyServersJSON(20000)
+	b.SetBytes(int64(len(data)))
+	home := b.TempDir()
+	project := filepath.Join(home, "p")
+	os.MkdirAll(project, 0o755)
+	os.WriteFile(filepath.Join(project, ".mcp.json"), data, 0o600)
+	store, err := app.OpenStore(filepath.Join(b.TempDir(), "state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := Options{World: World{GOOS: "linux", Home: home}, Store: store, Projects: []string{project}}
+	for b.Loop() {
+		found, err := List(o)
+		if err != nil || len(found) != 1 || len(found[0].Files[0].Entries) != 20000 {
+			b.Fatalf("%+v %v", found, err)
+		}
+	}
+}
+
+func BenchmarkDecodeManyServers(b *testing.B) {
+	data := manyServersJSON(20000)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		var v map[string]any
+		if err := json.Unmarshal(data, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

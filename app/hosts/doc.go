@@ -6,13 +6,14 @@
 // files, user and project ones, puts each behind Rootkeeper's bridge
 // (protect) and gives the files back (restore).
 //
-// Hosts write servers in a few shapes, each a dialect (which key holds
-// the command, args, env, URL, transport): an object of named entries
+// Hosts write servers in a few shapes: an object of named entries
 // (mcpServers, servers, mcp, context_servers, extensions, mcp_servers),
-// or a YAML list of entries that name themselves (Continue); the command
-// a string with an args array, or one array of both (opencode).
+// or a YAML list of entries that name themselves (Continue). Each entry is
+// read by serverentry.Read, the reader `import` and the window's Paste use
+// too, in its host's dialect (which key holds the command, args, env, URL,
+// transport); its environment stays in the host's file (HostEnv).
 //
-//	host config file ──parse──> doc (JSONC, TOML, YAML) ──> []Entry
+//	host config file ──parse──> doc (JSONC, TOML, YAML) ──serverentry.Read──> []Entry
 //	                                 │ set/del one field at a time, in place
 //	Protect: backup ─> add servers to state ─> rewrite entries ─> check the
 //	         file is unchanged since read ─> atomic replace ─> record

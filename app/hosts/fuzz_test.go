@@ -50,7 +50,7 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 				if e.Protected || e.Skip != "" {
 					continue
 				}
-				if _, err := hd.render(append(clone(e.base), e.d.command), ""); err != nil {
+				if _, err := hd.render(append(clone(e.base), e.d.Command), ""); err != nil {
 					continue
 				}
 				if _, _, err := bridgeEntry(hd, e, o); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"rootkeeper/app"
+	"rootkeeper/app/serverentry"
 )
 
 const fakeExe = "/opt/rootkeeper/bin/rootkeeper"
@@ -244,16 +245,16 @@ func forget(tree map[string]any, e Entry, requests []string) {
 		return
 	}
 	m := v.(map[string]any)
-	delete(m, e.d.command)
-	delete(m, e.d.args)
-	delete(m, e.d.headers)
-	if e.d.typ != "" {
-		delete(m, e.d.typ)
+	delete(m, e.d.Command)
+	delete(m, e.d.Args)
+	delete(m, e.d.Headers)
+	if e.d.Type != "" {
+		delete(m, e.d.Type)
 	}
-	for _, u := range e.d.urls {
-		delete(m, u.key)
+	for _, u := range e.d.URLs {
+		delete(m, u.Key)
 	}
-	if env, ok := m[e.d.env].(map[string]any); ok {
+	if env, ok := m[e.d.Env].(map[string]any); ok {
 		for k, v := range env {
 			if s, ok := v.(string); ok && slices.Contains(requests, s) {
 				delete(env, k)
@@ -321,7 +322,7 @@ func TestProtectKeepsFoldersAsSlotsAndKeepsVariables(t *testing.T) {
 	st, _ = store.Load()
 	for _, s := range st.Servers {
 		for _, v := range s.Env {
-			if HasHostVariable(v) || strings.Contains(v, "ghp_") {
+			if serverentry.HasHostVariable(v) || strings.Contains(v, "ghp_") {
 				t.Errorf("%s stores %q", s.Name, v)
 			}
 		}
@@ -662,22 +663,6 @@ func TestPathsPerOS(t *testing.T) {
 	codex, _ := Lookup("codex")
 	if a, b := claude.Files(w)[0], codex.Files(w)[0]; a != "/cc/.claude.json" || b != "/cx/config.toml" {
 		t.Errorf("CLAUDE_CONFIG_DIR, CODEX_HOME: %s %s", a, b)
-	}
-}
-
-func TestOnlyRootkeeperIsABridge(t *testing.T) {
-	for cmd, want := range map[string]bool{
-		"/usr/local/bin/rootkeeper":       true,
-		`C:\Program Files\rootkeeper.exe`: true,
-		"/usr/bin/other-tool":             false,
-		"rootkeeper-helper":               false,
-	} {
-		if got := isRootkeeper(cmd) && isBridge([]string{"bridge", "x"}); got != want {
-			t.Errorf("%q bridge x: %v, want %v", cmd, got, want)
-		}
-	}
-	if isBridge([]string{"--state-dir", "/s", "x", "bridge", "y"}) || isBridge([]string{"bridge"}) {
-		t.Error("odd argument lists taken for a bridge")
 	}
 }
 

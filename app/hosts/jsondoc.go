@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"rootkeeper/app/serverentry"
 )
 
 // jsonDoc is a JSON or JSONC file, edited through hujson's exact syntax
@@ -29,10 +31,13 @@ type jsonDoc struct {
 	// again when asked for, not after each edit: a big ~/.claude.json
 	// takes a while to write out.
 	dirtyData bool
+	// names indexes the member names of the objects searched since the
+	// last edit (see memberIndex).
+	names map[*hujson.Object]map[string]int
 }
 
 func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
-	root, err := hujson.Parse(data)
+	root, err := serverentry.ParseJSONC(data)
 	if err != nil {
 		return nil, err
 	}
@@ -46,24 +51,9 @@ func parseJSON(path string, project string, data []byte) (*jsonDoc, error) {
 // member of each name (as encoding/json reads duplicates), an array's
 // elements by their index.
 func (d *jsonDoc) value(key []string) (any, bool) {
-	v := &d.root
-	for _, k := range key {
-		switch c := v.Value.(type) {
-		case *hujson.Object:
-			i := memberIndex(c, k)
-			if i < 0 {
-				return nil, false
-			}
-			v = &c.Members[i].Value
-		case *hujson.Array:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(c.Elements) || strconv.Itoa(i) != k {
-				return nil, false
-			}
-			v = &c.Elements[i]
-		default:
-			return nil, false
-		}
+	v := d.node(key)
+	if v == nil {
+		return nil, false
 	}
 	std := hujson.Value{Value: v.Value}.Clone()
 	std.Standardize()
@@ -72,6 +62,41 @@ func (d *jsonDoc) value(key []string) (any, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// raw is the field at key as written (comments, and every member of a
+// name given twice, kept).
+func (d *jsonDoc) raw(key []string) ([]byte, bool) {
+	v := d.node(key)
+	if v == nil {
+		return nil, false
+	}
+	return hujson.Value{Value: v.Value}.Pack(), true
+}
+
+// node finds the field at key: the last member of each name, an array's
+// elements by their index.
+func (d *jsonDoc) node(key []string) *hujson.Value {
+	v := &d.root
+	for _, k := range key {
+		switch c := v.Value.(type) {
+		case *hujson.Object:
+			i := d.memberIndex(c, k)
+			if i < 0 {
+				return nil
+			}
+			v = &c.Members[i].Value
+		case *hujson.Array:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c.Elements) || strconv.Itoa(i) != k {
+				return nil
+			}
+			v = &c.Elements[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 func (d *jsonDoc) bytes() []byte {
@@ -91,7 +116,7 @@ func (d *jsonDoc) find(key []string) *hujson.Object {
 		if !ok {
 			return nil
 		}
-		i := memberIndex(obj, k)
+		i := d.memberIndex(obj, k)
 		if i < 0 {
 			return nil
 		}
@@ -101,14 +126,29 @@ func (d *jsonDoc) find(key []string) *hujson.Object {
 	return obj
 }
 
-func memberIndex(obj *hujson.Object, name string) int {
-	at := -1
-	for i, m := range obj.Members {
-		if lit, ok := m.Name.Value.(hujson.Literal); ok && lit.String() == name {
-			at = i
+// memberIndex is the index of the last member of obj called name, or -1.
+// An object's names are indexed the first time it is searched and
+// forgotten at the next edit: each entry of a table is looked up, and a
+// scan of the table for each took time in the square of its size (a
+// project's .mcp.json of 5000 servers, 126 KB, took a minute to list).
+func (d *jsonDoc) memberIndex(obj *hujson.Object, name string) int {
+	idx, ok := d.names[obj]
+	if !ok {
+		idx = make(map[string]int, len(obj.Members))
+		for i, m := range obj.Members {
+			if lit, ok := m.Name.Value.(hujson.Literal); ok {
+				idx[lit.String()] = i
+			}
 		}
+		if d.names == nil {
+			d.names = map[*hujson.Object]map[string]int{}
+		}
+		d.names[obj] = idx
 	}
-	return at
+	if i, ok := idx[name]; ok {
+		return i
+	}
+	return -1
 }
 
 func (d *jsonDoc) keys(key []string) []string {
@@ -117,8 +157,10 @@ func (d *jsonDoc) keys(key []string) []string {
 		return nil
 	}
 	var out []string
+	seen := make(map[string]bool, len(obj.Members))
 	for _, m := range obj.Members {
-		if lit, ok := m.Name.Value.(hujson.Literal); ok && !slices.Contains(out, lit.String()) {
+		if lit, ok := m.Name.Value.(hujson.Literal); ok && !seen[lit.String()] {
+			seen[lit.String()] = true
 			out = append(out, lit.String())
 		}
 	}
@@ -130,7 +172,7 @@ func (d *jsonDoc) get(key []string) ([]byte, bool) {
 	if obj == nil {
 		return nil, false
 	}
-	i := memberIndex(obj, key[len(key)-1])
+	i := d.memberIndex(obj, key[len(key)-1])
 	if i < 0 {
 		return nil, false
 	}
@@ -178,7 +220,7 @@ func (d *jsonDoc) put(key []string, after string, raw []byte) error {
 		return fmt.Errorf("no object at %q", strings.Join(key[:len(key)-1], "."))
 	}
 	name := key[len(key)-1]
-	if i := memberIndex(obj, name); i >= 0 {
+	if i := d.memberIndex(obj, name); i >= 0 {
 		obj.Members[i].Value.Value = val.Value
 		return d.repack()
 	}
@@ -193,7 +235,7 @@ func (d *jsonDoc) put(key []string, after string, raw []byte) error {
 		obj.Members = slices.Insert(obj.Members, 0, m)
 		return d.repack()
 	}
-	at := memberIndex(obj, after)
+	at := d.memberIndex(obj, after)
 	if at < 0 {
 		at = len(obj.Members) - 1
 	}
@@ -229,7 +271,7 @@ func (d *jsonDoc) del(key []string) error {
 	if obj == nil {
 		return nil
 	}
-	i := memberIndex(obj, key[len(key)-1])
+	i := d.memberIndex(obj, key[len(key)-1])
 	if i < 0 {
 		return nil
 	}
@@ -244,6 +286,6 @@ func (d *jsonDoc) del(key []string) error {
 
 // repack notes an edit of the tree (see dirty).
 func (d *jsonDoc) repack() error {
-	d.dirtyData = true
+	d.dirtyData, d.names = true, nil
 	return nil
 }

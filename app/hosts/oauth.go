@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/serverentry"
 )
 
 // probeTimeout bounds how long protect waits for a remote server's answer.
@@ -43,7 +44,7 @@ func ProbeOAuth(ctx context.Context, srv app.Server) string {
 		return ""
 	}
 	for k, v := range srv.Headers {
-		if !HasHostVariable(v) {
+		if !serverentry.HasHostVariable(v) {
 			req.Header.Set(k, v)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/serverentry"
 )
 
 // Options is what protect, restore and list need to know.
@@ -359,7 +360,7 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 				continue
 			}
 		}
-		if _, err := d.render(append(clone(e.base), e.d.command), ""); err != nil {
+		if _, err := d.render(append(clone(e.base), e.d.Command), ""); err != nil {
 			e.Skip = err.Error() // a shape Rootkeeper does not edit
 			res.Skipped = append(res.Skipped, e)
 			continue
@@ -462,31 +463,31 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	}
 	ch.Bridge = append([]string{o.Executable}, args...)
 	anchor := ""
-	if dl.typ != "" {
-		if _, has := d.get(append(slices.Clone(e.base), dl.typ)); has {
-			if err := edit([]string{dl.typ}, "", dl.stdio, false); err != nil {
+	if dl.Type != "" {
+		if _, has := d.get(append(slices.Clone(e.base), dl.Type)); has {
+			if err := edit([]string{dl.Type}, "", dl.Stdio, false); err != nil {
 				return ch, er, err
 			}
-			anchor = dl.typ
+			anchor = dl.Type
 		}
 	}
 	steps := []func() error{
-		func() error { return edit([]string{dl.command}, anchor, o.Executable, false) },
-		func() error { return edit([]string{dl.args}, dl.command, args, false) },
+		func() error { return edit([]string{dl.Command}, anchor, o.Executable, false) },
+		func() error { return edit([]string{dl.Args}, dl.Command, args, false) },
 	}
-	if dl.commandArray {
+	if dl.CommandArray {
 		steps = []func() error{
-			func() error { return edit([]string{dl.command}, anchor, ch.Bridge, false) },
+			func() error { return edit([]string{dl.Command}, anchor, ch.Bridge, false) },
 		}
 	}
-	for _, u := range dl.urls {
-		steps = append(steps, func() error { return edit([]string{u.key}, "", nil, true) })
+	for _, u := range dl.URLs {
+		steps = append(steps, func() error { return edit([]string{u.Key}, "", nil, true) })
 	}
-	if dl.headers != "" && srv.Type != app.TransportStdio {
-		steps = append(steps, func() error { return edit([]string{dl.headers}, "", nil, true) })
+	if dl.Headers != "" && srv.Type != app.TransportStdio {
+		steps = append(steps, func() error { return edit([]string{dl.Headers}, "", nil, true) })
 	}
 	for _, k := range movedEnv {
-		steps = append(steps, func() error { return edit([]string{dl.env, k}, "", nil, true) })
+		steps = append(steps, func() error { return edit([]string{dl.Env, k}, "", nil, true) })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -519,7 +520,7 @@ func addServers(o Options, h *Host, changes []Change) error {
 					continue
 				}
 				v := ch.Entry.HostEnv[k]
-				if HasHostVariable(v) {
+				if serverentry.HasHostVariable(v) {
 					ch.LostEnv = append(ch.LostEnv, k)
 					continue
 				}

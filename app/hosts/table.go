@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"rootkeeper/app/serverentry"
 )
 
 // Format is how a config file is written.
@@ -37,7 +39,7 @@ type Host struct {
 	// which may be globs; nil for hosts without any.
 	project func(dir string) []string
 	// dialect says which keys hold what in a server entry.
-	dialect dialect
+	dialect serverentry.Dialect
 	// servers finds the server tables in a parsed file: each is a path
 	// of keys to an object whose members are server entries, with the
 	// scope they stand for.
@@ -202,7 +204,7 @@ var Hosts = []*Host{
 			return one(filepath.Join(w.dotDir("CLAUDE_CONFIG_DIR", ""), ".claude.json"))
 		},
 		project: in(".mcp.json"),
-		dialect: jsonDialect,
+		dialect: serverentry.Common,
 		servers: func(d doc) []serverTable {
 			if d.isProject() {
 				return []serverTable{{key: []string{"mcpServers"}, scope: "project", tag: baseTag(d.projectDir())}}
@@ -219,36 +221,36 @@ var Hosts = []*Host{
 		files: func(w World) []string {
 			return one(filepath.Join(w.configDir(), "Claude", "claude_desktop_config.json"))
 		},
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "cursor", Name: "Cursor", Format: JSON, AsksAgain: true,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".cursor", "mcp.json")) },
 		project: in(".cursor/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "vscode", Name: "VS Code", Format: JSON,
 		files:   vscodeFamily("Code"),
 		project: in(".vscode/mcp.json"),
-		dialect: jsonDialect, servers: table("servers", "workspace"),
+		dialect: serverentry.Common, servers: table("servers", "workspace"),
 	},
 	{
 		ID: "vscode-insiders", Name: "VS Code Insiders", Format: JSON,
 		files:   vscodeFamily("Code - Insiders"),
-		dialect: jsonDialect, servers: table("servers", "workspace"),
+		dialect: serverentry.Common, servers: table("servers", "workspace"),
 	},
 	{
 		ID: "vscodium", Name: "VSCodium", Format: JSON,
 		files:   vscodeFamily("VSCodium"),
-		dialect: jsonDialect, servers: table("servers", "workspace"),
+		dialect: serverentry.Common, servers: table("servers", "workspace"),
 	},
 	{
 		ID: "windsurf", Name: "Windsurf", Format: JSON,
 		files: func(w World) []string {
 			return one(filepath.Join(w.Home, ".codeium", "windsurf", "mcp_config.json"))
 		},
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "gemini", Name: "Gemini CLI", Format: JSON,
@@ -258,18 +260,18 @@ var Hosts = []*Host{
 			return one(filepath.Join(w.dotDir("GEMINI_CLI_HOME", ""), ".gemini", "settings.json"))
 		},
 		project: in(".gemini/settings.json"),
-		dialect: geminiDialect, servers: mcpServers,
+		dialect: serverentry.Gemini, servers: mcpServers,
 	},
 	{
 		ID: "qwen", Name: "Qwen Code", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.dotDir("QWEN_HOME", ".qwen"), "settings.json")) },
 		project: in(".qwen/settings.json"),
-		dialect: geminiDialect, servers: mcpServers,
+		dialect: serverentry.Gemini, servers: mcpServers,
 	},
 	{
 		ID: "zed", Name: "Zed", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.xdgDir(), "zed", "settings.json")) },
-		dialect: zedDialect, servers: table("context_servers", "project"),
+		dialect: serverentry.Zed, servers: table("context_servers", "project"),
 	},
 	{
 		ID: "codex", Name: "Codex", Format: TOML,
@@ -277,7 +279,7 @@ var Hosts = []*Host{
 			return one(filepath.Join(w.dotDir("CODEX_HOME", ".codex"), "config.toml"))
 		},
 		project: in(".codex/config.toml"),
-		dialect: codexDialect, servers: table("mcp_servers", "project"),
+		dialect: serverentry.Codex, servers: table("mcp_servers", "project"),
 	},
 	{
 		ID: "goose", Name: "Goose", Format: YAML,
@@ -287,24 +289,24 @@ var Hosts = []*Host{
 			}
 			return one(filepath.Join(w.xdgDir(), "goose", "config.yaml"))
 		},
-		dialect: gooseDialect, servers: table("extensions", "project"),
+		dialect: serverentry.Goose, servers: table("extensions", "project"),
 	},
 	{
 		ID: "cline", Name: "Cline", Format: JSON,
 		files:   extensionFile("saoudrizwan.claude-dev", "cline_mcp_settings.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "roo", Name: "Roo Code", Format: JSON,
 		files:   extensionFile("rooveterinaryinc.roo-cline", "mcp_settings.json"),
 		project: in(".roo/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "kilo", Name: "Kilo Code", Format: JSON,
 		files:   extensionFile("kilocode.kilo-code", "mcp_settings.json"),
 		project: in(".kilocode/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "continue", Name: "Continue", Format: YAML,
@@ -314,7 +316,7 @@ var Hosts = []*Host{
 		// Block files: YAML with an mcpServers list, or JSON in Claude
 		// Desktop's shape.
 		project: in(".continue/mcpServers/*.yaml", ".continue/mcpServers/*.json"),
-		dialect: jsonDialect, servers: table("mcpServers", "project"),
+		dialect: serverentry.Common, servers: table("mcpServers", "project"),
 	},
 	{
 		ID: "opencode", Name: "opencode", Format: JSON,
@@ -335,7 +337,7 @@ var Hosts = []*Host{
 			return out
 		},
 		project: in("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc"),
-		dialect: opencodeDialect, servers: table("mcp", "project"),
+		dialect: serverentry.Opencode, servers: table("mcp", "project"),
 	},
 	{
 		ID: "crush", Name: "Crush", Format: JSON,
@@ -349,14 +351,14 @@ var Hosts = []*Host{
 			return one(filepath.Join(w.xdgDir(), "crush", "crush.json"))
 		},
 		project: in(".crush.json", "crush.json"),
-		dialect: jsonDialect, servers: table("mcp", "project"),
+		dialect: serverentry.Common, servers: table("mcp", "project"),
 	},
 	{
 		ID: "copilot", Name: "GitHub Copilot CLI", Format: JSON,
 		files: func(w World) []string {
 			return one(filepath.Join(w.dotDir("COPILOT_HOME", ".copilot"), "mcp-config.json"))
 		},
-		dialect: copilotDialect, servers: mcpServers,
+		dialect: serverentry.Copilot, servers: mcpServers,
 	},
 	{
 		ID: "amp", Name: "Amp", Format: JSON,
@@ -370,49 +372,49 @@ var Hosts = []*Host{
 			return []string{filepath.Join(dir, "amp", "settings.json"), filepath.Join(dir, "amp", "settings.jsonc")}
 		},
 		project: in(".amp/settings.json", ".amp/settings.jsonc"),
-		dialect: jsonDialect, servers: table("amp.mcpServers", "workspace"),
+		dialect: serverentry.Common, servers: table("amp.mcpServers", "workspace"),
 	},
 	{
 		ID: "augment", Name: "Augment (Auggie)", Format: JSON,
 		files: func(w World) []string {
 			return one(filepath.Join(w.dotDir("", ".augment"), "settings.json"))
 		},
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "factory", Name: "Factory Droid", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".factory", "mcp.json")) },
 		project: in(".factory/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "kiro", Name: "Kiro", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".kiro", "settings", "mcp.json")) },
 		project: in(".kiro/settings/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "junie", Name: "JetBrains Junie", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".junie", "mcp", "mcp.json")) },
 		project: in(".junie/mcp/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "amazonq", Name: "Amazon Q Developer CLI", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".aws", "amazonq", "mcp.json")) },
 		project: in(".amazonq/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "lmstudio", Name: "LM Studio", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.Home, ".lmstudio", "mcp.json")) },
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 	{
 		ID: "trae", Name: "Trae", Format: JSON,
 		files:   func(w World) []string { return one(filepath.Join(w.vscodeUser("Trae"), "mcp.json")) },
 		project: in(".trae/mcp.json"),
-		dialect: jsonDialect, servers: mcpServers,
+		dialect: serverentry.Common, servers: mcpServers,
 	},
 }
 

@@ -26,8 +26,6 @@ type header struct {
 
 func (h header) isRequest() bool { return h.Method != "" && len(h.ID) > 0 }
 
-func (h header) isNotification() bool { return h.Method != "" && len(h.ID) == 0 }
-
 func (h header) isResponse() bool { return h.Method == "" && len(h.ID) > 0 }
 
 // wireError is a JSON-RPC error object, its fields in the usual order.
