@@ -43,7 +43,7 @@ func TestVersionIsFyneApps(t *testing.T) {
 	// protocol versions) carries Rootkeeper's clientInfo.
 	state := t.TempDir()
 	first := filepath.Join(t.TempDir(), "first.json")
-	mustRun(t, state, "servers", "add", "listener", "--", "sh", "-c", `head -n 1 > "$0.tmp" && mv "$0.tmp" "$0"; sleep 60`, first)
+	mustRun(t, state, "servers", "add", "listener", "--no-confine", "--", "sh", "-c", `head -n 1 > "$0.tmp" && mv "$0.tmp" "$0"; sleep 60`, first)
 	startHeadless(t, state)
 	var msg struct {
 		Params struct {
