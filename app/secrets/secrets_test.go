@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,28 +21,7 @@ import (
 // Every test here talks to a real Secret Service (gnome-keyring-daemon on a
 // private session bus): go-keyring's D-Bus connection is one per process,
 // so the service is one per test binary too.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rootkeeper-keyring-")
-	if err != nil {
-		panic(err)
-	}
-	addr, stop, err := apptest.StartSecretService(dir)
-	switch {
-	case errors.Is(err, apptest.ErrNoSecretService):
-		// macOS, Windows: their keyrings cannot be started privately,
-		// and a test must not write to the person's own.
-		keyring.MockInit()
-		stop = func() {}
-	case err != nil:
-		panic(err)
-	default:
-		os.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	}
-	code := m.Run()
-	stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { apptest.SecretServiceMain(m) }
 
 // Sealing moves secrets into the real keyring and leaves references in the
 // state; resolving gives the server its values back; the JSON of the state
