@@ -423,3 +423,5 @@ func (l *loop) stop() {
 		l.w.Close()
 	}
 }
+
+var _ app.HealthChecker = (*Monitor)(nil)

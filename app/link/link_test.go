@@ -3,6 +3,8 @@ package link
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,7 +12,10 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+	"rootkeeper/app/cli"
 	"rootkeeper/app/control"
+	"rootkeeper/app/health"
 )
 
 // rig is a running app (a core, its control socket and a hub) in a
@@ -413,6 +418,51 @@ func TestTheWindowsOpsReachTheApp(t *testing.T) {
 	defer r.servers.mu.Unlock()
 	if len(r.servers.restarts) != 1 || r.servers.restarts[0] != "fs" {
 		t.Errorf("restarts: %q", r.servers.restarts)
+	}
+}
+
+// The window's Check again reaches the app's health monitor: the folder is
+// checked now (here its grandparent went, which no watch sees), the window
+// gets the answer, and its live view follows.
+func TestTheWindowsCheckReachesTheMonitor(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "work", "src", "proj")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, func(s *app.State) error {
+		if err := s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"}); err != nil {
+			return err
+		}
+		return apptest.Share(s, "fs", app.Root{Path: root})
+	})
+	mon := health.NewMonitor(r.core, health.Options{PollInterval: time.Hour})
+	r.ctl.Handle(cli.OpCheck, cli.CheckHandler(mon))
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- mon.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	apptest.Until(t, r.core, "the folder checked", func(s *app.Snapshot) bool { return s.Health[root].OK() })
+	w, err := r.attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.Rename(filepath.Join(base, "work"), filepath.Join(base, "work-old")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := w.Check(ctx, root)
+	if err != nil || h.Status != app.HealthMissing {
+		t.Fatalf("the window's Check: %+v %v, want missing", h, err)
+	}
+	apptest.Until(t, w.core, "the window's live view to say missing", func(s *app.Snapshot) bool {
+		return s.Health[root].Status == app.HealthMissing
+	})
+	if _, err := w.Check(ctx, "/not/a/root"); err == nil || !strings.Contains(err.Error(), "/not/a/root: not an enabled folder") {
+		t.Errorf("Check of no root: %v", err)
 	}
 }
 
