@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 func alive(pid int) bool {
@@ -62,7 +63,7 @@ func TestStopAndRestart(t *testing.T) {
 	r.expectRoots(t, "s", app.URIFromPath(a))
 	pid := e.waitConnected("s").PID
 	e.m.Stop("s")
-	eventually(t, "stopped", func() (bool, string) {
+	apptest.Eventually(t, "stopped", func() (bool, string) {
 		st := e.status("s")
 		return st.State == app.ServerStopped && !alive(pid), string(st.State)
 	})
