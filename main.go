@@ -83,7 +83,7 @@ func main() {
 	os.Exit(code)
 }
 
-// scan adapts detect.Scan to app.Scanner; the two packages share the shape
+// scan adapts a detect.Scanner to app.Scanner; the two packages share the shape
 // of their types so that the conversions are free.
 func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
 	return scanWith(ctx, &detect.Scanner{}, req, found, progress)

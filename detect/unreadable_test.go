@@ -44,7 +44,7 @@ func TestUnreadable(t *testing.T) {
 	if want := []string{filepath.Join(root, "locked"), filepath.Join(root, "noexec", "sub")}; !slices.Equal(sum.Unreadable, want) {
 		t.Errorf("unreadable %q, want %q", sum.Unreadable, want)
 	}
-	_, err := Scan(context.Background(), Request{Dirs: []string{filepath.Join(root, "locked")}}, nil, nil)
+	_, err := new(Scanner).Scan(context.Background(), Request{Dirs: []string{filepath.Join(root, "locked")}}, nil, nil)
 	var re *RootError
 	if want := `search folder "` + filepath.Join(root, "locked") + `" cannot be read: permission denied`; !errors.As(err, &re) || err.Error() != want {
 		t.Errorf("scanning the locked folder itself: %v, want a RootError %q", err, want)

@@ -331,17 +331,6 @@ func (t *rootsTab) toggle(it *rootItem, on bool) {
 	}
 }
 
-// itemFor is the row showing the root at path, nil when it is not on
-// screen (for tests).
-func (t *rootsTab) itemFor(path string) *rootItem {
-	for _, it := range t.rows.byID {
-		if it.path == path {
-			return it
-		}
-	}
-	return nil
-}
-
 func branchOf(r app.Root, h app.Health) string {
 	if h.Branch != "" {
 		return h.Branch

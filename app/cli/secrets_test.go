@@ -119,11 +119,11 @@ func TestSecretArgumentsAndURLsGoToTheKeyring(t *testing.T) {
 	if w.URL != "https://api.example.com/mcp?api_key=keyring:rootkeeper/w/url/0&region=eu" {
 		t.Errorf("stored URL %q", w.URL)
 	}
-	rx, err := secrets.ResolveServer(x)
+	rx, _, err := secrets.ResolveHiding(x)
 	if err != nil || strings.Join(rx.Args, " ") != "--api-key "+key+" --port 8080 --token="+tok+" plain" {
 		t.Errorf("resolved args %q, %v", rx.Args, err)
 	}
-	rw, err := secrets.ResolveServer(w)
+	rw, _, err := secrets.ResolveHiding(w)
 	if err != nil || rw.URL != "https://api.example.com/mcp?api_key="+urlKey+"&region=eu" {
 		t.Errorf("resolved URL %q, %v", rw.URL, err)
 	}
