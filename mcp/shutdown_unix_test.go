@@ -4,9 +4,9 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"syscall"
 	"testing"
-	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
@@ -41,13 +41,9 @@ func TestShutdownEndsProcessGroup(t *testing.T) {
 	if s := e.status("parent"); s.State != app.ServerStopped {
 		t.Errorf("state after shutdown %q, want stopped", s.State)
 	}
-	deadline := time.Now().Add(wait)
-	for alive(st.PID) || alive(st.Child) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after shutdown: server alive %v, child alive %v", alive(st.PID), alive(st.Child))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	apptest.Eventually(t, "the server and its child to end with the shutdown", func() (bool, string) {
+		return !alive(st.PID) && !alive(st.Child), fmt.Sprintf("server alive %v, child alive %v", alive(st.PID), alive(st.Child))
+	})
 }
 
 // TestStopAndRestart: Stop ends the server until Restart.
