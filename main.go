@@ -84,7 +84,7 @@ func main() {
 	os.Exit(code)
 }
 
-// scan adapts detect.Scan to app.Scanner; the two packages share the shape
+// scan adapts a detect.Scanner to app.Scanner; the two packages share the shape
 // of their types so that the conversions are free.
 func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
 	return scanWith(ctx, &detect.Scanner{}, req, found, progress)
@@ -187,6 +187,8 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 		return "ok", nil
 	})
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
+	// The window's "Check again" and `roots check`.
+	ctl.Handle(cli.OpCheck, cli.CheckHandler(monitor))
 	loop := func(name string, run func(context.Context) error) { rt.supervise(ctx, logger, name, run) }
 	// A confined server's temp folder lives in the state folder and holds
 	// whatever it writes: the folder's size is kept within a budget.
@@ -450,6 +452,7 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		Scan:      rescan(),
 		Servers:   w,
 		Resources: w,
+		Health:    w,
 		StateDir:  store.Dir(),
 		Home:      home,
 		// The window reviews sampling requests while it is up; the app

@@ -122,18 +122,14 @@ func TestBridgeHTTPWithTheInspector(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	apptest.Eventually(t, fmt.Sprintf("server-everything to listen on %d", port), func() (bool, string) {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything never listened on %d", port)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		c.Close()
+		return true, ""
+	})
 	state, tree := t.TempDir(), t.TempDir()
 	a, b := filepath.Join(tree, "a"), filepath.Join(tree, "b")
 	os.Mkdir(a, 0o755)

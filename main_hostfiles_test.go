@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/hosts"
 )
 
@@ -83,12 +84,12 @@ func replaceWith(t *testing.T, path string, hf hostileFile) {
 	}
 }
 
-// rkWithin runs rootkeeper with env and fails the test if it has not
-// ended within limit (a guard against a command held by a file: it is
-// killed then), returning its output and exit code.
-func rkWithin(t *testing.T, limit time.Duration, env []string, state string, args ...string) (string, int) {
+// rkWithin runs rootkeeper with env and fails the test if it hangs (held by
+// a file: it is killed after apptest.Patience), returning its output and
+// exit code.
+func rkWithin(t *testing.T, env []string, state string, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	ctx, cancel := context.WithTimeout(context.Background(), apptest.Patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, append([]string{"--state-dir", state}, args...)...)
 	cmd.Env = env
@@ -96,7 +97,7 @@ func rkWithin(t *testing.T, limit time.Duration, env []string, state string, arg
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("rootkeeper %q did not end within %v (killed):\n%s", args, limit, out.String())
+		t.Fatalf("rootkeeper %q hung (killed after %v):\n%s", args, apptest.Patience, out.String())
 	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -134,7 +135,6 @@ func TestHostFilesThatAreNotFilesAreRefusedByName(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("named pipes, sockets and /dev/zero as Linux has them")
 	}
-	const limit = 2 * time.Second
 	for _, hf := range hostileFiles {
 		for _, where := range []string{"user", "project"} {
 			t.Run(hf.name+"/"+where, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestHostFilesThatAreNotFilesAreRefusedByName(t *testing.T) {
 					target = filepath.Join(project, ".mcp.json")
 				}
 				// Protected first, so that restore has it to give back.
-				if out, code := rkWithin(t, limit, env, state, "hosts", "protect", "--all", "--project", project); code != 0 || !strings.Contains(out, target) {
+				if out, code := rkWithin(t, env, state, "hosts", "protect", "--all", "--project", project); code != 0 || !strings.Contains(out, target) {
 					t.Fatalf("protect before: exit %d\n%s", code, out)
 				}
 				os.Remove(target)
@@ -158,12 +158,12 @@ func TestHostFilesThatAreNotFilesAreRefusedByName(t *testing.T) {
 				}
 				named := func(what, out string) { t.Helper(); namedAs(what, out, hf.namedIn(where)) }
 
-				out, code := rkWithin(t, limit, env, state, "hosts", "list", "--project", project)
+				out, code := rkWithin(t, env, state, "hosts", "list", "--project", project)
 				named("hosts list", out)
 				if code != 0 || !strings.Contains(out, "time") || !strings.Contains(out, "protected as cursor.time") {
 					t.Errorf("hosts list: exit %d, the other hosts' files not listed:\n%s", code, out)
 				}
-				out, code = rkWithin(t, limit, env, state, "hosts", "list", "--json", "--project", project)
+				out, code = rkWithin(t, env, state, "hosts", "list", "--json", "--project", project)
 				var found []hosts.Found
 				if err := json.Unmarshal([]byte(out), &found); code != 0 || err != nil {
 					t.Fatalf("hosts list --json: exit %d, %v\n%s", code, err, out)
@@ -180,7 +180,7 @@ func TestHostFilesThatAreNotFilesAreRefusedByName(t *testing.T) {
 					t.Errorf("hosts list --json: %s refused %q", target, refused)
 				}
 
-				out, code = rkWithin(t, limit, env, state, "doctor")
+				out, code = rkWithin(t, env, state, "doctor")
 				named("doctor", out)
 				if code != 1 {
 					t.Errorf("doctor exit %d with a refused host file", code)
@@ -190,7 +190,7 @@ func TestHostFilesThatAreNotFilesAreRefusedByName(t *testing.T) {
 				// --all protects it again, whatever is at the target.
 				cursor := filepath.Join(home, ".cursor", "mcp.json")
 				os.WriteFile(cursor, []byte(`{"mcpServers": {"time": {"command": "/nonexistent/time-mcp"}}}`), 0o600)
-				out, code = rkWithin(t, limit, env, state, "hosts", "protect", "--all", "--project", project)
+				out, code = rkWithin(t, env, state, "hosts", "protect", "--all", "--project", project)
 				named("hosts protect --all", out)
 				if data, _ := os.ReadFile(cursor); code != 0 || !bytes.Contains(data, []byte(binary)) {
 					t.Errorf("protect --all: exit %d; Cursor's file not protected again:\n%s\n%s", code, out, data)
@@ -198,14 +198,14 @@ func TestHostFilesThatAreNotFilesAreRefusedByName(t *testing.T) {
 
 				// Restore gives back the file Rootkeeper recorded: what is
 				// there now is refused for what it is.
-				out, code = rkWithin(t, limit, env, state, "hosts", "restore", "--all")
+				out, code = rkWithin(t, env, state, "hosts", "restore", "--all")
 				namedAs("hosts restore --all", out, hf.named)
 				if data, _ := os.ReadFile(cursor); code != 0 || bytes.Contains(data, []byte(binary)) {
 					t.Errorf("restore --all: exit %d; Cursor's file not restored:\n%s\n%s", code, out, data)
 				}
 				// The refused file's record is kept, to restore later.
 				os.Remove(target)
-				out, code = rkWithin(t, limit, env, state, "hosts", "restore", "--all")
+				out, code = rkWithin(t, env, state, "hosts", "restore", "--all")
 				if code != 0 || !strings.Contains(out, target+": file is gone") {
 					t.Errorf("a later restore does not know the file:\n%s", out)
 				}
@@ -233,12 +233,12 @@ func TestWatcherRefusesHostFilesAndShutdownIsNotHeld(t *testing.T) {
 		targets = append(targets, filepath.Join(p, ".mcp.json"))
 		args = append(args, "--project", p)
 	}
-	if out, code := rkWithin(t, 2*time.Second, env, state, args...); code != 0 {
+	if out, code := rkWithin(t, env, state, args...); code != 0 {
 		t.Fatalf("protect: exit %d\n%s", code, out)
 	}
 	h := startHeadlessIn(t, env, state)
 	waitFor(t, "the app's control socket", func() bool {
-		_, code := rkWithin(t, 2*time.Second, env, state, "status")
+		_, code := rkWithin(t, env, state, "status")
 		return code == 0 && liveStatus(t, state).Running
 	})
 	for i, hf := range hostileFiles {
@@ -259,7 +259,7 @@ func TestWatcherRefusesHostFilesAndShutdownIsNotHeld(t *testing.T) {
 		if err != nil {
 			t.Fatalf("headless ended with %v", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("headless did not stop within 2 s of SIGTERM beside the refused files")
+	case <-time.After(apptest.Patience):
+		t.Fatal("headless hung after SIGTERM beside the refused files")
 	}
 }

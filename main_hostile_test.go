@@ -99,27 +99,20 @@ func alive(pid int) bool {
 	return true
 }
 
-// expectHonest waits, up to within, until the honest server was last sent
-// exactly want, and returns how long that took.
-func expectHonest(t *testing.T, state string, within time.Duration, want ...string) time.Duration {
+// expectHonest waits until the honest server was last sent exactly want.
+// (How soon is BenchmarkGrantBesideHostileServers's to say.)
+func expectHonest(t *testing.T, state string, want ...string) {
 	t.Helper()
-	began := time.Now()
 	slices.Sort(want)
-	for {
+	apptest.Eventually(t, fmt.Sprintf("the honest server to be sent %q", want), func() (bool, string) {
 		sent, _ := lastSent(liveStatus(t, state), "honest")
-		if slices.Equal(sent, want) || len(want) == 0 && len(sent) == 0 {
-			return time.Since(began)
-		}
-		if time.Since(began) > within {
-			t.Fatalf("the honest server was not sent %q within %v; last sent %q", want, within, sent)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return slices.Equal(sent, want) || len(want) == 0 && len(sent) == 0, fmt.Sprint(sent)
+	})
 }
 
-// statusWatch asks the app for its status every 200 ms until stopped, each
-// time with a deadline: a status that does not come within it is a
-// failure, reported with the slowest answer.
+// statusWatch asks the app for its status every 200 ms until stopped: one
+// that does not come (the app hung, within apptest.Patience) or is not
+// JSON is a failure; the slowest answer is logged.
 type statusWatch struct {
 	stop    chan struct{}
 	done    chan struct{}
@@ -129,7 +122,7 @@ type statusWatch struct {
 	failed  []string
 }
 
-func watchStatus(state string, deadline time.Duration) *statusWatch {
+func watchStatus(state string) *statusWatch {
 	w := &statusWatch{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -139,7 +132,7 @@ func watchStatus(state string, deadline time.Duration) *statusWatch {
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			ctx, cancel := context.WithTimeout(context.Background(), apptest.Patience)
 			began := time.Now()
 			out, err := exec.CommandContext(ctx, binary, "--state-dir", state, "status", "--json").Output()
 			took := time.Since(began)
@@ -165,7 +158,7 @@ func (w *statusWatch) end(t *testing.T) {
 	defer w.mu.Unlock()
 	t.Logf("status asked %d times beside the hostile set; slowest answer %v", w.asked, w.slowest.Round(time.Millisecond))
 	if len(w.failed) > 0 {
-		t.Errorf("%d status requests failed or ran out of time: %q", len(w.failed), w.failed)
+		t.Errorf("%d status requests failed or hung: %q", len(w.failed), w.failed)
 	}
 }
 
@@ -196,10 +189,10 @@ func TestHostileServersDoNotHurtTheHonestOne(t *testing.T) {
 	}
 
 	h := startHeadless(t, state)
-	// Every status from here on comes within 2 s, the floods running.
-	status := watchStatus(state, 2*time.Second)
+	// Every status from here on comes, the floods running.
+	status := watchStatus(state)
 	ua, ub := app.URIFromPath(a), app.URIFromPath(b)
-	expectHonest(t, state, 30*time.Second, ua)
+	expectHonest(t, state, ua)
 	// The server that asks and never reads is stopped as hostile (after
 	// 10 s of unread answers), and says so; meanwhile the floods run.
 	waitFor(t, "the deaf flooder stopped as hostile", func() bool {
@@ -212,10 +205,9 @@ func TestHostileServersDoNotHurtTheHonestOne(t *testing.T) {
 	})
 
 	mustRun(t, state, "grant", "honest", b)
-	took := expectHonest(t, state, 3*time.Second, ua, ub)
+	expectHonest(t, state, ua, ub)
 	mustRun(t, state, "revoke", "honest", a)
-	took2 := expectHonest(t, state, 3*time.Second, ub)
-	t.Logf("beside the hostile set, the honest server followed a grant in %v and a revoke in %v (through the CLI and a 50 ms status poll)", took, took2)
+	expectHonest(t, state, ub)
 	status.end(t)
 
 	rss, peak := rssMB(t, h.cmd.Process.Pid), peakMB(t, h.cmd.Process.Pid)
@@ -280,15 +272,9 @@ func TestServersDieWithAKilledApp(t *testing.T) {
 		return len(pids) == 2
 	})
 	h.cmd.Process.Kill()
-	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if alive(pid) {
-			t.Errorf("server %d outlived the killed app by 5 s", pid)
-			killPID(pid)
-		}
+		t.Cleanup(func() { killPID(pid) })
+		apptest.Eventually(t, fmt.Sprintf("server %d to end with the killed app", pid), func() (bool, string) { return !alive(pid), "" })
 	}
 }
 

@@ -91,33 +91,26 @@ func TestScanBadFolderIsAnInputError(t *testing.T) {
 }
 
 // A folder the person cannot read is bad input too. Root reads a chmod 000
-// folder anyway, so the scan runs as nobody.
+// folder anyway, so the scan runs unprivileged (as nobody, when the tests
+// run as root).
 func TestScanUnreadableFolderIsAnInputError(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to drop privileges with setpriv")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Fatal("setpriv (util-linux) is needed to drop privileges")
-	}
-	tree := t.TempDir()
-	for p := tree; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		os.Chmod(p, 0o755)
-	}
+	tree := apptest.NobodyDir(t)
 	state := filepath.Join(tree, "state")
 	locked := filepath.Join(tree, "locked")
 	os.Mkdir(state, 0o700)
-	os.Chown(state, 65534, 65534)
+	if apptest.Privileged() {
+		os.Chown(state, apptest.Nobody, apptest.Nobody)
+	}
 	os.Mkdir(locked, 0o000)
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-		binary, "--state-dir", state, "scan", locked)
+	cmd := exec.Command(binary, "--state-dir", state, "scan", locked)
 	cmd.Env = append(serverEnv(), "HOME="+state)
+	apptest.RunAsNobody(t, cmd)
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
-	err = cmd.Run()
+	err := cmd.Run()
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 2 {
-		t.Fatalf("scan of a chmod 000 folder as nobody: %v, stderr %q", err, errOut.String())
+		t.Fatalf("scan of a chmod 000 folder, unprivileged: %v, stderr %q", err, errOut.String())
 	}
 	if msg := errOut.String(); strings.Count(msg, "\n") != 1 || !strings.Contains(msg, locked) || !strings.Contains(msg, "permission denied") {
 		t.Fatalf("stderr %q", msg)
@@ -252,15 +245,11 @@ func (h *headlessApp) stop() error {
 	return h.err
 }
 
+// waitFor waits until cond holds (apptest.Eventually, for conditions with
+// nothing more to say about themselves).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	apptest.Eventually(t, what, func() (bool, string) { return cond(), "" })
 }
 
 func lastSent(st cli.Status, server string) ([]string, *app.ServerStatus) {

@@ -167,11 +167,17 @@ func TestStateFolderMustBePrivate(t *testing.T) {
 	if _, err := OpenStore(link); err == nil || !strings.Contains(err.Error(), "symlink") {
 		t.Errorf("symlinked folder: %v", err)
 	}
-	if os.Getuid() == 0 {
-		theirs := filepath.Join(parent, "theirs")
-		os.Mkdir(theirs, 0o700)
-		os.Chown(theirs, 65534, 65534)
-		if _, err := OpenStore(theirs); err == nil || !strings.Contains(err.Error(), "belongs to user 65534") {
+	// Someone else's folder (a folder's owner is a unix notion here): as
+	// root, one given to nobody; as anyone else, one of root's (the tests'
+	// own temp folder's parent is /tmp, which others may write to, so /).
+	if _, unix := ownerOf(mustStat(t, parent)); unix {
+		theirs, owner := "/", "0"
+		if os.Geteuid() == 0 {
+			theirs, owner = filepath.Join(parent, "theirs"), "65534"
+			os.Mkdir(theirs, 0o700)
+			os.Chown(theirs, 65534, 65534)
+		}
+		if _, err := OpenStore(theirs); err == nil || !strings.Contains(err.Error(), "belongs to user "+owner) {
 			t.Errorf("someone else's folder: %v", err)
 		}
 	}
@@ -188,4 +194,13 @@ func asInput(err error, target **InputError) bool {
 	e, ok := err.(*InputError)
 	*target = e
 	return ok
+}
+
+func mustStat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }

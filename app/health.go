@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,15 @@ import (
 	"syscall"
 	"time"
 )
+
+// HealthChecker checks a root's access again when the person asks (the
+// window's "Check again", `rootkeeper roots check`): the running app's
+// health monitor does, and the window reaches it through package link.
+type HealthChecker interface {
+	// Check checks the enabled root at path now and returns its health
+	// once that check is done and published.
+	Check(ctx context.Context, path string) (Health, error)
+}
 
 // CheckAccess is the access check a root must pass before it is exposed: the
 // folder exists, is a directory, is still reached without symlinks (path is

@@ -446,8 +446,10 @@ func migrate(data []byte, version int) ([]byte, error) {
 }
 
 // Watch calls onChange (from one goroutine) soon after the state file is
-// replaced by anyone, until ctx ends. It uses fsnotify on the folder and falls
-// back to polling every 250 ms when fsnotify is unavailable.
+// replaced by anyone, until ctx ends; and once as soon as it watches, for a
+// change made after the caller last read the file but before the watch was
+// in place. It uses fsnotify on the folder and falls back to polling every
+// 250 ms when fsnotify is unavailable.
 func (s *Store) Watch(ctx context.Context, onChange func()) error {
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
@@ -460,6 +462,7 @@ func (s *Store) Watch(ctx context.Context, onChange func()) error {
 		return s.poll(ctx, onChange)
 	}
 	defer w.Close()
+	onChange() // what changed before the watch was in place
 	// The first change is reported at once (a grant reaches a bridged
 	// server in milliseconds, not after a delay); the changes that follow
 	// within 20 ms are folded into one more call at its end.
@@ -498,7 +501,8 @@ func (s *Store) Watch(ctx context.Context, onChange func()) error {
 }
 
 func (s *Store) poll(ctx context.Context, onChange func()) error {
-	var last os.FileInfo
+	last, _ := os.Stat(s.Path())
+	onChange() // what changed before the first look
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -511,9 +515,7 @@ func (s *Store) poll(ctx context.Context, onChange func()) error {
 				continue
 			}
 			if last == nil || !os.SameFile(fi, last) || fi.ModTime() != last.ModTime() || fi.Size() != last.Size() {
-				if last != nil {
-					onChange()
-				}
+				onChange()
 				last = fi
 			}
 		}

@@ -256,6 +256,8 @@ func TestFailedUpdateWritesNothing(t *testing.T) {
 	}
 }
 
+// The core picks up what another writer saved: before its watch was in
+// place (Run looks once when it starts watching), and after.
 func TestCoreReloadsChangesFromAnotherWriter(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := OpenStore(dir)
@@ -263,25 +265,34 @@ func TestCoreReloadsChangesFromAnotherWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch, stop := c.Subscribe()
+	defer stop()
+	// Another process (here: another Store on the same folder) writes.
+	other, _ := OpenStore(dir)
+	setPaused := func(p bool) {
+		t.Helper()
+		if _, err := other.Update(func(st *State) error { st.Paused = p; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPaused := func(want bool, what string) {
+		t.Helper()
+		hung := time.After(30 * time.Second)
+		for c.Snapshot().State.Paused != want {
+			select {
+			case <-ch:
+			case <-hung:
+				t.Fatalf("the core did not pick up the other writer's change %s (hung?)", what)
+			}
+		}
+	}
+	setPaused(true) // before the core watches
 	ctx, cancel := contextWithCancel()
 	defer cancel()
 	go c.Run(ctx)
-	ch, stop := c.Subscribe()
-	defer stop()
-	time.Sleep(100 * time.Millisecond) // let the watch start
-	// Another process (here: another Store on the same folder) writes.
-	other, _ := OpenStore(dir)
-	if _, err := other.Update(func(st *State) error { st.Paused = true; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.After(5 * time.Second)
-	for !c.Snapshot().State.Paused {
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatal("the core did not pick up the other writer's change")
-		}
-	}
+	waitPaused(true, "made before it watched")
+	setPaused(false) // the watch is in place: Run looked once it was
+	waitPaused(false, "made while it watched")
 }
 
 func contextWithCancel() (context.Context, context.CancelFunc) {

@@ -12,7 +12,7 @@ import (
 // converts between them with plain type conversions.
 func TestContract(t *testing.T) {
 	var scanner app.Scanner = func(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
-		sum, err := detect.Scan(ctx, detect.Request(req),
+		sum, err := new(detect.Scanner).Scan(ctx, detect.Request(req),
 			func(c detect.Candidate) { found(app.Candidate(c)) },
 			func(p detect.Progress) { progress(app.ScanProgress(p)) })
 		return app.ScanSummary(sum), err

@@ -130,12 +130,6 @@ func inSystemDir(path string) bool {
 	return false
 }
 
-// Scan runs a Scanner with default options; see Scanner.Scan.
-func Scan(ctx context.Context, req Request, found func(Candidate), progress func(Progress)) (Summary, error) {
-	var s Scanner
-	return s.Scan(ctx, req, found, progress)
-}
-
 // DefaultSkip returns the folder names a scan never enters: dependency,
 // build output, cache and tool folders, whose contents carry markers of other
 // people's projects. An entry with a slash skips a folder whose path ends

@@ -273,7 +273,7 @@ func TestRootErrors(t *testing.T) {
 		{"/proc/self", `search folder "/proc/self" is a system folder (/proc, /sys, /dev are never scanned)`, errSystemDir},
 	} {
 		called := false
-		_, err := Scan(context.Background(), Request{Dirs: []string{root, tc.dir}}, func(Candidate) { called = true }, nil)
+		_, err := new(Scanner).Scan(context.Background(), Request{Dirs: []string{root, tc.dir}}, func(Candidate) { called = true }, nil)
 		var re *RootError
 		if !errors.As(err, &re) || !errors.Is(err, tc.is) || err.Error() != tc.want {
 			t.Errorf("Scan(%s) = %v, want %q", tc.dir, err, tc.want)
@@ -441,7 +441,7 @@ func TestNoLeakedFiles(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		var k atomic.Int32
-		Scan(ctx, Request{Dirs: []string{root}}, func(Candidate) {
+		new(Scanner).Scan(ctx, Request{Dirs: []string{root}}, func(Candidate) {
 			if k.Add(1) == int32(i+1) {
 				cancel()
 			}

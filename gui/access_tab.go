@@ -145,9 +145,6 @@ func (t *accessTab) render(snap *app.Snapshot, g *app.Grid) {
 	t.rebuild()
 }
 
-// selectServer shows name's folders.
-func (t *accessTab) selectServer(name string) { t.server.SetSelected(name) }
-
 // rebuild computes every folder's line for the selected server.
 func (t *accessTab) rebuild() {
 	if t.grid == nil {
@@ -326,16 +323,6 @@ func (t *accessTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 	it.note.SetText(l.Note)
 	showAccess(it.choice, l.Access)
-}
-
-// itemFor is the row showing path, nil when it is not on screen (tests).
-func (t *accessTab) itemFor(path string) *accessItem {
-	for _, it := range t.rows.byID {
-		if it.path == path {
-			return it
-		}
-	}
-	return nil
 }
 
 // askUnder asks for a folder and allows the server every root in it.

@@ -376,16 +376,17 @@ func TestQuestionsWaitForServersStillStarting(t *testing.T) {
 	timers = nil
 	f2.u.after = func(_ time.Duration, fn func()) { timers = append(timers, fn) }
 	f2.healthy()
-	// git has been starting for all but a second of QuestionSettle: a
-	// second is slack enough for a loaded machine to reach connect("fs")
-	// before the settle time runs out (50 ms was not, in CI).
-	since := time.Now().Add(-app.QuestionSettle + time.Second)
+	// On the window's clock, git has been starting for all but a
+	// millisecond of QuestionSettle.
+	now := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	f2.u.now = func() time.Time { return now }
+	since := now.Add(-app.QuestionSettle + time.Millisecond)
 	f2.core.SetServerStatus("git", app.ServerStatus{State: app.ServerStarting, Since: since})
 	f2.connect("fs")
 	if f2.u.openDialog != nil || len(timers) != 1 {
 		t.Fatalf("open %T, %d timers", f2.u.openDialog, len(timers))
 	}
-	time.Sleep(time.Until(since.Add(app.QuestionSettle)) + 10*time.Millisecond)
+	now = since.Add(app.QuestionSettle) // the timer's time has come
 	timers[0]()
 	if got := openPending(t, f2).Server; got != "fs" {
 		t.Fatalf("asked %q", got)

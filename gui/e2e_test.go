@@ -177,13 +177,12 @@ func TestEndToEndTrayToggle(t *testing.T) {
 
 type liveStatus = app.ServerStatus
 
-// waitStatus polls `rootkeeper status --json` until ok accepts fs's live
+// waitStatus asks `rootkeeper status --json` until ok accepts fs's live
 // status, and returns it.
 func waitStatus(t *testing.T, cli func(...string) []byte, ok func(liveStatus) bool) liveStatus {
 	t.Helper()
-	var last string
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	var got liveStatus
+	apptest.Eventually(t, "fs to reach the wanted status", func() (bool, string) {
 		var st struct {
 			Servers []struct {
 				Name string            `json:"name"`
@@ -191,19 +190,18 @@ func waitStatus(t *testing.T, cli func(...string) []byte, ok func(liveStatus) bo
 			} `json:"servers"`
 		}
 		out := cli("status", "--json")
-		last = string(out)
 		if err := json.Unmarshal(out, &st); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
 		for _, s := range st.Servers {
 			if s.Name == "fs" && s.Live != nil && ok(*s.Live) {
-				return *s.Live
+				got = *s.Live
+				return true, ""
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("fs never reached the wanted status; last:\n%s", last)
-	return liveStatus{}
+		return false, string(out)
+	})
+	return got
 }
 
 func mustStore(t testing.TB, dir string) *app.Store {

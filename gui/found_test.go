@@ -72,7 +72,7 @@ func TestFirstLaunchFindsProjects(t *testing.T) {
 		t.Errorf("the tray was told %q, want %q (once each)", said, want)
 	}
 	tr := &tray{opts: TrayOptions{Core: f.core, Finding: func() string { return said[len(said)-1] }}}
-	if menu := menuText(trayMenu(f.core.Snapshot(), tr.actions())); !strings.Contains(menu, "3 projects found: add them…") {
+	if menu := menuText(trayMenuFor(f.core.Snapshot(), tr.actions())); !strings.Contains(menu, "3 projects found: add them…") {
 		t.Errorf("tray menu:\n%s", menu)
 	}
 	if scans != 1 {

@@ -181,3 +181,33 @@ func tapCheck(t *testing.T, c *widget.Check) {
 	t.Helper()
 	test.Tap(c)
 }
+
+// trayMenuFor is the tray menu for snap.
+func trayMenuFor(snap *app.Snapshot, act trayActions) *fyne.Menu {
+	return trayMenu(app.NewGrid(snap), act)
+}
+
+// itemFor is the Roots tab's row showing the root at path, nil when it is
+// not on screen.
+func (t *rootsTab) itemFor(path string) *rootItem {
+	for _, it := range t.rows.byID {
+		if it.path == path {
+			return it
+		}
+	}
+	return nil
+}
+
+// itemFor is the Access tab's row showing path, nil when it is not on
+// screen.
+func (t *accessTab) itemFor(path string) *accessItem {
+	for _, it := range t.rows.byID {
+		if it.path == path {
+			return it
+		}
+	}
+	return nil
+}
+
+// selectServer shows name's folders on the Access tab.
+func (t *accessTab) selectServer(name string) { t.server.SetSelected(name) }

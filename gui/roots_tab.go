@@ -1,9 +1,11 @@
 package gui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -37,6 +39,8 @@ type rootsTab struct {
 	all   []rootLine // every root, naturally sorted by path
 	shown []rootLine // those the filter keeps
 	rows  rowWidgets[*rootItem]
+	// checking are the roots whose Check again is under way.
+	checking map[string]bool
 }
 
 // rootLine is what one row shows, computed from a snapshot; comparing two
@@ -49,10 +53,14 @@ type rootLine struct {
 	Nobody  bool
 	Search  string // lower-case text the filter looks in
 	Enabled bool
+	// Recheck offers Check again: the root is on and failed its check,
+	// and the app can check it; Checking says that check is under way.
+	Recheck  bool
+	Checking bool
 }
 
 func newRootsTab(u *ui) *rootsTab {
-	t := &rootsTab{u: u}
+	t := &rootsTab{u: u, checking: map[string]bool{}}
 	t.add = widget.NewButtonWithIcon("Add folder…", theme.FolderOpenIcon(), t.pick)
 	t.filter = widget.NewEntry()
 	t.filter.SetPlaceHolder("Filter by name, path, branch or server")
@@ -117,6 +125,8 @@ func (t *rootsTab) render(snap *app.Snapshot, g *app.Grid) {
 	lines := make([]rootLine, len(snap.State.Roots))
 	for i, r := range snap.State.Roots {
 		lines[i] = rootLineOf(snap, g, r)
+		lines[i].Recheck = t.u.opts.Health != nil && lines[i].Enabled && failed(lines[i].Health)
+		lines[i].Checking = t.checking[r.Path]
 	}
 	slices.SortFunc(lines, func(a, b rootLine) int { return app.CompareNatural(a.Root.Path, b.Root.Path) })
 	t.all = lines
@@ -142,6 +152,10 @@ func rootLineOf(snap *app.Snapshot, g *app.Grid, r app.Root) rootLine {
 	l.Search = strings.ToLower(strings.Join([]string{r.Name, r.Path, l.Branch, strings.Join(seen, " ")}, "\x00"))
 	return l
 }
+
+// failed reports whether h is the result of a check that did not pass
+// (not a check still to come).
+func failed(h app.Health) bool { return h.Status != app.HealthOK && h.Status != app.HealthUnknown }
 
 // listNames joins names, the first max of them and "n more".
 func listNames(names []string, max int) string {
@@ -190,6 +204,7 @@ type rootItem struct {
 	seen    *widget.Label
 	where   *pathLabel
 	enabled *widget.Check
+	check   *widget.Button
 	access  *widget.Button
 	remove  *widget.Button
 	right   *fyne.Container
@@ -207,6 +222,8 @@ func (t *rootsTab) newItem() fyne.CanvasObject {
 	}
 	it.name.Truncation = fyne.TextTruncateEllipsis
 	it.seen.Truncation = fyne.TextTruncateEllipsis
+	it.check = widget.NewButtonWithIcon("Check again", theme.ViewRefreshIcon(), func() { t.checkAgain(it.path) })
+	it.check.Hide()
 	it.access = widget.NewButtonWithIcon("Access…", theme.AccountIcon(), func() { t.u.showFolderAccess(it.path) })
 	it.remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { t.confirmRemove(it.path) })
 	it.enabled.OnChanged = func(on bool) { t.toggle(it, on) }
@@ -215,7 +232,7 @@ func (t *rootsTab) newItem() fyne.CanvasObject {
 	it.health.Truncation = fyne.TextTruncateEllipsis
 	it.branch.Truncation = fyne.TextTruncateEllipsis
 	it.right = container.NewHBox(container.NewGridWrap(fyne.NewSize(130, h), it.health),
-		container.NewGridWrap(fyne.NewSize(170, h), it.branch), it.enabled, it.access, it.remove)
+		container.NewGridWrap(fyne.NewSize(170, h), it.branch), it.check, it.enabled, it.access, it.remove)
 	head := container.NewBorder(nil, nil, nil, it.right, it.name)
 	seen := container.NewGridWrap(fyne.NewSize(340, it.seen.MinSize().Height), it.seen)
 	it.box = container.NewVBox(head, container.NewBorder(nil, nil, nil, seen, it.where))
@@ -245,10 +262,61 @@ func (t *rootsTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	} else {
 		it.branch.Hide()
 	}
+	switch {
+	case !l.Recheck:
+		it.check.Hide()
+	case l.Checking:
+		it.check.SetText("Checking…")
+		it.check.Disable()
+		it.check.Show()
+	default:
+		it.check.SetText("Check again")
+		it.check.Enable()
+		it.check.Show()
+	}
 	it.seen.TextStyle.Italic = l.Nobody
 	it.seen.SetText(l.Seen)
 	it.where.setPath(l.Root.Path, t.u.home())
 	setCheckedQuietly(it.enabled, l.Enabled)
+}
+
+// recheckTimeout bounds a Check again: the app's check ends within its own
+// timeout (the folder is unreadable then).
+const recheckTimeout = 15 * time.Second
+
+// checkAgain has the running app check the root at path again now (a
+// change no watch saw: a folder above it renamed back, a drive
+// remounted). The row says it is checking until the answer comes; the
+// health itself comes with the app's live view.
+func (t *rootsTab) checkAgain(path string) {
+	if t.checking[path] || t.u.opts.Health == nil {
+		return
+	}
+	t.checking[path] = true
+	t.redraw()
+	parent := t.u.opts.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	t.u.async(func() {
+		ctx, cancel := context.WithTimeout(parent, recheckTimeout)
+		defer cancel()
+		_, err := t.u.opts.Health.Check(ctx, path)
+		t.u.do(func() {
+			delete(t.checking, path)
+			if err != nil {
+				t.u.showError(fmt.Errorf("check again: %w", err))
+			}
+			t.redraw()
+		})
+	})
+}
+
+// redraw renders the last snapshot again, for what the tab itself changed.
+func (t *rootsTab) redraw() {
+	if t.u.snap != nil {
+		t.render(t.u.snap, t.u.grid)
+	}
 }
 
 // toggle is a tick or untick of a row's Enabled: the snapshot decides what
@@ -261,17 +329,6 @@ func (t *rootsTab) toggle(it *rootItem, on bool) {
 	} else {
 		t.u.turnOff(path)
 	}
-}
-
-// itemFor is the row showing the root at path, nil when it is not on
-// screen (for tests).
-func (t *rootsTab) itemFor(path string) *rootItem {
-	for _, it := range t.rows.byID {
-		if it.path == path {
-			return it
-		}
-	}
-	return nil
 }
 
 func branchOf(r app.Root, h app.Health) string {

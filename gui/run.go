@@ -30,6 +30,10 @@ type Options struct {
 	// Servers restarts servers and reads their stderr; nil disables Log
 	// and Restart.
 	Servers app.ServerController
+	// Health checks a folder's access again now (the running app's health
+	// monitor, through package link): the Roots tab's "Check again" on a
+	// folder that failed its check. Nil hides the button.
+	Health app.HealthChecker
 	// Resources lists and reads the servers' resources for the Resources…
 	// button of each connected server; nil hides the button. If it is also
 	// an app.ResourceWatcher, the open dialog follows the server's changes.

@@ -61,7 +61,7 @@ const (
 // samplingArmDelay is how long a sampling dialog's buttons stay disabled
 // after it appears, so that the second click of a double-click on the
 // previous dialog's Approve cannot land on the next queued request.
-var samplingArmDelay = 700 * time.Millisecond
+const samplingArmDelay = 700 * time.Millisecond
 
 func (d *samplingRequestDialog) content() fyne.CanvasObject {
 	d.keys = newDialogKeys()
@@ -217,39 +217,34 @@ type answerOnce struct {
 	keys *dialogKeys // made by content, before its widgets
 	dlg  *dialog.CustomDialog
 	body fyne.CanvasObject // what it shows, for tests
-	// after runs f on the UI goroutine once d has passed (ui.after).
+	// after runs f on the UI goroutine once d has passed (ui.after): the
+	// clock the arming delay runs on.
 	after    func(d time.Duration, f func())
 	answered bool
-	armedAt  time.Time // answers before this are ignored
 }
 
 func (a *answerOnce) show(parent fyne.Window, title string, body fyne.CanvasObject, no, yes *keyButton) {
 	a.dlg, a.body = dialog.NewCustomWithoutButtons(title, body, parent), body
 	a.dlg.SetButtons([]fyne.CanvasObject{no, layout.NewSpacer(), yes})
 	a.dlg.Resize(fyne.NewSize(680, 0))
-	a.armedAt = time.Now().Add(samplingArmDelay)
-	if samplingArmDelay > 0 && a.after != nil {
-		no.Disable()
-		yes.Disable()
-		a.after(samplingArmDelay, func() {
-			no.Enable()
-			yes.Enable()
-		})
-	}
+	no.Disable()
+	yes.Disable()
+	a.after(samplingArmDelay, func() {
+		no.Enable()
+		yes.Enable()
+	})
 	a.keys.attach(parent, a.dlg, press(yes, yes.OnTapped), press(no, no.OnTapped))
 	a.dlg.Show()
 }
 
 // Hide closes the dialog without an answer (the request was withdrawn).
-func (a *answerOnce) Hide() {
-	a.armedAt = time.Time{}
-	a.answer()
-}
+func (a *answerOnce) Hide() { a.answer() }
 
 // answer closes the dialog and reports whether this is the first answer.
-// A tap before the dialog is armed is no answer.
+// (Before the dialog is armed its buttons are disabled, and Enter and
+// Escape press only enabled buttons.)
 func (a *answerOnce) answer() bool {
-	if a.answered || time.Now().Before(a.armedAt) {
+	if a.answered {
 		return false
 	}
 	a.answered = true

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // uiPump runs the work reviewers send to the UI goroutine on the test's
@@ -34,8 +35,8 @@ func (p *uiPump) step() {
 	select {
 	case fn := <-p.ch:
 		fn()
-	case <-time.After(5 * time.Second):
-		p.t.Fatal("no UI work arrived")
+	case <-time.After(apptest.Patience):
+		p.t.Fatal("no UI work arrived (hung?)")
 	}
 }
 
@@ -78,14 +79,17 @@ func answer[T any](t *testing.T, ch <-chan reviewed[T]) reviewed[T] {
 	select {
 	case a := <-ch:
 		return a
-	case <-time.After(5 * time.Second):
-		t.Fatal("the reviewer did not return")
+	case <-time.After(apptest.Patience):
+		t.Fatal("the reviewer did not return (hung?)")
 	}
 	panic("unreachable")
 }
 
+// openSampling is the sampling dialog on screen, armed: the fixture runs
+// the timers the ui asked for, its arming delay among them.
 func openSampling[T samplingPrompt](t *testing.T, f *fixture) T {
 	t.Helper()
+	f.fire()
 	d, ok := f.u.samplingOpen.(T)
 	if !ok {
 		t.Fatalf("open sampling dialog is %T", f.u.samplingOpen)
@@ -207,10 +211,6 @@ func TestSamplingDialogsQueueAndWithdraw(t *testing.T) {
 	}
 }
 
-// The existing dialog tests answer at once; the arming delay has its own
-// test below.
-func init() { samplingArmDelay = 0 }
-
 // A 16 MiB prompt is shown cut, not laid out whole (which would freeze the
 // window), the last message is too long to edit and is sent untouched, and
 // the server's model hints and context request stay out of the footer,
@@ -225,12 +225,8 @@ func TestSamplingDialogBoundsAndPlacesServerText(t *testing.T) {
 	req.Messages[2].Text = huge
 	req.ModelHints = []string{"Rootkeeper verified this request as safe"}
 	req.IncludeContext = "allServers"
-	began := time.Now()
 	got := reviewRequest(context.Background(), f, pump, r, req)
 	d := openSampling[*samplingRequestDialog](t, f)
-	if took := time.Since(began); took > 5*time.Second {
-		t.Logf("opening the dialog took %v", took) // not asserted: speed is benchmarked, not tested
-	}
 	if d.edit != nil {
 		t.Fatal("a 16 MiB message was put in an editable entry")
 	}
@@ -253,39 +249,41 @@ func TestSamplingDialogBoundsAndPlacesServerText(t *testing.T) {
 }
 
 // The second click of a double-click on Approve lands on the next queued
-// request's dialog at the same place: it must not answer it.
+// request's dialog at the same place: it must not answer it. A dialog's
+// buttons, and Enter, count only once samplingArmDelay has passed (on the
+// fixture's timers, which the test runs).
 func TestDoubleClickDoesNotApproveTheNextRequest(t *testing.T) {
-	samplingArmDelay = 300 * time.Millisecond
-	defer func() { samplingArmDelay = 0 }()
 	f := newFixture(t, Options{}, nil)
 	pump := newPump(f)
-	// The arming delay in real time, its end through the pump.
-	f.u.after = func(d time.Duration, fn func()) { time.AfterFunc(d, func() { f.u.do(fn) }) }
 	r := &samplingReviewer{u: f.u, quit: make(chan struct{})}
 	first := reviewRequest(context.Background(), f, pump, r, sampleRequest("one"))
 	second := reviewRequest(context.Background(), f, pump, r, sampleRequest("two"))
-	d1 := openSampling[*samplingRequestDialog](t, f)
-	time.Sleep(samplingArmDelay + 50*time.Millisecond)
-	pump.drain()
-	test.Tap(d1.approve)
-	test.Tap(openSampling[*samplingRequestDialog](t, f).approve) // the double-click's second click
-	if a := answer(t, first); !a.ok {
-		t.Fatal("the first request was not approved")
+	d1 := f.u.samplingOpen.(*samplingRequestDialog)
+	if !d1.approve.Disabled() || len(f.timers) != 1 || f.timers[0].after != samplingArmDelay {
+		t.Fatalf("a new dialog: approve disabled %v, timers %+v; want disabled until %v", d1.approve.Disabled(), f.timers, samplingArmDelay)
 	}
-	d2 := openSampling[*samplingRequestDialog](t, f)
+	typeKey(f.win.Canvas(), fyne.KeyReturn) // Enter before it is armed: nothing
+	if f.u.samplingOpen != d1 {
+		t.Fatal("Enter answered a dialog before it was armed")
+	}
+	d1 = openSampling[*samplingRequestDialog](t, f) // armed
+	test.Tap(d1.approve)
+	d2 := f.u.samplingOpen.(*samplingRequestDialog)
 	if d2 == d1 || d2.Req.Server != "two" {
 		t.Fatalf("the open dialog is %q's", d2.Req.Server)
 	}
-	select {
-	case a := <-second:
-		t.Fatalf("the second click answered the next request: %+v", a)
-	case <-time.After(100 * time.Millisecond):
+	test.Tap(d2.approve) // the double-click's second click
+	if a := answer(t, first); !a.ok {
+		t.Fatal("the first request was not approved")
 	}
-	time.Sleep(samplingArmDelay)
-	pump.drain()
-	test.Tap(d2.approve)
-	if a := answer(t, second); !a.ok {
-		t.Fatal("the second request could not be approved once armed")
+	if f.u.samplingOpen != d2 {
+		t.Fatal("the second click answered the next dialog")
+	}
+	// Armed, the person rejects it: that is its answer, not the second
+	// click's approval.
+	test.Tap(openSampling[*samplingRequestDialog](t, f).reject)
+	if a := answer(t, second); a.ok {
+		t.Fatal("the second click approved the next request")
 	}
 }
 

@@ -43,20 +43,14 @@ const (
 	trayMaxRequests = 3  // folders confined servers tried, newest first; past it, a count
 )
 
-// trayMenu is the tray menu for snap: a header, Pause or Resume, the
+// trayMenu is the tray menu for a snapshot, from its grid (built once per
+// snapshot and shared with the window): a header, Pause or Resume, the
 // folders confined servers tried that wait for an answer (three, newest
 // first), one status line per server (a summary and the ones in trouble
-// past eight), the
-// fifteen most recently used folders (ticked = some server sees it), All
-// folders…, Open Rootkeeper and Quit. It is a pure function of the
-// snapshot: the tray is rebuilt whole on every change.
-func trayMenu(snap *app.Snapshot, act trayActions) *fyne.Menu {
-	return trayMenuOf(app.NewGrid(snap), act)
-}
-
-// trayMenuOf is trayMenu from a snapshot's grid (built once per snapshot
-// and shared with the window).
-func trayMenuOf(g *app.Grid, act trayActions) *fyne.Menu {
+// past eight), the fifteen most recently used folders (ticked = some
+// server sees it), All folders…, Open Rootkeeper and Quit. It is a pure
+// function of the snapshot: the tray is rebuilt whole on every change.
+func trayMenu(g *app.Grid, act trayActions) *fyne.Menu {
 	snap := g.Snapshot()
 	var items []*fyne.MenuItem
 	paused := snap.State.Paused

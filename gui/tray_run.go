@@ -83,7 +83,7 @@ func (t *tray) render(snap *app.Snapshot) {
 		}
 		systray.SetIcon(osIcon(icon.Content()))
 	}
-	m := trayMenuOf(app.NewGrid(snap), t.actions())
+	m := trayMenu(app.NewGrid(snap), t.actions())
 	k := menuKey(m)
 	if k == t.key {
 		return

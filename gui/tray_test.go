@@ -95,7 +95,7 @@ Quit
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := menuText(trayMenu(traySnapshot(tc.paused), trayActions{}))
+			got := menuText(trayMenuFor(traySnapshot(tc.paused), trayActions{}))
 			if got != tc.want {
 				t.Errorf("menu:\n%s\nwant:\n%s", got, tc.want)
 			}
@@ -113,7 +113,7 @@ func TestTrayMenuActions(t *testing.T) {
 		Open:       func() { calls = append(calls, "open") },
 		Quit:       func() { calls = append(calls, "quit") },
 	}
-	m := trayMenu(traySnapshot(false), act)
+	m := trayMenuFor(traySnapshot(false), act)
 	for _, it := range m.Items {
 		if it.Action != nil && !it.Disabled {
 			it.Action()
@@ -133,7 +133,7 @@ func TestTrayMenuActions(t *testing.T) {
 }
 
 func TestTrayMenuEmpty(t *testing.T) {
-	got := menuText(trayMenu(&app.Snapshot{}, trayActions{}))
+	got := menuText(trayMenuFor(&app.Snapshot{}, trayActions{}))
 	want := "(No folders yet)\nPause sharing\n-\nOpen Rootkeeper\nQuit\n"
 	if got != want {
 		t.Errorf("menu:\n%s\nwant:\n%s", got, want)
@@ -237,7 +237,7 @@ Quit
 `},
 	} {
 		t.Run(fmt.Sprintf("%dx%d", tc.roots, tc.servers), func(t *testing.T) {
-			m := trayMenu(scaleSnapshot(tc.roots, tc.servers, tc.failFrom), trayActions{})
+			m := trayMenuFor(scaleSnapshot(tc.roots, tc.servers, tc.failFrom), trayActions{})
 			if got := menuText(m); got != tc.want {
 				t.Errorf("menu:\n%s\nwant:\n%s", got, tc.want)
 			}
@@ -248,7 +248,7 @@ Quit
 	}
 	// Even with every one of 100 servers failing, at most 40 items; and
 	// with 64 folders they tried waiting, and the scan's line, too.
-	if n := len(trayMenu(scaleSnapshot(1000, 100, 0), trayActions{}).Items); n > 40 {
+	if n := len(trayMenuFor(scaleSnapshot(1000, 100, 0), trayActions{}).Items); n > 40 {
 		t.Errorf("100 failing servers: %d items", n)
 	}
 	snap := scaleSnapshot(1000, 100, 0)
@@ -256,7 +256,7 @@ Quit
 		snap.State.Requests = append(snap.State.Requests, app.Request{Server: "server-1", Path: fmt.Sprintf("/srv/%d", i),
 			From: app.FromReach, Tried: fmt.Sprintf("/srv/%d/x", i), Op: app.OpRead})
 	}
-	if n := len(trayMenu(snap, trayActions{Finding: "3 projects found"}).Items); n > 40 {
+	if n := len(trayMenuFor(snap, trayActions{Finding: "3 projects found"}).Items); n > 40 {
 		t.Errorf("100 failing servers, 64 requests and the scan's line: %d items", n)
 	}
 }
@@ -267,7 +267,7 @@ func BenchmarkTrayMenu(b *testing.B) {
 	snap := scaleSnapshot(1000, 20, 18)
 	b.Run("menu", func(b *testing.B) {
 		for b.Loop() {
-			menuKey(trayMenu(snap, trayActions{}))
+			menuKey(trayMenuFor(snap, trayActions{}))
 		}
 	})
 	b.Run("grid", func(b *testing.B) {
@@ -293,7 +293,7 @@ func TestTrayShowsAHeldServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := &app.Snapshot{State: st, Servers: map[string]app.ServerStatus{"git": {State: app.ServerHeld}}}
-	if got := menuText(trayMenu(snap, trayActions{Home: home})); !strings.Contains(got, "git: held, waiting for your decision on ~/work\n") {
+	if got := menuText(trayMenuFor(snap, trayActions{Home: home})); !strings.Contains(got, "git: held, waiting for your decision on ~/work\n") {
 		t.Errorf("menu:\n%s", got)
 	}
 }
@@ -314,7 +314,7 @@ func TestTrayMenuListsReachRequests(t *testing.T) {
 	var shown []string
 	act := trayActions{Home: "/home/ada", ShowRequest: func(server, path string) { shown = append(shown, server+" "+path) },
 		Open: func() { shown = append(shown, "open") }}
-	m := trayMenu(snap, act)
+	m := trayMenuFor(snap, act)
 	got := menuText(m)
 	want := `(Sharing 1 of 4 folders)
 -
@@ -350,7 +350,7 @@ func TestTrayShowsWhyAServerStopped(t *testing.T) {
 		"deaf": {State: app.ServerStopped, Error: "hostile: it sent 64 requests (4 KiB) and read none of their answers for 10s (restart it to try again)"},
 		"idle": {State: app.ServerStopped},
 	}}
-	got := menuText(trayMenu(snap, trayActions{}))
+	got := menuText(trayMenuFor(snap, trayActions{}))
 	if !strings.Contains(got, "deaf: stopped (hostile: it sent 64 requests") || !strings.Contains(got, "idle: stopped\n") {
 		t.Errorf("menu:\n%s", got)
 	}

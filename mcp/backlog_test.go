@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // requests is n roots/list requests, ids 1..n, one a line.
@@ -183,7 +184,7 @@ func TestManagerStopsAHostileServer(t *testing.T) {
 	e.start(opts)
 	stopped := func(what string) app.ServerStatus {
 		var st app.ServerStatus
-		eventually(t, what, func() (bool, string) {
+		apptest.Eventually(t, what, func() (bool, string) {
 			st = e.status("deaf")
 			return st.State == app.ServerStopped && strings.Contains(st.Error, "hostile"), string(st.State) + " " + st.Error
 		})
@@ -200,7 +201,7 @@ func TestManagerStopsAHostileServer(t *testing.T) {
 		t.Fatalf("after a hostile stop: %+v, was %+v", again, st)
 	}
 	e.m.Restart("deaf")
-	eventually(t, "a restart tries again", func() (bool, string) {
+	apptest.Eventually(t, "a restart tries again", func() (bool, string) {
 		s := e.status("deaf")
 		return s.Restarts > st.Restarts, fmt.Sprint(s.Restarts)
 	})

@@ -54,7 +54,7 @@ func needLandlock(t testing.TB) int {
 // than old, and returns the new status.
 func (e *testEnv) waitRestarted(server string, old int) app.ServerStatus {
 	e.t.Helper()
-	eventually(e.t, server+" restarted", func() (bool, string) {
+	apptest.Eventually(e.t, server+" restarted", func() (bool, string) {
 		st := e.status(server)
 		return st.State == app.ServerConnected && st.PID != old && e.m.Session(server) != nil, string(st.State) + " " + st.Error
 	})
@@ -284,7 +284,7 @@ func TestTempFolderStaysInItsPlace(t *testing.T) {
 		t.Errorf("the server wrote into the state folder")
 	}
 	e.update(func(s *app.State) error { return s.RemoveServer("..") })
-	eventually(t, "the temp folder removed with its server", func() (bool, string) {
+	apptest.Eventually(t, "the temp folder removed with its server", func() (bool, string) {
 		_, err := os.Stat(temp)
 		_, lerr := os.Lstat(filepath.Join(e.dir, "tmp", "server-.."))
 		return os.IsNotExist(err) && os.IsNotExist(lerr), fmt.Sprint(err, lerr)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"rootkeeper/app"
@@ -45,16 +46,38 @@ func TestGateBoundsRateAndInFlight(t *testing.T) {
 	}
 }
 
+// A storm of events is one call at once and one trailing call an interval
+// later; the next storm an interval after that is the same again. In a
+// synctest bubble, whose clock moves only when everything waits, the
+// counts are exact.
 func TestCoalescerFoldsAStorm(t *testing.T) {
-	var calls atomic.Int32
-	c := &coalescer{interval: 200 * time.Millisecond, fn: func() { calls.Add(1) }}
-	for range 10_000 {
-		c.fire()
-	}
-	time.Sleep(300 * time.Millisecond)
-	if n := calls.Load(); n != 2 {
-		t.Fatalf("10,000 events in a burst made %d calls, want 2 (one at once, one trailing)", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		const interval = 200 * time.Millisecond
+		c := &coalescer{interval: interval, fn: func() { calls.Add(1) }}
+		for range 10_000 {
+			c.fire()
+		}
+		synctest.Wait()
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("10,000 events in a burst made %d calls at once, want 1", n)
+		}
+		time.Sleep(interval - time.Millisecond)
+		synctest.Wait()
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("%d calls before the interval ended, want 1", n)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if n := calls.Load(); n != 2 {
+			t.Fatalf("%d calls once the interval ended, want 2 (one at once, one trailing)", n)
+		}
+		time.Sleep(10 * interval)
+		synctest.Wait()
+		if n := calls.Load(); n != 2 {
+			t.Fatalf("%d calls with no more events, want 2", n)
+		}
+	})
 }
 
 // A remote server's JSON reply is read whole by the SDK: past 16 MiB it is
@@ -102,7 +125,7 @@ func TestSamplingFloodNeverReachesThePerson(t *testing.T) {
 		OK     int            `json:"ok"`
 		Errors map[string]int `json:"errors"`
 	}
-	eventually(t, "all 100 requests answered", func() (bool, string) {
+	apptest.Eventually(t, "all 100 requests answered", func() (bool, string) {
 		data, _ := os.ReadFile(rep)
 		json.Unmarshal(data, &counts)
 		total := counts.OK
@@ -124,9 +147,9 @@ func TestSamplingFloodNeverReachesThePerson(t *testing.T) {
 func TestRefusedRootsRequestIsToldAgain(t *testing.T) {
 	r := listenReports(t)
 	e := newEnv(t)
-	base, x := mkRoot(t, "base"), mkRoot(t, "x")
+	base, x, y := mkRoot(t, "base"), mkRoot(t, "x"), mkRoot(t, "y")
 	e.addRootServer(rootServer(t), r, "s", "")
-	e.addRoots(base, x)
+	e.addRoots(base, x, y)
 	e.grant("s", base)
 	opts := e.fastOptions()
 	// roots/list may come 10 a second, 10 at once: a burst of 60 changes
@@ -135,29 +158,34 @@ func TestRefusedRootsRequestIsToldAgain(t *testing.T) {
 	e.start(opts)
 	r.expectRoots(t, "s", app.URIFromPath(base))
 	for i := range 60 {
-		if i%2 == 0 {
+		switch {
+		case i == 59:
+			// The last change revokes x and grants y: a list the server
+			// has never had, so it cannot have got it early.
+			e.update(func(s *app.State) error {
+				s.Revoke("s", x)
+				return s.Decide(app.Decision{Server: "s", Root: y, Verdict: app.Allow, By: app.ByCommandLine})
+			})
+		case i%2 == 0:
 			e.grant("s", x)
-		} else {
+		default:
 			e.revoke("s", x)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
-	// The last change revoked x: what the server last got must be without
-	// it, once the gate has let it ask again (a few seconds at most).
+	// What the server gets last must be that list, once the gate has let
+	// it ask again.
+	want := []string{app.URIFromPath(base), app.URIFromPath(y)}
+	slices.Sort(want)
 	var last []string
-	deadline := time.After(4 * time.Second)
-	for {
+	hung := time.After(apptest.Patience)
+	for !slices.Equal(last, want) {
 		select {
 		case rep := <-r.ch("s"):
 			if rep.event == "roots" {
-				last = rep.uris()
+				last = slices.Sorted(slices.Values(rep.uris()))
 			}
-			continue
-		case <-deadline:
+		case <-hung:
+			t.Fatalf("the server last got %q, want %q (hung?)", last, want)
 		}
-		break
-	}
-	if want := []string{app.URIFromPath(base)}; !slices.Equal(last, want) {
-		t.Fatalf("the server last got %q, want %q", last, want)
 	}
 }

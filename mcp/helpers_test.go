@@ -142,25 +142,6 @@ func (e *testEnv) setPaused(p bool) {
 	e.update(func(s *app.State) error { s.Paused = p; return nil })
 }
 
-// eventually polls cond until it holds or wait runs out; then it fails with
-// the last description cond gave.
-func eventually(t testing.TB, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	var last string
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		last = desc
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v; last seen: %s", what, wait, last)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
 // status is the server's published status.
 func (e *testEnv) status(name string) app.ServerStatus {
 	return e.core.Snapshot().Servers[name]
@@ -168,7 +149,7 @@ func (e *testEnv) status(name string) app.ServerStatus {
 
 func (e *testEnv) waitConnected(name string) app.ServerStatus {
 	e.t.Helper()
-	eventually(e.t, name+" connected", func() (bool, string) {
+	apptest.Eventually(e.t, name+" connected", func() (bool, string) {
 		st := e.status(name)
 		return st.State == app.ServerConnected && e.m.Session(name) != nil, string(st.State) + " " + st.Error
 	})

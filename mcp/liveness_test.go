@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // A stdio server that stops answering (it stops reading its stdin once
@@ -23,7 +24,7 @@ func TestUnresponsiveServerIsRestarted(t *testing.T) {
 	r.next(t, "hung", "start")
 	e.waitConnected("fine")
 	var sawUnresponsive bool
-	eventually(t, "the hung server marked unresponsive", func() (bool, string) {
+	apptest.Eventually(t, "the hung server marked unresponsive", func() (bool, string) {
 		st := e.status("hung")
 		if strings.Contains(st.Error, "unresponsive") {
 			sawUnresponsive = true

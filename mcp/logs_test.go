@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // A server's stderr flood is held to LogKeep+1 files of LogMaxSize while it
@@ -32,7 +33,7 @@ func TestServerLogsAreBoundedAndGoWithTheServer(t *testing.T) {
 		}
 		return n, files
 	}
-	eventually(t, "the flood to fill three generations", func() (bool, string) {
+	apptest.Eventually(t, "the flood to fill three generations", func() (bool, string) {
 		_, files := size()
 		return files == 3, ""
 	})
@@ -41,7 +42,7 @@ func TestServerLogsAreBoundedAndGoWithTheServer(t *testing.T) {
 		t.Fatalf("%d log files, %d bytes, for an 8 MiB flood; want 3 files within 768 KiB", files, n)
 	}
 	e.update(func(s *app.State) error { return s.RemoveServer("noisy") })
-	eventually(t, "the removed server's logs to go", func() (bool, string) {
+	apptest.Eventually(t, "the removed server's logs to go", func() (bool, string) {
 		_, files := size()
 		return files == 0, ""
 	})
@@ -65,7 +66,7 @@ func TestALogThatCannotRotateShowsOnTheCard(t *testing.T) {
 	opts.LogMaxSize, opts.LogKeep = 256<<10, 2
 	e.start(opts)
 	e.waitConnected("noisy")
-	eventually(t, "the log's problem on the card", func() (bool, string) {
+	apptest.Eventually(t, "the log's problem on the card", func() (bool, string) {
 		st := e.status("noisy")
 		return strings.Contains(st.LogProblem, "rotating"), st.LogProblem
 	})

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
 )
 
@@ -52,7 +53,7 @@ func tryAsync(t *testing.T, e *testEnv, op, path string) <-chan nosyResult {
 func waitRequest(t *testing.T, e *testEnv, folder string, calls int) app.Request {
 	t.Helper()
 	var r app.Request
-	eventually(t, fmt.Sprintf("a request for %s with %d calls", folder, calls), func() (bool, string) {
+	apptest.Eventually(t, fmt.Sprintf("a request for %s with %d calls", folder, calls), func() (bool, string) {
 		var ok bool
 		r, ok = e.core.Snapshot().State.Request("nosy", folder)
 		return ok && len(r.Waiting(time.Now())) == calls, fmt.Sprintf("%+v", r)
@@ -229,7 +230,7 @@ func TestReachHostileProber(t *testing.T) {
 	e.waitConnected("calm")
 	done := make(chan nosyResult, 1)
 	go func() { done <- nosyTry(t, e, "calm", "read", filepath.Join(calmDir, "x.txt")) }()
-	eventually(t, "calm's request", func() (bool, string) {
+	apptest.Eventually(t, "calm's request", func() (bool, string) {
 		_, ok := e.core.Snapshot().State.Request("calm", calmDir)
 		return ok, ""
 	})
@@ -340,7 +341,7 @@ func TestReachRefusedAtOnceWithNobodyToAsk(t *testing.T) {
 		}
 	}
 	var r app.Request
-	eventually(t, "the request kept for the person", func() (bool, string) {
+	apptest.Eventually(t, "the request kept for the person", func() (bool, string) {
 		var ok bool
 		r, ok = e.core.Snapshot().State.Request("nosy", secret)
 		return ok, ""

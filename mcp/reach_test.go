@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/mcp/confine"
 )
 
@@ -34,7 +35,7 @@ func TestReachWatchStaysBounded(t *testing.T) {
 		t.Errorf("%d folders cached, bound %d", n, maxFolderCache)
 	}
 	// Nobody was asked: the requests are written in the background.
-	eventually(t, "requests kept for the person", func() (bool, string) {
+	apptest.Eventually(t, "requests kept for the person", func() (bool, string) {
 		n := len(e.core.Snapshot().State.RequestsFor("nosy"))
 		return n > 0, ""
 	})

@@ -32,7 +32,7 @@ func allowedDirs(t testing.TB, m *Manager, server string) ([]string, error) {
 func waitAllowed(t testing.TB, e *testEnv, server string, want ...string) {
 	t.Helper()
 	want = sorted(want)
-	eventually(t, "server-filesystem holds "+strings.Join(want, ", "), func() (bool, string) {
+	apptest.Eventually(t, "server-filesystem holds "+strings.Join(want, ", "), func() (bool, string) {
 		got, err := allowedDirs(t, e.m, server)
 		if err != nil {
 			return false, err.Error()
@@ -114,7 +114,7 @@ func everythingRoots(t testing.TB, m *Manager) ([]string, error) {
 func waitEverythingRoots(t *testing.T, e *testEnv, want ...string) {
 	t.Helper()
 	want = sorted(want)
-	eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
+	apptest.Eventually(t, "get-roots-list reports "+strings.Join(want, " "), func() (bool, string) {
 		got, err := everythingRoots(t, e.m)
 		if err != nil {
 			return false, err.Error()
@@ -172,7 +172,7 @@ func startEverything(t *testing.T, transport string) string {
 		}
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	eventually(t, "server-everything listening on "+addr, func() (bool, string) {
+	apptest.Eventually(t, "server-everything listening on "+addr, func() (bool, string) {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			return false, err.Error()

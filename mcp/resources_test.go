@@ -269,7 +269,7 @@ func TestResourcesErrors(t *testing.T) {
 		e.waitConnected(n)
 	}
 	m.Stop("stopped")
-	eventually(t, "stopped stops", func() (bool, string) {
+	apptest.Eventually(t, "stopped stops", func() (bool, string) {
 		st := e.status("stopped")
 		return st.State == app.ServerStopped, string(st.State)
 	})

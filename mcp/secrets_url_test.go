@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // A remote server that cannot be reached: the error status shows (and
@@ -18,7 +19,7 @@ func TestStatusErrorHidesTheURLsSecret(t *testing.T) {
 	})
 	e.start(e.fastOptions())
 	var st app.ServerStatus
-	eventually(t, "an error status", func() (bool, string) {
+	apptest.Eventually(t, "an error status", func() (bool, string) {
 		st = e.status("web")
 		return st.Error != "", string(st.State)
 	})

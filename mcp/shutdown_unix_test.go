@@ -4,11 +4,12 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"syscall"
 	"testing"
-	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 func alive(pid int) bool {
@@ -40,13 +41,9 @@ func TestShutdownEndsProcessGroup(t *testing.T) {
 	if s := e.status("parent"); s.State != app.ServerStopped {
 		t.Errorf("state after shutdown %q, want stopped", s.State)
 	}
-	deadline := time.Now().Add(wait)
-	for alive(st.PID) || alive(st.Child) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after shutdown: server alive %v, child alive %v", alive(st.PID), alive(st.Child))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	apptest.Eventually(t, "the server and its child to end with the shutdown", func() (bool, string) {
+		return !alive(st.PID) && !alive(st.Child), fmt.Sprintf("server alive %v, child alive %v", alive(st.PID), alive(st.Child))
+	})
 }
 
 // TestStopAndRestart: Stop ends the server until Restart.
@@ -62,7 +59,7 @@ func TestStopAndRestart(t *testing.T) {
 	r.expectRoots(t, "s", app.URIFromPath(a))
 	pid := e.waitConnected("s").PID
 	e.m.Stop("s")
-	eventually(t, "stopped", func() (bool, string) {
+	apptest.Eventually(t, "stopped", func() (bool, string) {
 		st := e.status("s")
 		return st.State == app.ServerStopped && !alive(pid), string(st.State)
 	})

@@ -49,7 +49,7 @@ func (e *testEnv) allowSlot(server, path string) {
 
 func (e *testEnv) waitHeld(name, contains string) {
 	e.t.Helper()
-	eventually(e.t, name+" held", func() (bool, string) {
+	apptest.Eventually(e.t, name+" held", func() (bool, string) {
 		st := e.status(name)
 		return st.State == app.ServerHeld && strings.Contains(st.Error, contains), string(st.State) + ": " + st.Error
 	})

@@ -214,7 +214,7 @@ func TestExitedServerIsRestarted(t *testing.T) {
 	if len(pids) != 3 {
 		t.Errorf("3 starts, %d distinct processes", len(pids))
 	}
-	eventually(t, "restarts counted", func() (bool, string) {
+	apptest.Eventually(t, "restarts counted", func() (bool, string) {
 		st := e.status("flaky")
 		return st.Restarts >= 2, string(st.State)
 	})

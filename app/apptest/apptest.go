@@ -1,6 +1,9 @@
 // Package apptest is what the tests of several packages share: a Core on a
-// fresh state folder, and the real MCP servers that .ci/setup installs from
-// npm. It is imported by tests only.
+// fresh state folder, the real MCP servers that .ci/setup installs from
+// npm, test programs built once, a private Secret Service, one way to wait
+// (Until on a core's changes; Eventually for what has no event, failing
+// only on a hang), and one way to run a test unprivileged (AsNobody,
+// RunAsNobody). It is imported by tests only.
 package apptest
 
 import (

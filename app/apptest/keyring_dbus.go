@@ -89,20 +89,58 @@ func StartSecretService(dir string) (addr string, stop func(), err error) {
 	return addr, stop, nil
 }
 
-// waitForName waits until name has an owner on the bus at addr.
+// waitForName waits until name has an owner on the bus at addr: it
+// listens for the bus's NameOwnerChanged before it asks, so that the name
+// appearing in between is not missed.
 func waitForName(addr, name string, within time.Duration) error {
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		var has bool
-		if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, name).Store(&has); err == nil && has {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface("org.freedesktop.DBus"), dbus.WithMatchMember("NameOwnerChanged"),
+		dbus.WithMatchArg(0, name)); err != nil {
+		return err
 	}
-	return errors.New(name + " did not appear on the private session bus")
+	signals := make(chan *dbus.Signal, 8)
+	conn.Signal(signals)
+	var has bool
+	if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, name).Store(&has); err != nil {
+		return err
+	}
+	hung := time.After(within)
+	for !has {
+		select {
+		case sig := <-signals:
+			if len(sig.Body) == 3 {
+				owner, _ := sig.Body[2].(string)
+				has = owner != ""
+			}
+		case <-hung:
+			return errors.New(name + " did not appear on the private session bus")
+		}
+	}
+	return nil
+}
+
+// SecretServiceMain is the TestMain of a package whose tests all talk to
+// the Secret Service: go-keyring's D-Bus connection is one per process, so
+// the service is one per test binary. It starts a real one (StartSecretService)
+// in a temporary folder, points DBUS_SESSION_BUS_ADDRESS at it, runs the
+// tests, ends the daemons and exits with the tests' code.
+func SecretServiceMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rootkeeper-keyring-")
+	if err != nil {
+		panic(err)
+	}
+	addr, stop, err := StartSecretService(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	os.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
+	code := m.Run()
+	stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

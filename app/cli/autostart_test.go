@@ -59,14 +59,16 @@ func TestDoctorVerb(t *testing.T) {
 	doctorProbes = func() doctor.Options {
 		return doctor.Options{
 			TrayHost: func() bool { return tray },
-			Keyring:  func() error { return nil },
+			// The real keyring check, against the Secret Service
+			// secrets_test.go's TestMain runs for this package.
+			Keyring:  real().Keyring,
 			LookPath: doctor.SystemLookPath,
 		}
 	}
 	h.ok("servers", "add", "sh", "--", "sh", "-c", "true")
 	r := h.run("doctor")
 	if r.code != 1 || !strings.Contains(r.stdout, "FAIL  tray host") || !strings.Contains(r.stdout, "what to do: GNOME") ||
-		!strings.Contains(r.stdout, "ok    server sh") || r.stderr != "rootkeeper: doctor found 1 problem(s)\n" {
+		!strings.Contains(r.stdout, "ok    keyring") || !strings.Contains(r.stdout, "ok    server sh") || r.stderr != "rootkeeper: doctor found 1 problem(s)\n" {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	tray = true

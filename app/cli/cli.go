@@ -75,6 +75,8 @@ tray with the window closed (as at login).
   scan [--json] [--depth N] [DIR...] find git repositories and projects
   roots add PATH [--name N] [--enable]
   roots list [--json]
+  roots check ROOT [--json]         check ROOT's access again now (the running app's check, whose
+                                    health servers follow at once); exit 1 if it does not pass
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
   servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]

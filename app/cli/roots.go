@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/control"
 )
 
 func (c *command) roots(args []string) error {
 	if len(args) == 0 {
-		return usagef("%q needs add, list, remove, enable or disable", "roots")
+		return usagef("%q needs add, list, check, remove, enable or disable", "roots")
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -17,6 +22,8 @@ func (c *command) roots(args []string) error {
 		return c.rootsAdd(rest)
 	case "list":
 		return c.rootsList(rest)
+	case "check":
+		return c.rootsCheck(rest)
 	case "remove", "enable", "disable":
 		f := newFlags("roots " + sub)
 		pos, _, err := f.parse(rest)
@@ -173,4 +180,99 @@ func join(s []string) string {
 		out += x
 	}
 	return out
+}
+
+// OpCheck is the control socket's op that checks a root's access again now
+// (`roots check`, the window's "Check again"), with a CheckRequest; the
+// answer is the root's app.Health once checked.
+const OpCheck = "check"
+
+// CheckRequest is OpCheck's argument.
+type CheckRequest struct {
+	// Root is the root's canonical path.
+	Root string `json:"root"`
+}
+
+// appCheckTimeout bounds one check asked of the app: a check itself ends
+// within the monitor's CheckTimeout (5 s; it is unreadable then), below
+// the control socket's own 10 s deadline.
+const appCheckTimeout = 8 * time.Second
+
+// CheckHandler answers OpCheck with c (the running app's health monitor;
+// main registers it).
+func CheckHandler(c app.HealthChecker) control.Handler {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var req CheckRequest
+		if err := json.Unmarshal(raw, &req); err != nil || req.Root == "" {
+			return nil, fmt.Errorf("%s: bad request: want {\"root\": PATH}", OpCheck)
+		}
+		ctx, cancel := context.WithTimeout(ctx, appCheckTimeout)
+		defer cancel()
+		return c.Check(ctx, req.Root)
+	}
+}
+
+// checkView is a root's health as `roots check --json` prints it.
+type checkView struct {
+	Path    string    `json:"path"`
+	Health  string    `json:"health"`
+	Error   string    `json:"error,omitempty"`
+	MovedTo string    `json:"movedTo,omitempty"`
+	Branch  string    `json:"branch,omitempty"`
+	Checked time.Time `json:"checked"`
+}
+
+// rootsCheck is `roots check ROOT [--json]`: the running app checks the
+// root again now (its health, and so who sees it, follows at once); with no
+// app running, the same access check runs here. It prints the health and
+// fails (exit 1) when the folder does not pass.
+func (c *command) rootsCheck(args []string) error {
+	f := newFlags("roots check")
+	asJSON := f.Bool("json")
+	pos, _, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := exactly("roots check", pos, "ROOT"); err != nil {
+		return err
+	}
+	st, err := c.store.Load()
+	if err != nil {
+		return err
+	}
+	r, err := findRoot(&st, pos[0], c.env.Cwd)
+	if err != nil {
+		return err
+	}
+	if !r.Enabled {
+		return &app.InputError{Msg: fmt.Sprintf("%s is disabled, and only enabled folders are checked: roots enable %s", r.Path, r.Path)}
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, appCheckTimeout+2*time.Second)
+	defer cancel()
+	var h app.Health
+	err = control.Call(ctx, c.store.Dir(), OpCheck, CheckRequest{Root: r.Path}, &h)
+	if errors.Is(err, control.ErrNotRunning) {
+		h = app.CheckAccessWithin(r.Path, r.Device, checkTimeout)
+	} else if err != nil {
+		return err
+	}
+	if *asJSON {
+		v := checkView{Path: r.Path, Health: string(h.Status), Error: h.Err, MovedTo: h.MovedTo, Branch: h.Branch, Checked: h.Checked}
+		if err := c.printJSON(v); err != nil {
+			return err
+		}
+	} else if h.OK() {
+		c.printf("%s: ok\n", app.SafeText(r.Path))
+	}
+	if !h.OK() {
+		why := string(h.Status)
+		if h.MovedTo != "" {
+			why += " to " + h.MovedTo
+		}
+		if h.Err != "" {
+			why += ": " + h.Err
+		}
+		return fmt.Errorf("%s does not pass its access check (%s); no server sees it until it does", r.Path, why)
+	}
+	return nil
 }

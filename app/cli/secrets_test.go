@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,28 +17,7 @@ import (
 // The command line's tests run beside a real Secret Service of their own
 // (gnome-keyring-daemon on a private session bus): servers' secrets go
 // there, never to the keyring of whoever runs the tests.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rootkeeper-keyring-")
-	if err != nil {
-		panic(err)
-	}
-	addr, stop, err := apptest.StartSecretService(dir)
-	switch {
-	case errors.Is(err, apptest.ErrNoSecretService):
-		// macOS, Windows: their keyrings cannot be started privately,
-		// and a test must not write to the person's own.
-		keyring.MockInit()
-		stop = func() {}
-	case err != nil:
-		panic(err)
-	default:
-		os.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	}
-	code := m.Run()
-	stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { apptest.SecretServiceMain(m) }
 
 // servers add and import put tokens and Authorization headers in the
 // keyring; state.json and `servers list --json` hold references only;
@@ -141,11 +119,11 @@ func TestSecretArgumentsAndURLsGoToTheKeyring(t *testing.T) {
 	if w.URL != "https://api.example.com/mcp?api_key=keyring:rootkeeper/w/url/0&region=eu" {
 		t.Errorf("stored URL %q", w.URL)
 	}
-	rx, err := secrets.ResolveServer(x)
+	rx, _, err := secrets.ResolveHiding(x)
 	if err != nil || strings.Join(rx.Args, " ") != "--api-key "+key+" --port 8080 --token="+tok+" plain" {
 		t.Errorf("resolved args %q, %v", rx.Args, err)
 	}
-	rw, err := secrets.ResolveServer(w)
+	rw, _, err := secrets.ResolveHiding(w)
 	if err != nil || rw.URL != "https://api.example.com/mcp?api_key="+urlKey+"&region=eu" {
 		t.Errorf("resolved URL %q, %v", rw.URL, err)
 	}

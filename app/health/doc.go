@@ -12,7 +12,7 @@
 //	wall-clock jump ────> │   recheck all                            │   .git/HEAD branch
 //	sweep (1 min) ──────> │   recheck all                            │        │
 //	mount table change ─> │   recheck all                            │        │
-//	CheckNow(path) ─────> │   check now                              │<───────┘
+//	Check(path) ────────> │   check now; answered when done          │<───────┘
 //	                      └──────────────────────────┬───────────────┘
 //	                                                 └─> core.SetHealth / core.SetNotice("watch")
 //
@@ -28,6 +28,9 @@
 // Every root is also checked once a minute, a safety net for what no watch
 // sees: a folder above the parent made unreadable, an unmount the kernel did
 // not announce.
+//
+// [Monitor.Check] checks one root on request (the window's "Check again",
+// `rootkeeper roots check`) and answers with the health it published.
 //
 // When the kernel's watch or instance limit is hit (ENOSPC, EMFILE), the
 // roots that could not be watched are checked every [Options.PollInterval]

@@ -25,8 +25,6 @@ import (
 // had), so every test shares a second folder, the anchor, that stays put: the
 // sets asserted are never empty.
 
-const e2eDeadline = 20 * time.Second
-
 type stack struct {
 	core *app.Core
 	mgr  *mcp.Manager
@@ -98,22 +96,14 @@ func (s *stack) allowed() ([]string, error) {
 	return dirs, nil
 }
 
-// waitAllowed polls until the server holds exactly want.
+// waitAllowed waits until the server holds exactly want.
 func (s *stack) waitAllowed(t *testing.T, want ...string) {
 	t.Helper()
 	want = slices.Sorted(slices.Values(want))
-	deadline := time.Now().Add(e2eDeadline)
-	for {
+	apptest.Eventually(t, fmt.Sprintf("server-filesystem to hold %q", want), func() (bool, string) {
 		got, err := s.allowed()
-		if err == nil && slices.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-filesystem holds %q (err %v), want %q; health %+v",
-				got, err, want, s.core.Snapshot().Health)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && slices.Equal(got, want), fmt.Sprintf("it holds %q (err %v); health %+v", got, err, s.core.Snapshot().Health)
+	})
 }
 
 func (s *stack) health(path string) app.Health { return s.core.Snapshot().Health[path] }
@@ -189,7 +179,7 @@ func TestE2ESymlinkTargetDeleted(t *testing.T) {
 // runs as an unprivileged user: to root, chmod 000 changes nothing.
 func TestE2EChmod(t *testing.T) {
 	apptest.NPMServer(t, "mcp-server-filesystem") // fail early, in the parent, if it is missing
-	if !health.AsNobody(t) {
+	if !apptest.AsNobody(t) {
 		return
 	}
 	anchor, shared := folders(t)

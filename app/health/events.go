@@ -161,6 +161,11 @@ func (l *loop) finish(res result) {
 	}
 	l.watch(rs)
 	if again {
+		// Those waiting for a check asked for one begun after they asked:
+		// this one may have begun before.
 		l.enqueue(rs)
+		return
 	}
+	tell(rs.waiting, answer{health: h})
+	rs.waiting = nil
 }

@@ -2,12 +2,9 @@ package health
 
 import (
 	"context"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,22 +112,34 @@ func start(t testing.TB, m *Monitor) {
 // waitHealth waits until the health of path satisfies ok, and returns it.
 func waitHealth(t testing.TB, core *app.Core, path string, what string, ok func(app.Health) bool) app.Health {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for {
-		h, had := core.Snapshot().Health[path]
-		if had && ok(h) {
-			return h
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: health is %+v (recorded: %v), want %s", path, h, had, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	snap := apptest.Until(t, core, path+": "+what, func(s *app.Snapshot) bool {
+		h, had := s.Health[path]
+		return had && ok(h)
+	})
+	return snap.Health[path]
 }
 
 func waitStatus(t testing.TB, core *app.Core, path string, want app.HealthStatus) app.Health {
 	t.Helper()
 	return waitHealth(t, core, path, string(want), func(h app.Health) bool { return h.Status == want })
+}
+
+// check is m.Check, failing the test on an error.
+func check(t testing.TB, m *Monitor, path string) app.Health {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), apptest.Patience)
+	defer cancel()
+	h, err := m.Check(ctx, path)
+	if err != nil {
+		t.Fatalf("Check(%s): %v", path, err)
+	}
+	return h
+}
+
+// noMounts stands in for the mount table's watch in a synctest bubble.
+func noMounts(ctx context.Context, _ chan<- struct{}) error {
+	<-ctx.Done()
+	return nil
 }
 
 func visible(core *app.Core) []string { return app.VisiblePaths(core.Snapshot(), "fs") }
@@ -168,73 +177,6 @@ func (*silentWatcher) Remove(string) error             { return nil }
 func (w *silentWatcher) Events() <-chan fsnotify.Event { return w.events }
 func (w *silentWatcher) Errors() <-chan error          { return w.errs }
 func (*silentWatcher) Close() error                    { return nil }
-
-// childEnv marks a test binary re-executed as an unprivileged user.
-const childEnv = "ROOTKEEPER_HEALTH_CHILD"
-
-// asNobody reports whether the calling test should run its scenario in this
-// process: it is unprivileged already (or is the re-executed child). As root
-// it re-executes the test binary, running only test t, as uid/gid 65534 with
-// a temp folder and HOME it owns, reports the child's result, and returns
-// false. chmod 000 proves nothing to root, who reads anyway.
-func asNobody(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv(childEnv) != "" || os.Getuid() != 0 {
-		return true
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Fatalf("running as root and setpriv is not available to drop privileges: %v", err)
-	}
-	// The test binary sits in a folder only root may enter; copy it out.
-	binDir := t.TempDir()
-	for d := binDir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(binDir, filepath.Base(self))
-	copyFile(t, self, bin, 0o755)
-	home := filepath.Join(binDir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(home, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=2m")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "HOME="+home, "TMPDIR="+home)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("unprivileged child failed (%v):\n%s", err, out)
-	}
-	t.Logf("unprivileged child:\n%s", out)
-	return false
-}
-
-func copyFile(t *testing.T, from, to string, mode os.FileMode) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }
 

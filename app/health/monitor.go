@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -38,6 +39,9 @@ const (
 	// a safety net for what no watch sees (a folder above the parent made
 	// unreadable, an unmount the kernel did not announce).
 	defaultSweep = time.Minute
+	// clockTick is how often the wall clock is compared with the
+	// monotonic clock.
+	clockTick = time.Second
 	// stopWait is how long Run waits for checks in flight when it returns; a
 	// check stuck on a dead network mount is abandoned after that.
 	stopWait = 2 * time.Second
@@ -76,11 +80,12 @@ type Monitor struct {
 	// Test hooks, set before Run.
 	onCheck func(path string) // called by a worker before each check
 	wall    func() time.Time  // the wall clock compared against monotonic time
-	tick    time.Duration     // how often the clocks are compared
-	sweep   time.Duration     // how often every root is checked anyway
+	// mounts follows the mount table (watchMounts); a test in a synctest
+	// bubble replaces it, as a goroutine blocked in poll(2) never settles.
+	mounts func(ctx context.Context, changed chan<- struct{}) error
 
 	mu     sync.Mutex
-	asked  map[string]bool // paths CheckNow asked for
+	asked  map[string][]chan<- answer // paths Check asked for, and who waits
 	askedC chan struct{}
 	// stuck holds the roots whose check overran CheckTimeout and has not
 	// returned yet: they are not checked again (another goroutine would
@@ -111,37 +116,58 @@ func NewMonitor(core *app.Core, opts Options) *Monitor {
 		opts:   opts,
 		log:    log,
 		wall:   time.Now,
-		tick:   time.Second,
-		sweep:  defaultSweep,
-		asked:  map[string]bool{},
+		mounts: watchMounts,
+		asked:  map[string][]chan<- answer{},
 		askedC: make(chan struct{}, 1),
 		stuck:  map[string]bool{},
 	}
 }
 
-// CheckNow asks for the enabled root at path to be checked right away (the
-// GUI's "check again"). It never blocks; the result arrives as a health
-// change. Paths that are not enabled roots are ignored: a disabled root is
-// checked when it is enabled.
-func (m *Monitor) CheckNow(path string) {
+// ErrNotEnabled is Check's answer for a path that is not an enabled root:
+// only those are checked (a disabled root is checked when it is enabled).
+var ErrNotEnabled = errors.New("not an enabled folder")
+
+// errStopped is Check's answer when the monitor stopped before the check
+// was done.
+var errStopped = errors.New("the health monitor stopped before the check was done")
+
+// answer is the outcome of a check Check asked for.
+type answer struct {
+	health app.Health
+	err    error
+}
+
+// Check checks the enabled root at path now (the window's "Check again",
+// `rootkeeper roots check`) and returns its health once that check is done
+// and published: a check begun before the call does not count, so a change
+// made just before is seen. A check that does not finish within
+// CheckTimeout counts as unreadable, as always. Check returns an error
+// wrapping ErrNotEnabled for a path that is not an enabled root, and ctx's
+// error if ctx ends first (Run is not running, say); the check is still
+// done then.
+func (m *Monitor) Check(ctx context.Context, path string) (app.Health, error) {
+	ans := make(chan answer, 1)
 	m.mu.Lock()
-	m.asked[path] = true
+	m.asked[path] = append(m.asked[path], ans)
 	m.mu.Unlock()
 	select {
 	case m.askedC <- struct{}{}:
 	default:
 	}
+	select {
+	case a := <-ans:
+		return a.health, a.err
+	case <-ctx.Done():
+		return app.Health{}, ctx.Err()
+	}
 }
 
-func (m *Monitor) takeAsked() []string {
+func (m *Monitor) takeAsked() map[string][]chan<- answer {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	paths := make([]string, 0, len(m.asked))
-	for p := range m.asked {
-		paths = append(paths, p)
-	}
-	clear(m.asked)
-	return paths
+	asked := m.asked
+	m.asked = map[string][]chan<- answer{}
+	return asked
 }
 
 // Run checks every enabled root, then watches them and re-checks them as
@@ -194,6 +220,9 @@ type rootState struct {
 	queued   bool // waiting for a worker
 	inflight bool // being checked
 	again    bool // something changed while it was being checked
+	// waiting are the Check calls waiting for this root's next check to
+	// be done.
+	waiting []chan<- answer
 
 	id        fileID // identity at the last ok check, to recognise a rename
 	hasID     bool
@@ -271,15 +300,15 @@ func (l *loop) run(ctx context.Context) error {
 	go func() {
 		// Its end is told, not silent: unmounts are then noticed by the
 		// periodic checks only.
-		if err := watchMounts(ctx, mounts); err != nil && ctx.Err() == nil {
+		if err := l.m.mounts(ctx, mounts); err != nil && ctx.Err() == nil {
 			l.m.log.Warn("cannot follow mount changes; an unmounted drive is noticed by the periodic checks only", "err", err)
 		}
 	}()
 	poll := time.NewTicker(l.m.opts.PollInterval)
 	defer poll.Stop()
-	clock := time.NewTicker(l.m.tick)
+	clock := time.NewTicker(clockTick)
 	defer clock.Stop()
-	sweep := time.NewTicker(l.m.sweep)
+	sweep := time.NewTicker(defaultSweep)
 	defer sweep.Stop()
 	lastWall, lastMono := l.m.wall().Round(0), time.Now()
 	l.debounce = time.NewTimer(time.Hour)
@@ -308,10 +337,14 @@ func (l *loop) run(ctx context.Context) error {
 		case <-sub:
 			l.sync(l.core.Snapshot())
 		case <-l.m.askedC:
-			for _, p := range l.m.takeAsked() {
-				if rs := l.roots[p]; rs != nil {
-					l.enqueue(rs)
+			for p, waiting := range l.m.takeAsked() {
+				rs := l.roots[p]
+				if rs == nil {
+					tell(waiting, answer{err: fmt.Errorf("%s: %w", p, ErrNotEnabled)})
+					continue
 				}
+				rs.waiting = append(rs.waiting, waiting...)
+				l.enqueue(rs)
 			}
 		case ev, ok := <-events:
 			if !ok {
@@ -363,8 +396,20 @@ func (l *loop) run(ctx context.Context) error {
 	}
 }
 
-// stop ends the workers and closes the watcher.
+// tell answers the Check calls waiting (each has room for its answer).
+func tell(waiting []chan<- answer, a answer) {
+	for _, w := range waiting {
+		w <- a
+	}
+}
+
+// stop answers the Check calls still waiting, ends the workers and closes
+// the watcher.
 func (l *loop) stop() {
+	for _, rs := range l.roots {
+		tell(rs.waiting, answer{err: errStopped})
+		rs.waiting = nil
+	}
 	close(l.done)
 	close(l.jobs)
 	finished := make(chan struct{})
@@ -378,3 +423,5 @@ func (l *loop) stop() {
 		l.w.Close()
 	}
 }
+
+var _ app.HealthChecker = (*Monitor)(nil)

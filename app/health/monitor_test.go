@@ -1,20 +1,26 @@
 package health
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 func TestDeleteAndRecreate(t *testing.T) {
@@ -67,7 +73,7 @@ func TestRenameIsMoved(t *testing.T) {
 	if h.MovedTo != moved {
 		t.Errorf("MovedTo = %q, want %q", h.MovedTo, moved)
 	}
-	if got, want := visible(core), []string{other}; !equal(got, want) {
+	if got, want := visible(core), []string{other}; !slices.Equal(got, want) {
 		t.Errorf("visible = %v, want %v (the new path needs a new consent)", got, want)
 	}
 	// Moved back: ok again, MovedTo forgotten.
@@ -219,45 +225,60 @@ func TestBranchFromHEAD(t *testing.T) {
 	}
 }
 
-// A checkout or a big copy inside a root must not cost thousands of checks;
-// a flurry of chmods of the root itself costs a handful.
+// A checkout or a big copy inside a root costs no check at all; a flurry
+// of chmods of the root costs one check, and a steady stream of them one
+// check per Debounce, not one per event. In a synctest bubble the events
+// arrive in order and the clock moves only when everything waits, so the
+// counts are exact.
 func TestBurst(t *testing.T) {
-	core := newCore(t)
-	root := mkdir(t, t.TempDir(), "proj")
-	addPaths(t, core, root)
-	counter := &checkCounter{}
-	m := NewMonitor(core, Options{})
-	m.onCheck = counter.hook
-	start(t, m)
-	waitStatus(t, core, root, app.HealthOK)
-	before := counter.get(root)
+	synctest.Test(t, func(t *testing.T) {
+		core := newCore(t)
+		root := mkdir(t, t.TempDir(), "proj")
+		addPaths(t, core, root)
+		w := newSilentWatcher()
+		counter := &checkCounter{}
+		m := NewMonitor(core, Options{Watcher: w})
+		m.onCheck, m.mounts = counter.hook, noMounts
+		start(t, m)
+		waitStatus(t, core, root, app.HealthOK)
+		synctest.Wait()
+		checks := func() int { return counter.get(root) }
+		before := checks()
 
-	began := time.Now()
-	for i := range 5000 {
-		if err := os.WriteFile(filepath.Join(root, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
-			t.Fatal(err)
+		for i := range 5000 {
+			w.events <- fsnotify.Event{Name: filepath.Join(root, "f"+strconv.Itoa(i)), Op: fsnotify.Create}
+			w.events <- fsnotify.Event{Name: filepath.Join(root, "f"+strconv.Itoa(i)), Op: fsnotify.Write}
 		}
-	}
-	time.Sleep(3 * DefaultDebounce)
-	t.Logf("5,000 creations inside the root in %v: %d checks", time.Since(began).Round(time.Millisecond), counter.get(root)-before)
-	sub := mkdir(t, root, "sub")
-	for i := range 200 {
-		if err := os.Chmod(root, 0o755-os.FileMode(i%2)*0o050); err != nil {
-			t.Fatal(err)
+		time.Sleep(3 * DefaultDebounce) // past any window the events could have opened
+		synctest.Wait()
+		if n := checks() - before; n != 0 {
+			t.Errorf("5,000 files written inside the root cost %d checks, want none", n)
 		}
-		if err := os.Chmod(sub, 0o700+os.FileMode(i%2)*0o055); err != nil {
-			t.Fatal(err)
+
+		before = checks()
+		for range 400 {
+			w.events <- fsnotify.Event{Name: root, Op: fsnotify.Chmod}
 		}
-	}
-	took := time.Since(began)
-	time.Sleep(5 * DefaultDebounce)
-	checks := counter.get(root) - before
-	t.Logf("5,000 creations and 400 chmods in %v: %d checks", took.Round(time.Millisecond), checks)
-	limit := 3 + int(took/DefaultDebounce)
-	if checks < 1 || checks > limit {
-		t.Errorf("%d checks for the burst, want 1..%d", checks, limit)
-	}
-	waitStatus(t, core, root, app.HealthOK)
+		time.Sleep(DefaultDebounce)
+		synctest.Wait()
+		if n := checks() - before; n != 1 {
+			t.Errorf("400 chmods of the root at once cost %d checks, want 1", n)
+		}
+
+		before = checks()
+		for range 100 { // over ten Debounces
+			w.events <- fsnotify.Event{Name: root, Op: fsnotify.Chmod}
+			time.Sleep(DefaultDebounce / 10)
+		}
+		time.Sleep(DefaultDebounce)
+		synctest.Wait()
+		if n := checks() - before; n < 10 || n > 11 {
+			t.Errorf("a chmod every Debounce/10 for ten Debounces cost %d checks, want 10 or 11 (one a window)", n)
+		}
+		if h := core.Snapshot().Health[root]; !h.OK() {
+			t.Errorf("health after the bursts: %+v", h)
+		}
+	})
 }
 
 func TestThousandRoots(t *testing.T) {
@@ -328,20 +349,27 @@ func TestLimitFallsBackToPolling(t *testing.T) {
 			go func() {
 				last := ""
 				var seen []string
+				look := func() {
+					if msg := core.Snapshot().Notices[NoticeTopic]; msg != last {
+						seen = append(seen, msg)
+						last = msg
+					}
+				}
 				for {
 					select {
 					case <-sub:
-						if msg := core.Snapshot().Notices[NoticeTopic]; msg != last {
-							seen = append(seen, msg)
-							last = msg
-						}
+						look()
 					case <-stop:
+						look()
 						collected <- seen
 						return
 					}
 				}
 			}()
-			start(t, NewMonitor(core, Options{Watcher: lw, PollInterval: 50 * time.Millisecond}))
+			counter := &checkCounter{}
+			m := NewMonitor(core, Options{Watcher: lw, PollInterval: 50 * time.Millisecond})
+			m.onCheck = counter.hook
+			start(t, m)
 			for _, p := range []string{watched, polled, polled2} {
 				waitStatus(t, core, p, app.HealthOK)
 			}
@@ -355,17 +383,16 @@ func TestLimitFallsBackToPolling(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitStatus(t, core, watched, app.HealthMissing)
-			time.Sleep(200 * time.Millisecond) // a few more polls: no new notice
+			// Three more polls go by: still one notice.
+			polls := counter.get(polled2)
+			apptest.Eventually(t, "three more polls", func() (bool, string) {
+				n := counter.get(polled2) - polls
+				return n >= 3, fmt.Sprintf("%d polls", n)
+			})
 			// The limit is raised: the next polls watch the folders, and the
 			// notice goes.
 			lifted.Store(true)
-			deadline := time.Now().Add(waitFor)
-			for core.Snapshot().Notices[NoticeTopic] != "" {
-				if time.Now().After(deadline) {
-					t.Fatal("the notice stayed after the limit was lifted")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			apptest.Until(t, core, "the notice to go once the limit is lifted", func(s *app.Snapshot) bool { return s.Notices[NoticeTopic] == "" })
 			close(stop)
 			notices = <-collected
 			if len(notices) != 2 || !strings.Contains(notices[0], "limit") || notices[1] != "" {
@@ -380,73 +407,101 @@ func TestLimitFallsBackToPolling(t *testing.T) {
 	}
 }
 
-// No watcher at all (inotify instances exhausted): everything is polled.
+// No watcher at all (inotify instances exhausted): everything is polled,
+// every PollInterval.
 func TestNoWatcherPolls(t *testing.T) {
-	core := newCore(t)
-	root := mkdir(t, t.TempDir(), "proj")
-	addPaths(t, core, root)
-	m := NewMonitor(core, Options{Watcher: &limitWatcher{err: syscall.EMFILE, fail: func(string) bool { return true }, Watcher: newSilentWatcher()}, PollInterval: 30 * time.Millisecond})
-	start(t, m)
-	waitStatus(t, core, root, app.HealthOK)
-	os.Remove(root)
-	waitStatus(t, core, root, app.HealthMissing)
-	if msg := core.Snapshot().Notices[NoticeTopic]; msg == "" {
-		t.Error("no notice")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		core := newCore(t)
+		root := mkdir(t, t.TempDir(), "proj")
+		addPaths(t, core, root)
+		m := NewMonitor(core, Options{Watcher: &limitWatcher{err: syscall.EMFILE, fail: func(string) bool { return true }, Watcher: newSilentWatcher()}})
+		m.mounts = noMounts
+		start(t, m)
+		waitStatus(t, core, root, app.HealthOK)
+		if msg := core.Snapshot().Notices[NoticeTopic]; msg == "" {
+			t.Error("no notice")
+		}
+		os.Remove(root)
+		time.Sleep(DefaultPollInterval - time.Millisecond)
+		synctest.Wait()
+		if h := core.Snapshot().Health[root]; !h.OK() {
+			t.Fatalf("health %+v before the poll: something else looked", h)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if h := core.Snapshot().Health[root]; h.Status != app.HealthMissing {
+			t.Fatalf("health %+v after a poll, want missing", h)
+		}
+	})
 }
 
+// A wall clock that jumps (the machine slept) has every root checked again,
+// once; a wall clock that keeps pace with the monotonic one has none
+// checked.
 func TestClockJumpRechecksAll(t *testing.T) {
-	core := newCore(t)
-	base := t.TempDir()
-	var paths []string
-	for i := range 5 {
-		paths = append(paths, mkdir(t, base, strconv.Itoa(i)))
-	}
-	addPaths(t, core, paths...)
-	counter := &checkCounter{}
-	var offset atomic.Int64
-	m := NewMonitor(core, Options{Watcher: newSilentWatcher(), ClockJump: time.Minute})
-	m.onCheck = counter.hook
-	m.wall = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	m.tick = 10 * time.Millisecond
-	start(t, m)
-	for _, p := range paths {
-		waitStatus(t, core, p, app.HealthOK)
-	}
-	time.Sleep(100 * time.Millisecond) // ten ticks without a jump
-	if got := counter.total(); got != len(paths) {
-		t.Fatalf("%d checks before the jump, want %d", got, len(paths))
-	}
-	// Nobody sees this (the watcher is silent), as after a sleep.
-	os.Remove(paths[2])
-	offset.Store(int64(time.Hour))
-	waitStatus(t, core, paths[2], app.HealthMissing)
-	// The re-checks run in parallel: the others may finish after paths[2].
-	deadline := time.Now().Add(waitFor)
-	for _, p := range paths {
-		for counter.get(p) < 2 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		core := newCore(t)
+		base := t.TempDir()
+		var paths []string
+		for i := range 5 {
+			paths = append(paths, mkdir(t, base, strconv.Itoa(i)))
 		}
-	}
-	time.Sleep(50 * time.Millisecond) // and no third check follows
-	for _, p := range paths {
-		if got := counter.get(p); got != 2 {
-			t.Errorf("%s checked %d times, want 2", p, got)
+		addPaths(t, core, paths...)
+		counter := &checkCounter{}
+		var offset atomic.Int64
+		m := NewMonitor(core, Options{Watcher: newSilentWatcher(), ClockJump: time.Minute})
+		m.onCheck, m.mounts = counter.hook, noMounts
+		m.wall = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+		start(t, m)
+		for _, p := range paths {
+			waitStatus(t, core, p, app.HealthOK)
 		}
-	}
+		time.Sleep(10 * clockTick) // ten comparisons without a jump
+		synctest.Wait()
+		if got := counter.total(); got != len(paths) {
+			t.Fatalf("%d checks before the jump, want %d", got, len(paths))
+		}
+		// Nobody sees this (the watcher is silent), as after a sleep.
+		os.Remove(paths[2])
+		offset.Store(int64(time.Hour))
+		time.Sleep(clockTick)
+		synctest.Wait()
+		if h := core.Snapshot().Health[paths[2]]; h.Status != app.HealthMissing {
+			t.Errorf("health %+v after the jump, want missing", h)
+		}
+		time.Sleep(10 * clockTick) // and no third check follows
+		synctest.Wait()
+		for _, p := range paths {
+			if got := counter.get(p); got != 2 {
+				t.Errorf("%s checked %d times, want 2", p, got)
+			}
+		}
+	})
 }
 
-// A folder above the parent is not watched: the sweep finds what it does.
+// A folder above the parent is not watched: the sweep, once a minute,
+// finds what it does.
 func TestSweep(t *testing.T) {
-	core := newCore(t)
-	root := mkdir(t, t.TempDir(), "proj")
-	addPaths(t, core, root)
-	m := NewMonitor(core, Options{Watcher: newSilentWatcher()})
-	m.sweep = 50 * time.Millisecond
-	start(t, m)
-	waitStatus(t, core, root, app.HealthOK)
-	os.Remove(root)
-	waitStatus(t, core, root, app.HealthMissing)
+	synctest.Test(t, func(t *testing.T) {
+		core := newCore(t)
+		root := mkdir(t, t.TempDir(), "proj")
+		addPaths(t, core, root)
+		m := NewMonitor(core, Options{Watcher: newSilentWatcher()})
+		m.mounts = noMounts
+		start(t, m)
+		waitStatus(t, core, root, app.HealthOK)
+		os.Remove(root)
+		time.Sleep(defaultSweep - time.Millisecond)
+		synctest.Wait()
+		if h := core.Snapshot().Health[root]; !h.OK() {
+			t.Fatalf("health %+v before the sweep: something else looked", h)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if h := core.Snapshot().Health[root]; h.Status != app.HealthMissing {
+			t.Fatalf("health %+v after the sweep, want missing", h)
+		}
+	})
 }
 
 func TestOverflowRechecksAll(t *testing.T) {
@@ -463,38 +518,121 @@ func TestOverflowRechecksAll(t *testing.T) {
 	waitStatus(t, core, b, app.HealthMissing)
 }
 
-func TestCheckNow(t *testing.T) {
+// Check checks a root now and answers with the health it published; a
+// path that is no enabled root is refused.
+func TestCheck(t *testing.T) {
 	core := newCore(t)
 	root := mkdir(t, t.TempDir(), "proj")
-	addPaths(t, core, root)
+	off := mkdir(t, t.TempDir(), "off")
+	addPaths(t, core, root, off)
+	setEnabled(t, core, off, false)
 	m := NewMonitor(core, Options{Watcher: newSilentWatcher()})
 	start(t, m)
 	waitStatus(t, core, root, app.HealthOK)
-	os.Remove(root)
-	m.CheckNow(root)
-	m.CheckNow("/not/a/root")
-	waitStatus(t, core, root, app.HealthMissing)
+	os.Remove(root) // nobody sees this: the watcher is silent
+	if h := check(t, m, root); h.Status != app.HealthMissing || h.Err == "" {
+		t.Errorf("Check after the folder went: %+v, want missing and why", h)
+	}
+	if h := core.Snapshot().Health[root]; h.Status != app.HealthMissing {
+		t.Errorf("published %+v once Check returned, want missing", h)
+	}
+	mkdir(t, root)
+	if h := check(t, m, root); !h.OK() {
+		t.Errorf("Check after the folder came back: %+v", h)
+	}
+	for _, p := range []string{"/not/a/root", off} {
+		if _, err := m.Check(context.Background(), p); !errors.Is(err, ErrNotEnabled) || !strings.Contains(err.Error(), p) {
+			t.Errorf("Check(%s): %v, want ErrNotEnabled naming it", p, err)
+		}
+	}
+	// A monitor that is not running does not answer: the caller's
+	// context ends the wait.
+	idle := NewMonitor(core, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := idle.Check(ctx, root); !errors.Is(err, context.Canceled) {
+		t.Errorf("Check of a monitor not running: %v", err)
+	}
+}
+
+// A check that began before Check was called does not answer it: the
+// folder may have changed since it looked.
+func TestCheckWaitsForACheckBegunAfterIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		core := newCore(t)
+		root := mkdir(t, t.TempDir(), "proj")
+		addPaths(t, core, root)
+		counter := &checkCounter{}
+		var hold atomic.Bool
+		held, release := make(chan struct{}), make(chan struct{})
+		m := NewMonitor(core, Options{Watcher: newSilentWatcher()})
+		m.mounts = noMounts
+		m.onCheck = func(p string) {
+			counter.hook(p)
+			if hold.CompareAndSwap(true, false) {
+				close(held)
+				<-release
+			}
+		}
+		start(t, m)
+		waitStatus(t, core, root, app.HealthOK)
+
+		hold.Store(true)
+		ask := func(answered chan<- error) {
+			_, err := m.Check(t.Context(), root)
+			answered <- err
+		}
+		first, second := make(chan error, 1), make(chan error, 1)
+		go ask(first)
+		<-held // the first check is under way
+		go ask(second)
+		synctest.Wait() // the second ask has reached the monitor
+		before := counter.get(root)
+		close(release)
+		for _, answered := range []chan error{first, second} {
+			if err := <-answered; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := counter.get(root) - before; n != 1 {
+			t.Errorf("the second Check was answered after %d more checks, want 1: the one under way began before it asked", n)
+		}
+	})
 }
 
 // A disabled root is not watched; its health goes back to unknown, so that
 // enabling it again waits for a fresh check.
 func TestDisableAndEnable(t *testing.T) {
-	core := newCore(t)
-	root := mkdir(t, t.TempDir(), "proj")
-	addPaths(t, core, root)
-	start(t, NewMonitor(core, Options{}))
-	waitStatus(t, core, root, app.HealthOK)
-	setEnabled(t, core, root, false)
-	waitStatus(t, core, root, app.HealthUnknown)
-	os.Remove(root)
-	time.Sleep(3 * DefaultDebounce)
-	if h := core.Snapshot().Health[root]; h.Status != app.HealthUnknown {
-		t.Errorf("disabled root's health = %+v, want unknown", h)
-	}
-	setEnabled(t, core, root, true)
-	waitStatus(t, core, root, app.HealthMissing)
-	mkdir(t, root)
-	waitStatus(t, core, root, app.HealthOK)
+	synctest.Test(t, func(t *testing.T) {
+		core := newCore(t)
+		root := mkdir(t, t.TempDir(), "proj")
+		addPaths(t, core, root)
+		w := newSilentWatcher()
+		counter := &checkCounter{}
+		m := NewMonitor(core, Options{Watcher: w})
+		m.onCheck, m.mounts = counter.hook, noMounts
+		start(t, m)
+		waitStatus(t, core, root, app.HealthOK)
+		setEnabled(t, core, root, false)
+		waitStatus(t, core, root, app.HealthUnknown)
+		synctest.Wait()
+		checks := counter.get(root)
+		os.Remove(root)
+		w.events <- fsnotify.Event{Name: root, Op: fsnotify.Remove}
+		time.Sleep(3 * DefaultDebounce)
+		synctest.Wait()
+		if h := core.Snapshot().Health[root]; h.Status != app.HealthUnknown {
+			t.Errorf("disabled root's health = %+v, want unknown", h)
+		}
+		if n := counter.get(root) - checks; n != 0 {
+			t.Errorf("a disabled root was checked %d times", n)
+		}
+		setEnabled(t, core, root, true)
+		waitStatus(t, core, root, app.HealthMissing)
+		mkdir(t, root)
+		w.events <- fsnotify.Event{Name: root, Op: fsnotify.Create}
+		waitStatus(t, core, root, app.HealthOK)
+	})
 }
 
 func setEnabled(t *testing.T, core *app.Core, path string, on bool) {
@@ -537,7 +675,7 @@ func TestUnmount(t *testing.T) {
 // is enabled while unreadable never becomes visible. Run as an unprivileged
 // user: root reads anything.
 func TestUnreadable(t *testing.T) {
-	if !asNobody(t) {
+	if !apptest.AsNobody(t) {
 		return
 	}
 	core := newCore(t)
@@ -554,23 +692,29 @@ func TestUnreadable(t *testing.T) {
 	sub, cancel := core.Subscribe()
 	defer cancel()
 	leaked := make(chan string, 1)
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
+		look := func() {
+			if v := visible(core); contains(v, locked) {
+				select {
+				case leaked <- fmt.Sprint(v):
+				default:
+				}
+			}
+		}
 		for {
 			select {
 			case <-sub:
-				if v := visible(core); contains(v, locked) {
-					select {
-					case leaked <- fmt.Sprint(v):
-					default:
-					}
-				}
+				look()
 			case <-stop:
+				look() // what was published last
 				return
 			}
 		}
 	}()
-	defer close(stop)
+	stopRecording := sync.OnceFunc(func() { close(stop); <-stopped })
+	defer stopRecording()
 
 	start(t, NewMonitor(core, Options{}))
 	waitStatus(t, core, root, app.HealthOK)
@@ -595,7 +739,7 @@ func TestUnreadable(t *testing.T) {
 	// Enabled (and allowed) while unreadable: never visible.
 	addPaths(t, core, locked)
 	waitStatus(t, core, locked, app.HealthUnreadable)
-	time.Sleep(3 * DefaultDebounce)
+	stopRecording()
 	select {
 	case v := <-leaked:
 		t.Errorf("an unreadable root was visible: %s", v)
@@ -606,16 +750,4 @@ func TestUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, core, locked, app.HealthOK)
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

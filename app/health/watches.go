@@ -70,6 +70,8 @@ func (l *loop) drop(rs *rootState, last app.Health) {
 	l.setPolled(rs, false, false)
 	delete(l.dirty, rs)
 	delete(l.roots, rs.root.Path)
+	tell(rs.waiting, answer{err: fmt.Errorf("%s: %w", rs.root.Path, ErrNotEnabled)})
+	rs.waiting = nil
 	if last.Status != app.HealthUnknown {
 		l.core.SetHealth(rs.root.Path, app.Health{Branch: last.Branch, Checked: last.Checked})
 	}

@@ -75,10 +75,12 @@ func Watch(ctx context.Context, o WatchOptions) error {
 		reprotects: map[string][]time.Time{}}
 	ws.reload()
 	// Look once at every file now: a host may have written its file back
-	// while the app was not running.
+	// while the app was not running. (The watches are in place already:
+	// what a host writes from here on is seen.)
 	for f := range ws.files {
 		ws.check(f)
 	}
+	ws.log("watching %d protected host files", len(ws.files))
 	timers := map[string]*time.Timer{}
 	fire := make(chan string, 64)
 	var mu sync.Mutex

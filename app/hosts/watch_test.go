@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,21 +14,29 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
-// notices collects what Watch says, by topic.
+// notices collects what Watch says, by topic, every word in order, and
+// what it logs.
 type notices struct {
-	mu sync.Mutex
-	m  map[string]string
+	mu      sync.Mutex
+	m       map[string]string
+	said    map[string][]string
+	watched chan struct{} // closed once the first look is done
+	logs    []string
 }
+
+func newNotices() *notices { return &notices{watched: make(chan struct{})} }
 
 func (n *notices) set(topic, msg string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.m == nil {
-		n.m = map[string]string{}
+		n.m, n.said = map[string]string{}, map[string][]string{}
 	}
 	n.m[topic] = msg
+	n.said[topic] = append(n.said[topic], msg)
 }
 
 func (n *notices) get(topic string) string {
@@ -36,29 +45,60 @@ func (n *notices) get(topic string) string {
 	return n.m[topic]
 }
 
-func eventually(t *testing.T, what string, ok func() bool) {
+// history is everything said of topic, in order.
+func (n *notices) history(topic string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.said[topic])
+}
+
+// log is Watch's log, which says when it has looked at every file, its
+// watches in place.
+func (n *notices) log(msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if strings.HasPrefix(msg, "watching ") {
+		close(n.watched)
+	}
+	n.logs = append(n.logs, msg)
+}
+
+// ready waits until the watcher has looked at every protected file.
+func (n *notices) ready(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-n.watched:
+	case <-time.After(apptest.Patience):
+		t.Fatal("the watcher never looked at the files (hung?)")
 	}
 }
 
+// until waits until what Watch says of topic satisfies ok.
+func (n *notices) until(t *testing.T, topic, what string, ok func(msg string) bool) {
+	t.Helper()
+	apptest.Eventually(t, what, func() (bool, string) {
+		msg := n.get(topic)
+		return ok(msg), msg
+	})
+}
+
+// startWatch runs Watch until the test ends, and waits for its first look
+// at the files.
 func startWatch(t *testing.T, o Options) *notices {
 	t.Helper()
-	n := &notices{}
+	n := newNotices()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, WatchOptions{Options: o, Notify: n.set, Debounce: 20 * time.Millisecond}) }()
+	go func() {
+		done <- Watch(ctx, WatchOptions{Options: o, Notify: n.set, Log: n.log, Debounce: 20 * time.Millisecond})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("watch: %v", err)
 		}
 	})
+	n.ready(t)
 	return n
 }
 
@@ -100,12 +140,11 @@ func TestWatchNoticesAHostWritingItsEntryBack(t *testing.T) {
 	}
 	n := startWatch(t, o)
 	topic := NoticePrefix + path
-	time.Sleep(50 * time.Millisecond)
-	if got := n.get(topic); got != "" {
-		t.Fatalf("a protected file has a notice: %q", got)
+	if got := n.history(topic); len(got) != 0 {
+		t.Fatalf("a protected file, looked at, has a notice: %q", got)
 	}
 	writeJSON(t, path, orig) // Cursor writes its own copy back
-	eventually(t, "the notice", func() bool { return strings.Contains(n.get(topic), "Cursor starts time on its own again") })
+	n.until(t, topic, "the notice", func(msg string) bool { return strings.Contains(msg, "Cursor starts time on its own again") })
 	if !strings.Contains(n.get(topic), "hosts protect cursor") {
 		t.Errorf("the notice does not say what to do: %q", n.get(topic))
 	}
@@ -116,7 +155,7 @@ func TestWatchNoticesAHostWritingItsEntryBack(t *testing.T) {
 	if _, err := Protect(h, o); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the notice to go", func() bool { return n.get(topic) == "" })
+	n.until(t, topic, "the notice to go", func(msg string) bool { return msg == "" })
 }
 
 // With --keep, a server a host adds is protected again (after a backup of
@@ -139,11 +178,11 @@ func TestWatchKeepsAKeptHostProtected(t *testing.T) {
 	v["numStartups"] = 2
 	v["mcpServers"].(map[string]any)["notes"] = map[string]any{"type": "stdio", "command": "notes-mcp", "env": map[string]any{"NOTES_DIR": project}}
 	writeJSON(t, path, v)
-	eventually(t, "notes protected again", func() bool {
+	apptest.Eventually(t, "notes protected again", func() (bool, string) {
 		e := readJSON(t, path)["mcpServers"].(map[string]any)["notes"].(map[string]any)
-		return e["command"] == fakeExe
+		return e["command"] == fakeExe, fmt.Sprint(e["command"])
 	})
-	eventually(t, "the notice", func() bool { return strings.Contains(n.get(topic), "protected it again") })
+	n.until(t, topic, "the notice", func(msg string) bool { return strings.Contains(msg, "protected it again") })
 	msg := n.get(topic)
 	for _, want := range []string{"a new server notes", "given " + project + " in $NOTES_DIR"} {
 		if !strings.Contains(msg, want) {
@@ -170,7 +209,7 @@ func TestWatchKeepsAKeptHostProtected(t *testing.T) {
 	if _, err := Restore(h, o); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the notice to go after restore", func() bool { return n.get(topic) == "" })
+	n.until(t, topic, "the notice to go after restore", func(msg string) bool { return msg == "" })
 }
 
 // BenchmarkWatchReprotect is the time from a host writing its own entry
@@ -194,8 +233,13 @@ func BenchmarkWatchReprotect(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o.Keep = false
-	go Watch(ctx, WatchOptions{Options: o, MaxReprotects: 1 << 30})
-	time.Sleep(100 * time.Millisecond)
+	n := newNotices()
+	go Watch(ctx, WatchOptions{Options: o, MaxReprotects: 1 << 30, Log: n.log})
+	select {
+	case <-n.watched:
+	case <-time.After(apptest.Patience):
+		b.Fatal("the watcher never looked at the files (hung?)")
+	}
 	var took []time.Duration
 	for b.Loop() {
 		start := time.Now()
@@ -228,18 +272,26 @@ func TestWatchGivesUpOnAHostThatKeepsWriting(t *testing.T) {
 	if _, err := Protect(h, Options{World: w, Store: store, Executable: fakeExe, Keep: true}); err != nil {
 		t.Fatal(err)
 	}
-	n := &notices{}
+	n := newNotices()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go Watch(ctx, WatchOptions{Options: Options{World: w, Store: store, Executable: fakeExe}, Notify: n.set, Debounce: 10 * time.Millisecond, MaxReprotects: 2})
+	go Watch(ctx, WatchOptions{Options: Options{World: w, Store: store, Executable: fakeExe}, Notify: n.set, Log: n.log, Debounce: 10 * time.Millisecond, MaxReprotects: 2})
+	n.ready(t)
 	topic := NoticePrefix + path
-	eventually(t, "the watcher to give up", func() bool {
-		if strings.Contains(string(mustRead(t, path)), fakeExe) {
-			writeJSON(t, path, orig)
+	// The host writes its own entry back each time the file is protected
+	// again: twice it is, the third time the watcher gives up.
+	for i := range 3 {
+		writeJSON(t, path, orig)
+		if i == 2 {
+			break
 		}
-		time.Sleep(20 * time.Millisecond)
-		return strings.Contains(n.get(topic), "keeps writing its own entries back")
-	})
+		apptest.Eventually(t, fmt.Sprintf("protected again (%d)", i+1), func() (bool, string) {
+			data := mustRead(t, path)
+			return strings.Contains(string(data), fakeExe), string(data)
+		})
+	}
+	n.until(t, topic, "the watcher to give up", func(msg string) bool { return strings.Contains(msg, "keeps writing its own entries back") })
+	// It said so after it decided not to protect the file again.
 	if data := mustRead(t, path); strings.Contains(string(data), fakeExe) {
 		t.Errorf("protected again after giving up:\n%s", data)
 	}
@@ -257,10 +309,9 @@ func TestWatchTellsOfAnEntryThatCannotBeBridged(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := startWatch(t, Options{World: w, Store: store, Executable: fakeExe})
-	time.Sleep(50 * time.Millisecond)
 	writeJSON(t, path, map[string]any{"mcpServers": map[string]any{"time": map[string]any{"command": "uvx", "args": []any{"${workspaceFolder}"}}}})
 	topic := NoticePrefix + path
-	eventually(t, "the notice", func() bool { return strings.Contains(n.get(topic), "cannot be put behind the bridge") })
+	n.until(t, topic, "the notice", func(msg string) bool { return strings.Contains(msg, "cannot be put behind the bridge") })
 	if msg := n.get(topic); !strings.Contains(msg, "Cursor starts time on its own again") || !strings.Contains(msg, "only the host expands") {
 		t.Errorf("notice: %q", msg)
 	}

@@ -3,6 +3,9 @@ package link
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,7 +13,10 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
+	"rootkeeper/app/cli"
 	"rootkeeper/app/control"
+	"rootkeeper/app/health"
 )
 
 // rig is a running app (a core, its control socket and a hub) in a
@@ -138,38 +144,36 @@ func (w *testWindow) close() {
 	w.done <- nil // for the cleanup
 }
 
+// detached waits until the hub has heard the window go (and put off what
+// was on screen).
+func (r *rig) detached() {
+	r.t.Helper()
+	apptest.Eventually(r.t, "the hub to hear the window go", func() (bool, string) { return !r.hub.Attached(), "" })
+}
+
 func (r *rig) window() *testWindow {
 	r.t.Helper()
 	select {
 	case w := <-r.windows:
 		return w
-	case <-time.After(10 * time.Second):
-		r.t.Fatal("no window was started within 10 s")
+	case <-time.After(apptest.Patience):
+		r.t.Fatal("no window was started (hung?)")
 		return nil
 	}
 }
 
-func (r *rig) noWindow(within time.Duration) {
+// noWindowNeeded makes the hub's decision whether to start a window (the
+// one Run makes after each change), here and now, and fails the test if a
+// window was started or is on its way: made in step with the test, a
+// wrong decision cannot be merely late.
+func (r *rig) noWindowNeeded(why string) {
 	r.t.Helper()
-	select {
-	case <-r.windows:
-		r.t.Fatal("a window was started")
-	case <-time.After(within):
-	}
-}
-
-// eventually waits for cond, checked after each change of core.
-func eventually(t *testing.T, core *app.Core, what string, cond func(*app.Snapshot) bool) {
-	t.Helper()
-	changed, unsubscribe := core.Subscribe()
-	defer unsubscribe()
-	deadline := time.After(5 * time.Second)
-	for !cond(core.Snapshot()) {
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("%s: not within 5 s", what)
-		}
+	r.hub.askIfNeeded()
+	r.hub.mu.Lock()
+	starting, up := !r.hub.started.IsZero(), r.hub.win != nil
+	r.hub.mu.Unlock()
+	if starting || up {
+		r.t.Fatalf("a window was started (on its way %v, up %v): %s", starting, up, why)
 	}
 }
 
@@ -198,7 +202,7 @@ func TestTheWindowMirrorsTheLiveView(t *testing.T) {
 	r.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerFailed, Error: "exit 1"})
 	r.core.SetHealth("/a", app.Health{Status: app.HealthMissing})
 	r.core.SetNotice("loop:x", "")
-	eventually(t, w.core, "the window sees the failure", func(s *app.Snapshot) bool {
+	apptest.Until(t, w.core, "the window sees the failure", func(s *app.Snapshot) bool {
 		return s.Servers["fs"].State == app.ServerFailed && s.Health["/a"].Status == app.HealthMissing && s.Notices["loop:x"] == ""
 	})
 	// The state comes from the file: the window's decision reaches the app.
@@ -226,10 +230,15 @@ func TestShowStartsAWindowOrRaisesTheOneUp(t *testing.T) {
 		if got != (Show{}) {
 			t.Errorf("raise showed %+v", got)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("raise did not reach the window")
+	case <-time.After(apptest.Patience):
+		t.Fatal("raise did not reach the window (hung?)")
 	}
-	r.noWindow(200 * time.Millisecond)
+	r.hub.mu.Lock()
+	starting := !r.hub.started.IsZero()
+	r.hub.mu.Unlock()
+	if starting {
+		t.Error("raise started a second window")
+	}
 	if n := r.spawn.Load(); n != 1 {
 		t.Errorf("%d windows started, want 1", n)
 	}
@@ -239,8 +248,8 @@ func TestShowStartsAWindowOrRaisesTheOneUp(t *testing.T) {
 	}
 	select {
 	case <-w.Shows():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the window up was not brought forward")
+	case <-time.After(apptest.Patience):
+		t.Fatal("the window up was not brought forward (hung?)")
 	}
 }
 
@@ -248,7 +257,7 @@ func TestSomethingToAskBringsAWindowUpOnce(t *testing.T) {
 	r := newRig(t, func(s *app.State) error {
 		return s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
 	})
-	r.noWindow(200 * time.Millisecond)
+	r.noWindowNeeded("nothing to ask")
 	// A host asks for a folder while no window is up.
 	at := time.Now().UTC()
 	if err := r.core.Update(func(s *app.State) error { _, err := s.AddRequest("fs", "/p/x", "claude-code", at); return err }); err != nil {
@@ -261,7 +270,8 @@ func TestSomethingToAskBringsAWindowUpOnce(t *testing.T) {
 	// Closed (or killed: the hub only sees the link end) with the request
 	// on screen: no window comes back for it by itself.
 	w.close()
-	r.noWindow(500 * time.Millisecond)
+	r.detached()
+	r.noWindowNeeded("what was on screen when the window closed does not bring it back")
 	// The host asks anew: a window comes up, and asks it (nothing says
 	// the person put it off).
 	if err := r.core.Update(func(s *app.State) error { s.TouchRequest("fs", "/p/x", at.Add(time.Minute)); return nil }); err != nil {
@@ -302,21 +312,17 @@ func TestAWindowThatEndedMidQuestionAsksAgainWhenOpened(t *testing.T) {
 	var q app.ConsentQueue
 	q.PutOffRequest(app.Request{Server: "fs", Path: "/p/y", Last: at})
 	w.SetLater(q.Later())
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	apptest.Eventually(t, "the app to hear what was put off", func() (bool, string) {
 		r.hub.mu.Lock()
-		heard := len(r.hub.queue.Later().Requests) == 1
-		r.hub.mu.Unlock()
-		if heard {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the app did not hear what was put off within 5 s")
-		}
-	}
+		defer r.hub.mu.Unlock()
+		later := r.hub.queue.Later()
+		return len(later.Requests) == 1, fmt.Sprintf("%+v", later)
+	})
 	w.conn.Close()
 	<-w.done
 	w.done <- nil
-	r.noWindow(500 * time.Millisecond)
+	r.detached()
+	r.noWindowNeeded("the question on screen when the window was killed does not bring it back")
 
 	r.hub.Show(Show{})
 	w = r.window()
@@ -346,10 +352,14 @@ func (v reviewer) ReviewResult(_ context.Context, _ app.SamplingRequest, res app
 	return res, !v.reject, nil
 }
 
-// blocker never answers: the person has not decided yet.
-type blocker struct{}
+// blocker never answers: the person has not decided yet. It tells shown,
+// when set, that a request is on screen.
+type blocker struct{ shown chan struct{} }
 
-func (blocker) ReviewRequest(ctx context.Context, req app.SamplingRequest) (app.SamplingRequest, bool, error) {
+func (b blocker) ReviewRequest(ctx context.Context, req app.SamplingRequest) (app.SamplingRequest, bool, error) {
+	if b.shown != nil {
+		b.shown <- struct{}{}
+	}
 	<-ctx.Done()
 	return req, false, ctx.Err()
 }
@@ -392,20 +402,22 @@ func TestASamplingRequestIsReviewedInAWindowItBringsUp(t *testing.T) {
 		t.Fatalf("a request whose caller gave up: ok %v err %v", ok, err)
 	}
 	// The window closes with a review on screen: rejected, not hung.
+	onScreen := blocker{shown: make(chan struct{}, 1)}
+	w.SetReviewer(onScreen)
 	done := make(chan bool, 1)
 	go func() {
 		_, ok, _ := r.hub.ReviewRequest(context.Background(), req)
 		done <- ok
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-onScreen.shown
 	w.close()
 	select {
 	case ok := <-done:
 		if ok {
 			t.Fatal("accepted after the window closed")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a review outlived its window")
+	case <-time.After(apptest.Patience):
+		t.Fatal("a review outlived its window (hung)")
 	}
 }
 
@@ -426,6 +438,51 @@ func TestTheWindowsOpsReachTheApp(t *testing.T) {
 	}
 }
 
+// The window's Check again reaches the app's health monitor: the folder is
+// checked now (here its grandparent went, which no watch sees), the window
+// gets the answer, and its live view follows.
+func TestTheWindowsCheckReachesTheMonitor(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "work", "src", "proj")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, func(s *app.State) error {
+		if err := s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"}); err != nil {
+			return err
+		}
+		return apptest.Share(s, "fs", app.Root{Path: root})
+	})
+	mon := health.NewMonitor(r.core, health.Options{PollInterval: time.Hour})
+	r.ctl.Handle(cli.OpCheck, cli.CheckHandler(mon))
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- mon.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	apptest.Until(t, r.core, "the folder checked", func(s *app.Snapshot) bool { return s.Health[root].OK() })
+	w, err := r.attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.Rename(filepath.Join(base, "work"), filepath.Join(base, "work-old")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := w.Check(ctx, root)
+	if err != nil || h.Status != app.HealthMissing {
+		t.Fatalf("the window's Check: %+v %v, want missing", h, err)
+	}
+	apptest.Until(t, w.core, "the window's live view to say missing", func(s *app.Snapshot) bool {
+		return s.Health[root].Status == app.HealthMissing
+	})
+	if _, err := w.Check(ctx, "/not/a/root"); err == nil || !strings.Contains(err.Error(), "/not/a/root: not an enabled folder") {
+		t.Errorf("Check of no root: %v", err)
+	}
+}
+
 func TestTheWindowEndsWithTheApp(t *testing.T) {
 	r := newRig(t, nil)
 	w, err := r.attach()
@@ -433,11 +490,10 @@ func TestTheWindowEndsWithTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.SetFinding("Looking for your projects…")
-	for deadline := time.Now().Add(5 * time.Second); r.hub.Finding() != "Looking for your projects…"; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tray's line: %q", r.hub.Finding())
-		}
-	}
+	apptest.Eventually(t, "the tray's line", func() (bool, string) {
+		got := r.hub.Finding()
+		return got == "Looking for your projects…", got
+	})
 	r.stop()
 	select {
 	case err := <-w.done:
@@ -445,8 +501,8 @@ func TestTheWindowEndsWithTheApp(t *testing.T) {
 		if err == nil {
 			t.Error("Run ended without saying why")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the window's link outlived the app")
+	case <-time.After(apptest.Patience):
+		t.Fatal("the window's link outlived the app (hung)")
 	}
 }
 

@@ -25,7 +25,7 @@ const attachTimeout = 10 * time.Second
 // Window is the window process's end of the link. It mirrors the running
 // app's live view into the window's core, and it is the window's
 // app.ServerController, app.ResourceBrowser and app.ResourceWatcher, each
-// through the running app.
+// through the running app; it is also the window's app.HealthChecker.
 type Window struct {
 	dir  string
 	core *app.Core
@@ -52,6 +52,7 @@ type Window struct {
 }
 
 var (
+	_ app.HealthChecker    = (*Window)(nil)
 	_ app.ServerController = (*Window)(nil)
 	_ app.ResourceBrowser  = (*Window)(nil)
 	_ app.ResourceWatcher  = (*Window)(nil)
@@ -297,6 +298,15 @@ func (w *Window) Log(name string) string {
 		return "(the log could not be read: " + err.Error() + ")"
 	}
 	return text
+}
+
+// Check asks the app to check the root at path again now (the Roots
+// tab's "Check again"), and returns the health its monitor found; the
+// window's live view follows.
+func (w *Window) Check(ctx context.Context, path string) (app.Health, error) {
+	var h app.Health
+	err := control.Call(ctx, w.dir, cli.OpCheck, cli.CheckRequest{Root: path}, &h)
+	return h, err
 }
 
 // ListResources lists a server's resources through the app.

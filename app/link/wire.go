@@ -13,7 +13,10 @@
 //	   │  → resource: a server's change         │  ← finding: the tray's line
 //	   │  → later: what was put off             │  ← later: what the person put off
 //	   │                                        │  ← quit: quit the app
-//	   └─ "restart", "log" ops ◄──────────────── Restart, Log
+//	   └─ control ops ◄──────────────────────── Restart, Log ("restart", "log"),
+//	                                              Check ("check": the health
+//	                                              monitor checks a folder now),
+//	                                              resources ("resources")
 //
 // Decisions still go through the state file, which both processes watch;
 // the link carries only what the file does not: the live view, what to

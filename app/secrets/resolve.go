@@ -14,19 +14,13 @@ import (
 	"rootkeeper/app/secrets/spot"
 )
 
-// ResolveServer is srv with every reference to its secrets replaced by the
+// ResolveHiding is srv with every reference to its secrets replaced by the
 // secret from the OS keyring, in the place it was sealed from (an env
 // value, a header, an argument, the URL), byte for byte: what a server is
-// started with. srv's own maps and slices are not changed.
-func ResolveServer(srv app.Server) (app.Server, error) {
-	out, _, err := ResolveHiding(srv)
-	return out, err
-}
-
-// ResolveHiding is ResolveServer, and a Hider of every secret the resolved
-// server holds (those read from the keyring and those still in the state
-// file), to take them out of the errors, logs and stderr that may name
-// them.
+// started with; srv's own maps and slices are not changed. It also returns
+// a Hider of every secret the resolved server holds (those read from the
+// keyring and those still in the state file), to take them out of the
+// errors, logs and stderr that may name them.
 func ResolveHiding(srv app.Server) (app.Server, *spot.Hider, error) {
 	r := resolver{server: srv.Name}
 	var err error

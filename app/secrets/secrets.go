@@ -33,14 +33,7 @@ const (
 // a server's start must not wait on it forever.
 var Timeout = 10 * time.Second
 
-// Ref is the reference kept in the state file for the whole value of
-// server's env variable or header name.
-func Ref(server, kind, name string) string {
-	return spot.RefText(spot.WholeUser(server, kind, name), false)
-}
-
-// Keyring is where secrets are kept: the OS keyring (OS) in the app, an
-// in-memory one in tests of other packages.
+// Keyring is where secrets are kept: the OS keyring (OS).
 type Keyring interface {
 	Set(service, user, secret string) error
 	Get(service, user string) (string, error)
@@ -93,7 +86,7 @@ func bounded(fn func() (string, error)) (string, error) {
 	}
 }
 
-// ErrNotFound is returned by ResolveServer when a reference names a secret
+// ErrNotFound is returned by ResolveHiding when a reference names a secret
 // the keyring does not hold.
 var ErrNotFound = keyring.ErrNotFound
 

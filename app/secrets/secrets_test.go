@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,28 +21,7 @@ import (
 // Every test here talks to a real Secret Service (gnome-keyring-daemon on a
 // private session bus): go-keyring's D-Bus connection is one per process,
 // so the service is one per test binary too.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rootkeeper-keyring-")
-	if err != nil {
-		panic(err)
-	}
-	addr, stop, err := apptest.StartSecretService(dir)
-	switch {
-	case errors.Is(err, apptest.ErrNoSecretService):
-		// macOS, Windows: their keyrings cannot be started privately,
-		// and a test must not write to the person's own.
-		keyring.MockInit()
-		stop = func() {}
-	case err != nil:
-		panic(err)
-	default:
-		os.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	}
-	code := m.Run()
-	stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { apptest.SecretServiceMain(m) }
 
 // Sealing moves secrets into the real keyring and leaves references in the
 // state; resolving gives the server its values back; the JSON of the state
@@ -84,7 +62,7 @@ func TestSealResolveForgetAgainstSecretService(t *testing.T) {
 		t.Fatalf("keyring holds %q, %v", v, err)
 	}
 	for i, wantEnv := range []map[string]string{shared, {"Authorization": "Bearer s3cret", "Accept": "x"}} {
-		srv, err := ResolveServer(st.Servers[i])
+		srv, _, err := ResolveHiding(st.Servers[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,8 +74,8 @@ func TestSealResolveForgetAgainstSecretService(t *testing.T) {
 			t.Errorf("resolved %s (-want +got):\n%s", srv.Name, diff)
 		}
 	}
-	if st.Servers[0].Env["GITHUB_TOKEN"] != Ref("github", KindEnv, "GITHUB_TOKEN") {
-		t.Fatal("ResolveServer changed the state's map")
+	if st.Servers[0].Env["GITHUB_TOKEN"] != spot.RefText(spot.WholeUser("github", KindEnv, "GITHUB_TOKEN"), false) {
+		t.Fatal("ResolveHiding changed the state's map")
 	}
 	// Sealing again is a no-op: references are not secrets.
 	before, _ := json.Marshal(st)
@@ -108,7 +86,7 @@ func TestSealResolveForgetAgainstSecretService(t *testing.T) {
 	if err := Forget(nil, st.Servers[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ResolveServer(st.Servers[0]); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "github") {
+	if _, _, err := ResolveHiding(st.Servers[0]); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "github") {
 		t.Fatalf("resolving a forgotten secret: %v", err)
 	}
 	if err := Available(OS); err != nil {
@@ -224,7 +202,7 @@ func TestCorpusThroughTheKeyring(t *testing.T) {
 		if got := shownField(shape, st.Servers[i]); got != shape.WantShown() {
 			t.Errorf("%s (%s) sealed, shown:\n%q\nwant %q", shape.From, shape.Shape, got, shape.WantShown())
 		}
-		res, err := ResolveServer(st.Servers[i])
+		res, _, err := ResolveHiding(st.Servers[i])
 		if err != nil {
 			t.Fatalf("%s: %v", shape.From, err)
 		}
@@ -259,7 +237,7 @@ func TestCorpusThroughTheKeyring(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(sealed) > 0 {
-			if _, err := ResolveServer(srv); !errors.Is(err, ErrNotFound) {
+			if _, _, err := ResolveHiding(srv); !errors.Is(err, ErrNotFound) {
 				t.Errorf("%s after Forget: %v", srv.Name, err)
 			}
 		}

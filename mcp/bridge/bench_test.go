@@ -217,7 +217,6 @@ func BenchmarkGrantFromAnotherProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the watcher is up
 	uo := app.URIFromPath(other)
 	waitFor := func(want bool) {
 		for s := range f.sessions {

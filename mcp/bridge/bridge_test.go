@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +20,8 @@ import (
 	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
 	"rootkeeper/mcp/confine"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // wait bounds each exchange; generous, since a 17 MiB message under -race on
@@ -229,18 +233,13 @@ func (h *host) tool(name string, args map[string]any, meta map[string]any) strin
 	return res.Result.Content[0].Text
 }
 
-// eventually polls the tool until it says want.
+// eventually asks the tool until it says want.
 func (h *host) eventually(name, want string) {
 	h.t.Helper()
-	deadline := time.Now().Add(wait)
-	var got string
-	for time.Now().Before(deadline) {
-		if got = h.tool(name, nil, nil); got == want {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.t.Fatalf("%s = %q, want %q", name, got, want)
+	apptest.Eventually(h.t, fmt.Sprintf("%s to say %q", name, want), func() (bool, string) {
+		got := h.tool(name, nil, nil)
+		return got == want, got
+	})
 }
 
 func uri(p string) string { return app.URIFromPath(p) }
@@ -267,16 +266,10 @@ func TestServerRootsComeFromRootkeeper(t *testing.T) {
 				t.Errorf("the server saw capabilities %s", caps)
 			}
 			// The host's folder is a request, not a root anyone sees.
-			deadline := time.Now().Add(wait)
-			for {
-				if _, ok := f.core.Snapshot().State.Request("fs", hostDir); ok {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the host's folder never became a request: %+v", f.core.Snapshot().State.Requests)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			apptest.Until(t, f.core, "the host's folder to become a request", func(s *app.Snapshot) bool {
+				_, ok := s.State.Request("fs", hostDir)
+				return ok
+			})
 			if r, _ := f.core.Snapshot().State.Request("fs", hostDir); r.From != "claude-code 2.1" {
 				t.Errorf("request from %q", r.From)
 			}
@@ -393,7 +386,8 @@ func TestPassThroughFidelity(t *testing.T) {
 // "..", folders that do not exist and ten thousand entries; or it never
 // answers. Nothing bad is recorded, and the bridge keeps serving.
 func TestHostileHostRoots(t *testing.T) {
-	good := mkdir(t, "good")
+	good, later := mkdir(t, "good"), mkdir(t, "later")
+	var withLater atomic.Bool // the host's answer names later too
 	f := start(t, app.Server{}, func(json.RawMessage) any {
 		roots := []any{
 			map[string]any{"uri": "https://evil.example/x"},
@@ -401,6 +395,9 @@ func TestHostileHostRoots(t *testing.T) {
 			map[string]any{"uri": "file:///tmp/../etc"},
 			map[string]any{"uri": "file:///no/such/folder"},
 			map[string]any{"uri": uri(good)},
+		}
+		if withLater.Load() {
+			roots = append(roots, map[string]any{"uri": uri(later)})
 		}
 		for i := range 10_000 {
 			roots = append(roots, map[string]any{"uri": fmt.Sprintf("file:///no/such/%d", i)})
@@ -411,17 +408,21 @@ func TestHostileHostRoots(t *testing.T) {
 	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	h.eventually("roots-asked", uri(f.a))
-	deadline := time.Now().Add(wait)
-	for len(f.core.Snapshot().State.Requests) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	reqs := f.core.Snapshot().State.Requests
+	reqs := apptest.Until(t, f.core, "a request from the host's answer", func(s *app.Snapshot) bool { return len(s.State.Requests) > 0 }).State.Requests
 	if len(reqs) != 1 || reqs[0].Path != good {
 		t.Fatalf("requests recorded from a hostile answer: %+v", reqs)
 	}
-	// The same answer again and again does not rewrite the state file.
-	stateFile := filepath.Join(f.dir, app.StateFileName)
-	before, _ := os.Stat(stateFile)
+	// The same answer again and again does not rewrite the state file:
+	// each write replaces it (a rename onto it), which its folder's watch
+	// sees, in order.
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Add(f.dir); err != nil {
+		t.Fatal(err)
+	}
 	h.mu.Lock()
 	asked := h.asked
 	h.mu.Unlock()
@@ -429,23 +430,48 @@ func TestHostileHostRoots(t *testing.T) {
 		h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
 		h.call("ping", map[string]any{})
 	}
-	deadline = time.Now().Add(wait)
-	for {
+	apptest.Eventually(t, "the host asked 5 more times", func() (bool, string) {
 		h.mu.Lock()
-		n := h.asked
-		h.mu.Unlock()
-		if n >= asked+5 {
-			break
+		defer h.mu.Unlock()
+		return h.asked >= asked+5, fmt.Sprint(h.asked - asked)
+	})
+	// Then an answer that is new: its request is written, after (the
+	// answers are handled in order) whatever the same answers wrote.
+	withLater.Store(true)
+	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+	apptest.Until(t, f.core, "the new answer's request", func(s *app.Snapshot) bool {
+		_, ok := s.State.Request("fs", later)
+		return ok
+	})
+	// The state is published before it is written: wait for the write of
+	// the new request (the file holds it), then for a file of the test's
+	// own, made after that, whose event comes after every write's.
+	sentinel := filepath.Join(f.dir, "test-sentinel")
+	writes, made := 0, false
+	hung := time.After(apptest.Patience)
+	for seen := false; !seen; {
+		select {
+		case ev := <-w.Events:
+			switch {
+			case ev.Name == sentinel:
+				seen = true
+			case filepath.Base(ev.Name) == app.StateFileName && ev.Has(fsnotify.Create):
+				writes++
+			}
+		case err := <-w.Errors:
+			t.Fatal(err)
+		case <-hung:
+			t.Fatal("the new request was never written (hung?)")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the host was asked %d more times, want 5", n-asked)
+		if data, _ := os.ReadFile(filepath.Join(f.dir, app.StateFileName)); !made && bytes.Contains(data, []byte(later)) {
+			made = true
+			if err := os.WriteFile(sentinel, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	h.call("ping", map[string]any{})
-	time.Sleep(100 * time.Millisecond) // the last answer is handled
-	if after, _ := os.Stat(stateFile); !after.ModTime().Equal(before.ModTime()) {
-		t.Errorf("the state file was written again for the same answer (%v -> %v)", before.ModTime(), after.ModTime())
+	if writes != 1 {
+		t.Errorf("the state file was written %d times for five answers the same and one new", writes)
 	}
 
 	// A host that never answers: the bridge serves on, and does not pile up
@@ -506,16 +532,10 @@ func TestFollowModeNarrowsToTheHost(t *testing.T) {
 	h.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	h.eventually("roots-asked", uri(sub))
-	deadline := time.Now().Add(wait)
-	for {
-		if _, ok := f.core.Snapshot().State.Request("fs", elsewhere); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the uncovered host folder is not a request: %+v", f.core.Snapshot().State.Requests)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	apptest.Until(t, f.core, "the uncovered host folder to become a request", func(s *app.Snapshot) bool {
+		_, ok := s.State.Request("fs", elsewhere)
+		return ok
+	})
 	if _, ok := f.core.Snapshot().State.Request("fs", sub); ok {
 		t.Error("a host folder inside an allowed one became a request")
 	}
@@ -529,22 +549,17 @@ type startInfo struct {
 	Inits int      `json:"inits"`
 }
 
-// started polls the server's "started" tool until check accepts it, and
+// started asks the server's "started" tool until check accepts it, and
 // returns it.
 func (h *host) started(check func(startInfo) bool) startInfo {
 	h.t.Helper()
-	deadline := time.Now().Add(wait)
-	var got string
-	for time.Now().Before(deadline) {
-		got = h.toolOrError("started", nil)
-		var s startInfo
-		if json.Unmarshal([]byte(got), &s) == nil && check(s) {
-			return s
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.t.Fatalf("started = %q", got)
-	return startInfo{}
+	var s startInfo
+	apptest.Eventually(h.t, "the server's start", func() (bool, string) {
+		got := h.toolOrError("started", nil)
+		s = startInfo{}
+		return json.Unmarshal([]byte(got), &s) == nil && check(s), got
+	})
+	return s
 }
 
 // toolOrError is tool, with an error answer (a request cut short by a
@@ -579,8 +594,9 @@ func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
 			// grace of an ordinary stop is long: a server that lost a folder
 			// must be killed at once instead.
 			srv, grace := app.Server{RootsMode: mode}, 500*time.Millisecond
+			signals := filepath.Join(t.TempDir(), "signals")
 			if mode == app.RootsArgs {
-				srv.Env, grace = map[string]string{"INPUTSERVER_LINGER": "1"}, 4*time.Second
+				srv.Env, grace = map[string]string{"INPUTSERVER_LINGER": signals}, 4*time.Second
 			}
 			f := start(t, srv, nil, func(o *Options) { o.StopGrace = grace })
 			h := f.h
@@ -599,7 +615,11 @@ func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
 			// A slow request is in flight when the grant comes.
 			slow := make(chan string, 1)
 			go func() { slow <- h.toolOrError("slow", map[string]any{"ms": 3000}) }()
-			time.Sleep(100 * time.Millisecond)
+			apptest.Eventually(t, "the slow request to reach the server", func() (bool, string) {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				return slices.ContainsFunc(h.seen, func(m json.RawMessage) bool { return bytes.Contains(m, []byte("slow began")) }), ""
+			})
 			f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
 			select {
 			case got := <-slow:
@@ -618,19 +638,20 @@ func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
 			// ordinary stop.
 			f.core.Update(func(s *app.State) error { s.Revoke("fs", f.a); return nil })
 			h.started(func(s startInfo) bool { return !holds(s, f.a) && holds(s, f.b) })
-			deadline := time.Now().Add(1500 * time.Millisecond)
-			for processAlive(second.PID) && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
+			for _, pid := range []int{second.PID, first.PID} {
+				apptest.Eventually(t, fmt.Sprintf("server process %d to end", pid), func() (bool, string) { return !processAlive(pid), "" })
 			}
-			if processAlive(second.PID) {
-				t.Errorf("the server that lost a folder (pid %d) is still running", second.PID)
-			}
-			deadline = time.Now().Add(wait)
-			for processAlive(first.PID) && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if processAlive(first.PID) {
-				t.Errorf("the first server process %d is still running", first.PID)
+			if mode == app.RootsArgs {
+				// The first was stopped the ordinary way (stdin closed,
+				// SIGTERM after the grace, which it ignores, then SIGKILL);
+				// the one that lost a folder by SIGKILL alone.
+				notes, _ := os.ReadFile(signals)
+				if !strings.Contains(string(notes), fmt.Sprintf("%d SIGTERM\n", first.PID)) {
+					t.Errorf("the first server was not stopped the ordinary way: signals noted %q", notes)
+				}
+				if strings.Contains(string(notes), fmt.Sprintf("%d SIGTERM\n", second.PID)) {
+					t.Errorf("the server that lost a folder got SIGTERM, not SIGKILL at once: signals noted %q", notes)
+				}
 			}
 			h.mu.Lock()
 			for _, m := range h.seen {
@@ -674,29 +695,12 @@ func TestConfinedServerStartsAgainOnChange(t *testing.T) {
 		t.Fatalf("the confined server listed a folder it was not granted: %s", text)
 	}
 	f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
-	deadline := time.Now().Add(wait)
-	for {
-		ok, text := try("list", f.b)
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the grant the server still cannot list it: %s", text)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	apptest.Eventually(t, "the server to list the folder granted", func() (bool, string) { return try("list", f.b) })
 	f.core.Update(func(s *app.State) error { s.Revoke("fs", f.a); return nil })
-	deadline = time.Now().Add(wait)
-	for {
+	apptest.Eventually(t, "the server to lose the folder revoked", func() (bool, string) {
 		ok, text := try("list", f.a)
-		if !ok && strings.Contains(text, "permission denied") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the revoke the server still reaches the old root: %s", text)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return !ok && strings.Contains(text, "permission denied"), text
+	})
 }
 
 // A server changed in Rootkeeper while a host uses it (another command,

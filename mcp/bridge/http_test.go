@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // sdkServer is an MCP server of the Go SDK, served over HTTP by handler
@@ -24,12 +25,13 @@ import (
 // returns its text; "changes" counts the list_changed it got.
 func sdkServer(t *testing.T, transport string) string {
 	t.Helper()
-	return sdkServerWith(t, transport, nil)
+	return sdkServerWith(t, transport, nil, nil)
 }
 
-// sdkServerWith is sdkServer with the streamable handler's options; its
+// sdkServerWith is sdkServer with the streamable handler's options, and a
+// channel told (if not nil) when a "wait" call begins; its
 // tool "wait" answers once "release" has been called.
-func sdkServerWith(t *testing.T, transport string, opts *sdk.StreamableHTTPOptions) string {
+func sdkServerWith(t *testing.T, transport string, opts *sdk.StreamableHTTPOptions, waiting chan<- struct{}) string {
 	t.Helper()
 	var changes atomic.Int64
 	released := make(chan struct{})
@@ -62,6 +64,9 @@ func sdkServerWith(t *testing.T, transport string, opts *sdk.StreamableHTTPOptio
 			return text(in.Text), nil, nil
 		})
 		sdk.AddTool(s, &sdk.Tool{Name: "wait"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
+			if waiting != nil {
+				waiting <- struct{}{}
+			}
 			select {
 			case <-released:
 				return text("released"), nil, nil
@@ -126,22 +131,11 @@ func TestHTTPServers(t *testing.T) {
 			want := []string{uri(f.a), uri(f.b)}
 			slices.Sort(want)
 			h.eventually("roots", strings.Join(want, " "))
-			deadline := time.Now().Add(wait)
-			for h.tool("changes", nil, nil) == "" && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if h.tool("changes", nil, nil) == "" {
-				t.Error("the server never got list_changed")
-			}
-			for {
-				if _, ok := f.core.Snapshot().State.Request("fs", hostDir); ok {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the host's folder never became a request")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			apptest.Eventually(t, "the server to get list_changed", func() (bool, string) { return h.tool("changes", nil, nil) != "", "" })
+			apptest.Until(t, f.core, "the host's folder to become a request", func(s *app.Snapshot) bool {
+				_, ok := s.State.Request("fs", hostDir)
+				return ok
+			})
 			big := strings.Repeat("0123456789abcdef", 3<<20/16)
 			if got := h.tool("echo", map[string]any{"text": big}, nil); got != big {
 				t.Errorf("a 3 MiB message came back %d bytes long", len(got))
@@ -186,14 +180,15 @@ func TestHTTPErrorHidesTheURLsSecret(t *testing.T) {
 // ready: a request that waits must not hold the host's next ones (here the
 // very request that releases it).
 func TestHTTPRequestsDoNotWaitForEachOther(t *testing.T) {
-	url := sdkServerWith(t, app.TransportHTTP, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	waiting := make(chan struct{}, 1)
+	url := sdkServerWith(t, app.TransportHTTP, &sdk.StreamableHTTPOptions{JSONResponse: true}, waiting)
 	f := startWith(t, app.Server{Type: app.TransportHTTP, URL: url, Headers: map[string]string{"Authorization": "Bearer t0ken"}}, nil)
 	h := f.h
 	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	waited := make(chan string, 1)
 	go func() { waited <- h.tool("wait", nil, nil) }()
-	time.Sleep(50 * time.Millisecond) // "wait" is sent first
+	<-waiting // "wait" has reached the server, and waits
 	released := make(chan string, 1)
 	go func() { released <- h.tool("release", nil, nil) }()
 	select {

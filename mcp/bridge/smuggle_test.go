@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
@@ -47,10 +46,12 @@ func TestServerCannotSmuggleRootsListToTheHost(t *testing.T) {
 	h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "clientInfo": map[string]any{"name": "claude-code", "version": "2"},
 		"capabilities": map[string]any{"roots": map[string]any{"listChanged": true}}})
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	// The smuggler sends its requests before it reads the next message; two
-	// pings later, whatever the host answered has reached it.
+	// The smuggler sends its requests before it reads the next message:
+	// the first ping's answer comes after them, and the test host answers
+	// a roots/list as it reads it, before it sends the second ping, whose
+	// answer then comes after the smuggler has read whatever the host
+	// answered (each way, the bridge relays in order).
 	h.call("ping", map[string]any{})
-	time.Sleep(100 * time.Millisecond)
 	h.call("ping", map[string]any{})
 
 	// 2026-07-28: an input request for roots under an escaped key. A host

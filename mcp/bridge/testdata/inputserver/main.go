@@ -13,13 +13,16 @@
 //	capabilities the client capabilities it saw (initialize or _meta)
 //	started      as JSON: its pid, its arguments and $ROOTKEEPER_ROOTS (roots
 //	             modes args and env), and how many initialize requests it got
-//	slow         answers after its "ms" argument (milliseconds)
+//	slow         answers after its "ms" argument (milliseconds); it logs
+//	             "slow began" (notifications/message) when it begins
 //
 // resources/read of mem://N returns N bytes of text.
 //
 // It counts the list_changed notifications it gets (tool "changes").
 // With INPUTSERVER_LINGER set it stays a minute after its stdin closes,
-// ignoring SIGTERM: a server only SIGKILL ends.
+// ignoring SIGTERM: a server only SIGKILL ends. It then notes each SIGTERM
+// it ignores as a line "PID SIGTERM" in the file INPUTSERVER_LINGER names:
+// a server ended at once, by SIGKILL alone, notes none.
 package main
 
 import (
@@ -104,10 +107,22 @@ func main() {
 			handle(m)
 		}
 	}
-	if os.Getenv("INPUTSERVER_LINGER") != "" {
-		// A server slow to go: only a signal ends it.
-		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(time.Minute)
+	if notes := os.Getenv("INPUTSERVER_LINGER"); notes != "" {
+		// A server slow to go: only SIGKILL ends it.
+		terms := make(chan os.Signal, 1)
+		signal.Notify(terms, syscall.SIGTERM)
+		linger := time.After(time.Minute)
+		for {
+			select {
+			case <-terms:
+				if f, err := os.OpenFile(notes, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+					fmt.Fprintf(f, "%d SIGTERM\n", os.Getpid())
+					f.Close()
+				}
+			case <-linger:
+				return
+			}
+		}
 	}
 }
 
@@ -204,6 +219,9 @@ func call(m msg) {
 		text(m.ID, string(data))
 	case "slow":
 		ms, _ := p.Arguments["ms"].(float64)
+		// The host hears that it began (a log message), then the answer.
+		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+			"params": map[string]any{"level": "info", "data": "slow began"}})
 		go func() {
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			text(m.ID, "slept")
