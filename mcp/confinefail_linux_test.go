@@ -30,7 +30,7 @@ func TestManagedConfinedFailureIsRecorded(t *testing.T) {
 	})
 	e.start(e.fastOptions())
 	own := filepath.Join(home, ".claude-server-commander")
-	eventually(t, "the failure recorded", func() (bool, string) {
+	apptest.Eventually(t, "the failure recorded", func() (bool, string) {
 		f, ok := e.core.Snapshot().State.ConfineFailureOf("dc")
 		return ok && f.Tried == own && f.Folder == own && f.Own, f.Text(home)
 	})
@@ -40,7 +40,7 @@ func TestManagedConfinedFailureIsRecorded(t *testing.T) {
 	e.addRoots(own)
 	e.grant("dc", own)
 	e.waitConnected("dc")
-	eventually(t, "the failure gone", func() (bool, string) {
+	apptest.Eventually(t, "the failure gone", func() (bool, string) {
 		f, ok := e.core.Snapshot().State.ConfineFailureOf("dc")
 		return !ok, f.Text(home)
 	})
