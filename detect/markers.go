@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"path/filepath"
-	"strings"
 )
 
 // markerNames are file names that make the folder holding them a project.
@@ -115,9 +114,20 @@ func workspaceFolders(file string) []string {
 }
 
 // jsoncToJSON removes // and /* */ comments and trailing commas outside
-// strings, which VS Code allows in its JSON files.
+// strings, which VS Code allows in its JSON files. It reads the input once
+// (a workspace file is anyone's: a file of a million commas must not cost
+// a million passes): a comma is held back until the next character that
+// is neither space nor comment shows whether it trails.
 func jsoncToJSON(in []byte) []byte {
 	out := make([]byte, 0, len(in))
+	comma := false // a comma held back
+	emit := func(b ...byte) {
+		if comma {
+			out = append(out, ',')
+			comma = false
+		}
+		out = append(out, b...)
+	}
 	for i := 0; i < len(in); i++ {
 		c := in[i]
 		switch {
@@ -130,9 +140,10 @@ func jsoncToJSON(in []byte) []byte {
 				j++
 			}
 			if j >= len(in) {
-				return append(out, in[i:]...)
+				emit(in[i:]...)
+				return out
 			}
-			out = append(out, in[i:j+1]...)
+			emit(in[i : j+1]...)
 			i = j
 		case c == '/' && i+1 < len(in) && in[i+1] == '/':
 			for i < len(in) && in[i] != '\n' {
@@ -147,21 +158,21 @@ func jsoncToJSON(in []byte) []byte {
 			i += 2 + end + 1
 			out = append(out, ' ')
 		case c == ',':
-			j := i + 1
-			for j < len(in) && strings.IndexByte(" \t\r\n", in[j]) >= 0 {
-				j++
+			if comma {
+				out = append(out, ',') // two in a row: not JSON either way
 			}
-			if j < len(in) && (in[j] == ']' || in[j] == '}') {
-				continue
-			}
+			comma = true
+		case c == ']' || c == '}':
+			comma = false // it trailed
+			out = append(out, c)
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 			out = append(out, c)
 		default:
-			out = append(out, c)
+			emit(c)
 		}
 	}
-	if !bytes.Equal(out, in) {
-		// Comments removed may have left a trailing comma next to a bracket.
-		return jsoncToJSON(out)
+	if comma {
+		out = append(out, ',')
 	}
 	return out
 }

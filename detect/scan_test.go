@@ -460,6 +460,9 @@ func TestJSONC(t *testing.T) {
 		`{"s": "// not a comment, /* nor this */", }`:       `{"s":"// not a comment, /* nor this */"}`,
 		`{"s": "quote \" // still string"}`:                 `{"s":"quote \" // still string"}`,
 		`{"a": [1, /* x */ ], }`:                            `{"a":[1]}`,
+		"{\"a\": [1, // c\n ], // d\n }":                    `{"a":[1]}`,
+		`[1, 2 , 3,]`:                                       `[1,2,3]`,
+		`["a,]", "b",]`:                                     `["a,]","b"]`,
 	} {
 		var got, exp any
 		if err := json.Unmarshal(jsoncToJSON([]byte(in)), &got); err != nil {
@@ -473,4 +476,24 @@ func TestJSONC(t *testing.T) {
 			t.Errorf("jsoncToJSON(%s) (-want +got):\n%s", in, diff)
 		}
 	}
+}
+
+// BenchmarkJSONCHostile: a workspace file made of 16,000 ", " inside an
+// array (a file of anyone's, read by every scan), against the anchor:
+// encoding/json decoding a plain array of the same size. It read the file
+// once per trailing comma it could remove (5 s); now once.
+func BenchmarkJSONCHostile(b *testing.B) {
+	hostile := []byte("[" + strings.Repeat(", ", 16000) + "]")
+	plain := []byte("[" + strings.Repeat("1, ", 16000) + "1]")
+	b.Run("jsonc", func(b *testing.B) {
+		for b.Loop() {
+			jsoncToJSON(hostile)
+		}
+	})
+	b.Run("anchor-json", func(b *testing.B) {
+		var v []int
+		for b.Loop() {
+			json.Unmarshal(plain, &v)
+		}
+	})
 }
