@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rootkeeper/app/apptest"
 )
 
 type rawResponse struct {
@@ -23,16 +26,15 @@ type rawResponse struct {
 
 // TestFloodIsBounded: clients that send megabytes without a newline (the
 // review took an app to 3.88 GB this way) are cut off at MaxRequest: each
-// gets an error and a closed connection long before its flood is written,
-// and the server side allocates a bounded amount meanwhile, not the flood.
+// gets an error and a closed connection long before its flood is written.
+// What a client wrote before the close is at most the request's bound and
+// what the socket's buffers hold: the server read no more than that of it
+// (a server that read on would take the whole 32 MiB).
 func TestFloodIsBounded(t *testing.T) {
 	dir := tempDir(t)
 	serve(t, dir)
 	const flooders, flood = 8, 32 << 20
-	chunk := bytes.Repeat([]byte("A"), 1<<20)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	chunk := bytes.Repeat([]byte("A"), 64<<10)
 	var wg sync.WaitGroup
 	var maxSent atomic.Int64
 	errs := make(chan string, flooders)
@@ -67,18 +69,15 @@ func TestFloodIsBounded(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	runtime.ReadMemStats(&after)
 	close(errs)
 	for e := range errs {
 		t.Error(e)
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
-	t.Logf("%d clients × %d MiB without a newline: at most %d KiB written before the close; %d KiB allocated in all",
-		flooders, flood>>20, maxSent.Load()>>10, alloc>>10)
-	// The clients' own chunk is allocated once, before the measure; what
-	// was allocated is the server's reading, bounded per connection.
-	if alloc > 8<<20 {
-		t.Errorf("%d bytes allocated while %d clients flooded %d MiB each: the server holds what it is sent", alloc, flooders, flood>>20)
+	t.Logf("%d clients × %d MiB without a newline: at most %d KiB written before the close", flooders, flood>>20, maxSent.Load()>>10)
+	// The request's bound, the socket buffers both ways (a few hundred
+	// KiB on Linux, 64 KiB for a Windows pipe) and one chunk in flight.
+	if bound := int64(MaxRequest + 2<<20); maxSent.Load() > bound {
+		t.Errorf("a client wrote %d bytes before the close, more than the %d the server may have read of it", maxSent.Load(), bound)
 	}
 
 	// A flood is told why, and the app still answers.
@@ -124,13 +123,11 @@ func TestTooManyConnections(t *testing.T) {
 	}
 	idle[0].Write([]byte(`{"op":"ping"}` + "\n"))
 	io.ReadAll(idle[0])
-	deadline := time.Now().Add(5 * time.Second)
-	for Call(context.Background(), dir, "ping", nil, nil) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("no call answered after a connection went")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The slot frees once the server has seen the connection go.
+	apptest.Eventually(t, "a call answered after a connection went", func() (bool, string) {
+		err := Call(context.Background(), dir, "ping", nil, nil)
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // TestSlowClientIsClosed: a client that does not finish its line within

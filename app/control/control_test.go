@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rootkeeper/app/apptest"
 )
 
 // serve listens in dir and serves until the test ends or stop is called;
@@ -149,13 +152,10 @@ func TestServeRestartsAfterAFailure(t *testing.T) {
 	}
 	go func() { errc <- s.Serve(ctx) }()
 	var pong string
-	deadline := time.Now().Add(5 * time.Second)
-	for Call(ctx, dir, "ping", nil, &pong) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the restarted Serve does not answer")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	apptest.Eventually(t, "the restarted Serve to answer", func() (bool, string) {
+		err := Call(ctx, dir, "ping", nil, &pong)
+		return err == nil, fmt.Sprint(err)
+	})
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatalf("Serve after ctx ended: %v", err)
