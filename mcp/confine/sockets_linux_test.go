@@ -52,34 +52,13 @@ func TestConfinedServerReachesNoUnixSocket(t *testing.T) {
 	if abi >= unixSocketABI {
 		t.Logf("Landlock ABI %d confines unix sockets itself; the system call filter is not used", abi)
 	}
-	state := t.TempDir()
-	ctl, err := control.Listen(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- ctl.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-served })
+	state := servedControl(t)
 	controlSock := filepath.Join(state, control.SocketName)
 
 	bus := sessionBus(t)
 
 	agent := filepath.Join(t.TempDir(), "agent.sock")
-	ln, err := net.Listen("unix", agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	listenUnix(t, agent)
 
 	ops := []string{"connect:" + controlSock, "connect:" + bus, "connect:" + agent, "socketpair:stream"}
 	for _, o := range runNosy(t, nil, ops...) {
@@ -133,6 +112,22 @@ func TestConfinedServerKeepsTheNetwork(t *testing.T) {
 	}
 }
 
+// servedControl is a state folder with a control socket served in it, as
+// the running app's, until the test ends.
+func servedControl(t *testing.T) string {
+	t.Helper()
+	state := t.TempDir()
+	ctl, err := control.Listen(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ctl.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-served })
+	return state
+}
+
 // listenUnix listens on a unix socket at addr ("@name": abstract) until
 // the test ends, accepting and closing every connection.
 func listenUnix(t *testing.T, addr string) {
@@ -174,15 +169,7 @@ func TestObservedServerConnectsOnlyInsideItsFolders(t *testing.T) {
 	abstract := "@rootkeeper-test-" + strconv.Itoa(os.Getpid())
 	listenUnix(t, abstract)
 	bus := sessionBus(t)
-	state := t.TempDir()
-	ctl, err := control.Listen(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- ctl.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-served })
+	state := servedControl(t)
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
