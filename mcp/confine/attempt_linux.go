@@ -1,0 +1,249 @@
+package confine
+
+// What a path call of a confined server attempts (attempt: its path made
+// absolute, what it does, whether a descriptor can answer it), whether the
+// ruleset covers it, and handing it the descriptor Rootkeeper opens itself
+// beneath the folder allowed (hand).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// openHow is what an open asked for.
+type openHow struct {
+	flags   uint64
+	mode    uint64
+	resolve uint64 // openat2's resolve flags
+}
+
+// openOp is what an open with flags does: create (O_CREAT), truncate
+// (O_TRUNC), write (for writing), list (O_DIRECTORY) or read.
+func openOp(flags uint64) string {
+	switch {
+	case flags&unix.O_CREAT != 0:
+		return "create"
+	case flags&unix.O_TRUNC != 0 && flags&(unix.O_WRONLY|unix.O_RDWR) != 0:
+		return "truncate"
+	case flags&(unix.O_WRONLY|unix.O_RDWR) != 0:
+		return "write"
+	case flags&unix.O_DIRECTORY != 0:
+		return "list"
+	}
+	return "read"
+}
+
+// honoured are the openat2 resolve flags a handed open keeps: Rootkeeper
+// opens beneath the folder following no symlink at all, which is as strict
+// as each of these or stricter (RESOLVE_NO_XDEV is added to its own;
+// RESOLVE_CACHED only asks the kernel not to wait for the disk).
+const honoured = unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | resolveCached
+
+// resolveCached is RESOLVE_CACHED (Linux 5.12), which x/sys does not name.
+const resolveCached = 0x20
+
+// unhonoured says why an openat2 with resolve cannot be handed a
+// descriptor, "" when it can: RESOLVE_IN_ROOT (and any flag this package
+// does not know) resolves the path differently from the one shown.
+func unhonoured(resolve uint64) string {
+	if resolve&^honoured != 0 {
+		return fmt.Sprintf("it asks the kernel to resolve its path in a way Rootkeeper cannot repeat (openat2 resolve flags %#x)", resolve&^honoured)
+	}
+	return ""
+}
+
+// attempt reads the notification's path; ok is false for a path the
+// ruleset covers (or one that cannot be read), which is let go on at once.
+func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
+	shape, known := pathCalls[uint32(n.nr)]
+	if !known {
+		return Attempt{}, openHow{}, false
+	}
+	pid := int(n.pid)
+	var how openHow
+	paths := [][2]int{{shape.dirfd, shape.path}}
+	if shape.path2 != 0 {
+		paths = append(paths, [2]int{shape.dirfd2, shape.path2})
+	}
+	outside := ""
+	for _, p := range paths {
+		name, err := readString(pid, uintptr(n.args[p[1]]))
+		if err != nil || name == "" {
+			continue
+		}
+		abs := name
+		if !filepath.IsAbs(name) {
+			base := "cwd"
+			if p[0] >= 0 && int32(n.args[p[0]]) != unix.AT_FDCWD {
+				base = "fd/" + strconv.Itoa(int(int32(n.args[p[0]])))
+			}
+			dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/" + base)
+			if err != nil || !filepath.IsAbs(dir) {
+				continue
+			}
+			abs = filepath.Join(dir, name)
+		}
+		abs = filepath.Clean(abs)
+		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && (abs == "/proc" || strings.HasPrefix(abs, "/proc/")) {
+			if dir, rest, ok := o.ownProc(pid, abs); ok {
+				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
+			}
+		}
+		if o.covered(abs) {
+			continue
+		}
+		outside = abs
+		break
+	}
+	if outside == "" {
+		return Attempt{}, how, false
+	}
+	// What was read is the caller's only if it is still waiting.
+	id := n.id
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		return Attempt{}, how, false
+	}
+	a := Attempt{PID: pid, Path: outside}
+	switch shape.op {
+	case opOpen, opOpen2:
+		if shape.op == opOpen2 {
+			var h unix.OpenHow
+			if readMem(pid, uintptr(n.args[shape.flags]), unsafe.Slice((*byte)(unsafe.Pointer(&h)), unsafe.Sizeof(h))) != nil {
+				// The kernel cannot read it either: the call fails with
+				// EFAULT whatever is answered.
+				return Attempt{}, how, false
+			}
+			how = openHow{flags: h.Flags, mode: h.Mode, resolve: h.Resolve}
+			a.Why = unhonoured(h.Resolve)
+		} else {
+			how = openHow{flags: n.args[shape.flags], mode: n.args[shape.mode]}
+		}
+		a.Op = openOp(how.flags)
+		if how.flags&unix.O_PATH != 0 {
+			// Landlock does not check an O_PATH open: it succeeds, and
+			// there is nothing to ask.
+			return Attempt{}, how, false
+		}
+		if how.flags&unix.O_TMPFILE == unix.O_TMPFILE {
+			a.Why = "it makes a nameless file in the folder"
+		}
+	case opCreat:
+		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}
+		a.Op = "create"
+	case opMkdir:
+		a.Op, a.Why = "mkdir", "a folder cannot be made for it once"
+	case opRename:
+		a.Op, a.Why = "rename", "a rename cannot be done for it once"
+	case opExec:
+		a.Op, a.Why = "execute", "a program cannot be run for it once"
+	}
+	a.CanHand = a.Why == ""
+	return a, how, true
+}
+
+// covered reports whether the ruleset names path or a folder above it. A
+// path outside that a symlink leads into it is looked up once more,
+// resolved.
+func (o *Observer) covered(path string) bool {
+	if slices.Contains(o.listed, path) {
+		return true
+	}
+	for _, p := range o.allowed {
+		if path == p || strings.HasPrefix(path, p) && (p == "/" || path[len(p)] == '/') {
+			return true
+		}
+	}
+	if r := resolvedUp(path); r != path {
+		for _, p := range o.allowed {
+			if r == p || strings.HasPrefix(r, p) && (p == "/" || r[len(p)] == '/') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resolvedUp is path with symlinks resolved in its longest existing
+// prefix (a file about to be created does not exist).
+func resolvedUp(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == "/" || p == "." {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// hand opens path beneath folder as the call asked, following no symlink
+// and never leaving folder, and makes the descriptor the call's result
+// (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND). It reports
+// whether the call was answered.
+func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) bool {
+	rel, err := filepath.Rel(folder, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	if rel == "." {
+		// The path is what is allowed (a file slot, which Landlock could
+		// not name while it did not exist): it is opened by its name
+		// beneath its folder, and nothing else there.
+		folder, rel = filepath.Dir(path), filepath.Base(path)
+	}
+	dfd, err := unix.Open(folder, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(dfd)
+	flags := how.flags | unix.O_CLOEXEC
+	mode := how.mode
+	if flags&(unix.O_CREAT|unix.O_TMPFILE) == 0 {
+		mode = 0 // openat2 refuses a mode it would not use
+	}
+	resolve := uint64(unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS) | how.resolve&unix.RESOLVE_NO_XDEV
+	src, err := unix.Openat2(dfd, rel, &unix.OpenHow{Flags: flags, Mode: mode & 0o7777, Resolve: resolve})
+	if err != nil {
+		// The server gets the error Rootkeeper got (a missing file is
+		// missing either way).
+		r := seccompNotifResp{id: id, error: -int32(err.(unix.Errno))}
+		return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
+	}
+	defer unix.Close(src)
+	// What was opened, as the kernel names it (after any bind mount), is
+	// never in a protected folder (Rootkeeper's state), whatever Reach
+	// said.
+	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(src)); err != nil || o.protected(got) {
+		r := seccompNotifResp{id: id, error: -int32(unix.EACCES)}
+		return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
+	}
+	var cloexec uint32
+	if how.flags&unix.O_CLOEXEC != 0 {
+		cloexec = unix.O_CLOEXEC
+	}
+	add := seccompNotifAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(src), newfdFlags: cloexec}
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)) != nil {
+		return false
+	}
+	o.handed.Add(1)
+	return true
+}
+
+// protected reports whether path is in a protected folder.
+func (o *Observer) protected(path string) bool {
+	for _, p := range o.protect {
+		if within(path, p) {
+			return true
+		}
+	}
+	return false
+}
