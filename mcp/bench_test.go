@@ -119,11 +119,7 @@ func benchGrant(b *testing.B, kind string, n int) {
 	if serversAfter, ok := processesCPU(pids); measured && ok {
 		b.ReportMetric(perGrant(serversAfter-serversBefore), "cpu-servers-ms")
 	}
-	pct := func(d []time.Duration, p float64) float64 {
-		slices.Sort(d)
-		i := int(p * float64(len(d)-1))
-		return float64(d[i].Microseconds()) / 1000
-	}
+	pct := func(d []time.Duration, p float64) float64 { return float64(percentile(d, p).Microseconds()) / 1000 }
 	b.ReportMetric(pct(lat, 0.50), "p50-ms")
 	b.ReportMetric(pct(lat, 0.99), "p99-ms")
 	// Each server's own wait: with fifty, most hold the change well before
