@@ -58,7 +58,7 @@ func TestConfinedServerReachesNoUnixSocket(t *testing.T) {
 	bus := sessionBus(t)
 
 	agent := filepath.Join(t.TempDir(), "agent.sock")
-	listenUnix(t, agent)
+	listen(t, "unix", agent)
 
 	ops := []string{"connect:" + controlSock, "connect:" + bus, "connect:" + agent, "socketpair:stream"}
 	for _, o := range runNosy(t, nil, ops...) {
@@ -92,23 +92,10 @@ func TestConfinedServerReachesNoUnixSocket(t *testing.T) {
 // TCP still works (the network is not confined).
 func TestConfinedServerKeepsTheNetwork(t *testing.T) {
 	needLandlock(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	got := runNosy(t, &Policy{Temp: filepath.Join(t.TempDir(), "tmp")}, "tcp:"+ln.Addr().String())
+	addr := listen(t, "tcp", "127.0.0.1:0")
+	got := runNosy(t, &Policy{Temp: filepath.Join(t.TempDir(), "tmp")}, "tcp:"+addr)
 	if !got[0].OK {
-		t.Errorf("confined TCP connect to %s: %s", ln.Addr(), got[0].Err)
+		t.Errorf("confined TCP connect to %s: %s", addr, got[0].Err)
 	}
 }
 
@@ -128,11 +115,12 @@ func servedControl(t *testing.T) string {
 	return state
 }
 
-// listenUnix listens on a unix socket at addr ("@name": abstract) until
-// the test ends, accepting and closing every connection.
-func listenUnix(t *testing.T, addr string) {
+// listen listens on network's addr ("@name": an abstract unix socket)
+// until the test ends, accepting and closing every connection; it returns
+// the address listened on.
+func listen(t *testing.T, network, addr string) string {
 	t.Helper()
-	ln, err := net.Listen("unix", addr)
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +134,7 @@ func listenUnix(t *testing.T, addr string) {
 			c.Close()
 		}
 	}()
+	return ln.Addr().String()
 }
 
 // TestObservedServerConnectsOnlyInsideItsFolders: below Landlock ABI 9 an
@@ -162,32 +151,19 @@ func TestObservedServerConnectsOnlyInsideItsFolders(t *testing.T) {
 	}
 	root := t.TempDir()
 	own := filepath.Join(root, "own.sock")
-	listenUnix(t, own)
+	listen(t, "unix", own)
 	agent := filepath.Join(t.TempDir(), "agent.sock")
-	listenUnix(t, agent)
+	listen(t, "unix", agent)
 	os.Symlink(agent, filepath.Join(root, "link.sock"))
 	abstract := "@rootkeeper-test-" + strconv.Itoa(os.Getpid())
-	listenUnix(t, abstract)
+	listen(t, "unix", abstract)
 	bus := sessionBus(t)
 	state := servedControl(t)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	go func() {
-		for {
-			c, err := tcp.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	tcp := listen(t, "tcp", "127.0.0.1:0")
 
 	ops := []string{"connect:" + own, "connect:" + filepath.Join(state, control.SocketName), "connect:" + bus,
 		"connect:" + agent, "connect:" + abstract, "connect:" + filepath.Join(root, "link.sock"),
-		"udgram:" + own, "tcp:" + tcp.Addr().String()}
+		"udgram:" + own, "tcp:" + tcp}
 	for _, o := range runNosy(t, nil, ops...) {
 		if !o.OK && o.Op != "udgram" {
 			t.Fatalf("unconfined %s %s failed (%s): the test cannot tell confinement apart", o.Op, o.Path, o.Err)
