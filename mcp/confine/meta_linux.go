@@ -172,13 +172,12 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 func (o *Observer) openNamed(pid int, shape metaShape, n *seccompNotif, name string, nofollow bool) (int, error) {
 	base := unix.AT_FDCWD
 	if !strings.HasPrefix(name, "/") {
-		var err error
-		if shape.fd >= 0 && int32(n.args[shape.fd]) != unix.AT_FDCWD {
-			base, err = serverFile(pid, int(int32(n.args[shape.fd])))
-		} else {
-			base, err = unix.Open("/proc/"+strconv.Itoa(pid)+"/cwd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		dirfd := unix.AT_FDCWD // its working folder
+		if shape.fd >= 0 {
+			dirfd = int(int32(n.args[shape.fd]))
 		}
-		if err != nil {
+		var err error
+		if base, err = serverFile(pid, dirfd); err != nil {
 			return -1, err
 		}
 		defer unix.Close(base)
@@ -191,7 +190,8 @@ func (o *Observer) openNamed(pid int, shape metaShape, n *seccompNotif, name str
 }
 
 // serverFile is Rootkeeper's own descriptor for the server's descriptor
-// sfd: the same open file, whatever the server does to its table after.
+// sfd (AT_FDCWD: its working folder): the same open file, whatever the
+// server does to its table after.
 func serverFile(pid, sfd int) (int, error) {
 	if sfd == unix.AT_FDCWD {
 		return unix.Open("/proc/"+strconv.Itoa(pid)+"/cwd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
