@@ -201,7 +201,11 @@ func serverFile(pid, sfd int) (int, error) {
 	pidfd, err := unix.PidfdOpen(pid, pidfdThread)
 	if err == unix.EINVAL {
 		// Before Linux 6.9: a pidfd names a process, by its leader.
-		pidfd, err = unix.PidfdOpen(tgid(pid), 0)
+		leader := tgidOf(pid)
+		if leader == 0 {
+			leader = pid
+		}
+		pidfd, err = unix.PidfdOpen(leader, 0)
 	}
 	if err != nil {
 		return -1, err
@@ -217,23 +221,6 @@ func serverFile(pid, sfd int) (int, error) {
 // pidfdThread is PIDFD_THREAD (Linux 6.9), a pidfd for one thread, which
 // x/sys does not name.
 const pidfdThread = unix.O_EXCL
-
-// tgid is the process of thread tid (its Tgid in /proc/TID/status), tid
-// itself when that cannot be read.
-func tgid(tid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
-	if err != nil {
-		return tid
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n
-			}
-		}
-	}
-	return tid
-}
 
 // readTimes reads a call's two times as utimensat takes them; nil (with
 // ok) for a NULL pointer, which means now.
