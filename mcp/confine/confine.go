@@ -164,6 +164,10 @@ type rule struct {
 type spec struct {
 	Path  string `json:"path"`
 	Rules []rule `json:"rules"`
+	// ABI is the Landlock ABI Rootkeeper chose (ABI, with its cap): the
+	// child confines at it (or at the kernel's, if lower), whatever its
+	// environment says.
+	ABI int `json:"abi"`
 	// Notify, when not 0, is the descriptor (a unix socket inherited from
 	// Rootkeeper) over which the child sends its seccomp listener before
 	// it executes the server (see observe_linux.go).
@@ -371,6 +375,7 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 		return 0, spec{}, err
 	}
 	s.Notify = notify
+	s.ABI = abi
 	data, err := json.Marshal(s)
 	if err != nil {
 		return 0, spec{}, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -62,11 +63,52 @@ type rulesetAttr struct {
 	scoped     uint64
 }
 
-// ABI is the Landlock ABI a confined server runs under here: the kernel's,
-// at most the newest this package knows. A kernel whose scoping is known
-// broken (no fix in its errata) counts as ABI 5, the last without scoping.
-// Where Landlock is missing the error wraps ErrUnavailable and says why.
+// EnvABI names the environment variable that caps the Landlock ABI
+// Rootkeeper confines servers at (1 to the newest this package knows): a
+// newer kernel then confines as an older one would, so that what each
+// older kernel offers (Debian 12's ABI 2, say) can be tried here. A cap
+// at or above the kernel's ABI changes nothing; a value that is not a
+// number in that range is refused (ABI fails, without ErrUnavailable, so
+// that no server confined by default is then started unconfined).
+const EnvABI = "ROOTKEEPER_LANDLOCK_ABI"
+
+// ABI is the Landlock ABI a confined server runs under here: the kernel's
+// (KernelABI), capped by EnvABI. Where Landlock is missing the error wraps
+// ErrUnavailable and says why.
 func ABI() (int, error) {
+	abi, err := KernelABI()
+	if err != nil {
+		return 0, err
+	}
+	limit, err := abiCap()
+	if err != nil {
+		return 0, err
+	}
+	if limit > 0 {
+		abi = min(abi, limit)
+	}
+	return abi, nil
+}
+
+// abiCap is EnvABI's value, 0 when it is not set.
+func abiCap() (int, error) {
+	v, ok := os.LookupEnv(EnvABI)
+	if !ok || v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxABI {
+		return 0, fmt.Errorf("cannot confine: %s=%q is not a Landlock ABI (1 to %d)", EnvABI, v, maxABI)
+	}
+	return n, nil
+}
+
+// KernelABI is the Landlock ABI this kernel offers, at most the newest
+// this package knows, whatever EnvABI says. A kernel whose scoping is
+// known broken (no fix in its errata) counts as ABI 5, the last without
+// scoping. Where Landlock is missing the error wraps ErrUnavailable and
+// says why.
+func KernelABI() (int, error) {
 	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if e != 0 {
 		switch e {
@@ -117,10 +159,14 @@ func enter(args []string) error {
 		return fmt.Errorf("cannot confine the server: ruleset in %s: %v", envSpec, err)
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envSpec+"=") })
-	abi, err := ABI()
+	abi, err := KernelABI()
 	if err != nil {
 		return err
 	}
+	if s.ABI < 1 {
+		return fmt.Errorf("cannot confine the server: ruleset in %s names no Landlock ABI", envSpec)
+	}
+	abi = min(abi, s.ABI)
 	if err := restrict(abi, s.Rules); err != nil {
 		return fmt.Errorf("cannot confine the server: %w", err)
 	}

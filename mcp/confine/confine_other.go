@@ -15,6 +15,12 @@ func ABI() (int, error) {
 	return 0, fmt.Errorf("%w: Landlock exists only on Linux, and this is %s", ErrUnavailable, runtime.GOOS)
 }
 
+// KernelABI fails here, as ABI does.
+func KernelABI() (int, error) { return ABI() }
+
+// EnvABI names the variable that caps the Landlock ABI on Linux.
+const EnvABI = "ROOTKEEPER_LANDLOCK_ABI"
+
 // Observer observes nothing here: WrapObserved fails as Wrap does.
 type Observer struct {
 	Wait       time.Duration
