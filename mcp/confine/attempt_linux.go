@@ -24,15 +24,21 @@ type openHow struct {
 	resolve uint64 // openat2's resolve flags
 }
 
-// openOp is what an open with flags does: create (O_CREAT), truncate
-// (O_TRUNC), write (for writing), list (O_DIRECTORY) or read.
-func openOp(flags uint64) string {
+// openOp is what an open with flags does to the path, which exists or
+// not: replace (create, emptying what is there), truncate (emptying it,
+// whatever the access asked: Linux empties a file opened O_RDONLY|O_TRUNC
+// too), create (a file that is not there), write (for writing, keeping
+// its content), list (O_DIRECTORY) or read.
+func openOp(flags uint64, exists bool) string {
+	write := flags&(unix.O_WRONLY|unix.O_RDWR) != 0
 	switch {
-	case flags&unix.O_CREAT != 0:
-		return "create"
-	case flags&unix.O_TRUNC != 0 && flags&(unix.O_WRONLY|unix.O_RDWR) != 0:
+	case flags&unix.O_TRUNC != 0 && flags&unix.O_CREAT != 0 && exists:
+		return "replace"
+	case flags&unix.O_TRUNC != 0 && (exists || flags&unix.O_CREAT == 0):
 		return "truncate"
-	case flags&(unix.O_WRONLY|unix.O_RDWR) != 0:
+	case flags&unix.O_CREAT != 0 && !exists:
+		return "create"
+	case write:
 		return "write"
 	case flags&unix.O_DIRECTORY != 0:
 		return "list"
@@ -78,19 +84,14 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		if err != nil || name == "" {
 			continue
 		}
-		abs := name
-		if !filepath.IsAbs(name) {
-			base := "cwd"
-			if p[0] >= 0 && int32(n.args[p[0]]) != unix.AT_FDCWD {
-				base = "fd/" + strconv.Itoa(int(int32(n.args[p[0]])))
-			}
-			dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/" + base)
-			if err != nil || !filepath.IsAbs(dir) {
-				continue
-			}
-			abs = filepath.Join(dir, name)
+		dirfd := int32(unix.AT_FDCWD)
+		if p[0] >= 0 {
+			dirfd = int32(n.args[p[0]])
 		}
-		abs = filepath.Clean(abs)
+		abs, ok := absolute(pid, dirfd, name)
+		if !ok {
+			continue
+		}
 		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && (abs == "/proc" || strings.HasPrefix(abs, "/proc/")) {
 			if dir, rest, ok := o.ownProc(pid, abs); ok {
 				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
@@ -125,7 +126,8 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		} else {
 			how = openHow{flags: n.args[shape.flags], mode: n.args[shape.mode]}
 		}
-		a.Op = openOp(how.flags)
+		_, err := os.Stat(outside)
+		a.Op = openOp(how.flags, err == nil)
 		if how.flags&unix.O_PATH != 0 {
 			// Landlock does not check an O_PATH open: it succeeds, and
 			// there is nothing to ask.
@@ -136,7 +138,8 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		}
 	case opCreat:
 		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}
-		a.Op = "create"
+		_, err := os.Stat(outside)
+		a.Op = openOp(how.flags, err == nil)
 	case opMkdir:
 		a.Op, a.Why = "mkdir", "a folder cannot be made for it once"
 	case opRename:
@@ -146,6 +149,25 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 	}
 	a.CanHand = a.Why == ""
 	return a, how, true
+}
+
+// absolute is the path a call of process pid named, made absolute
+// against its working folder (dirfd AT_FDCWD) or the folder of its
+// descriptor dirfd, and cleaned (not resolved); ok is false when that
+// folder cannot be known.
+func absolute(pid int, dirfd int32, name string) (string, bool) {
+	if filepath.IsAbs(name) {
+		return filepath.Clean(name), true
+	}
+	base := "cwd"
+	if dirfd != unix.AT_FDCWD {
+		base = "fd/" + strconv.Itoa(int(dirfd))
+	}
+	dir, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/" + base)
+	if err != nil || !filepath.IsAbs(dir) {
+		return "", false
+	}
+	return filepath.Join(dir, name), true
 }
 
 // covered reports whether the ruleset names path or a folder above it. A
@@ -185,11 +207,14 @@ func resolvedUp(path string) string {
 	}
 }
 
-// hand opens path beneath folder as the call asked, following no symlink
-// and never leaving folder, and makes the descriptor the call's result
-// (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND). It reports
-// whether the call was answered.
-func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) bool {
+// hand opens a's path beneath folder as the call asked, following no
+// symlink and never leaving folder, and makes the descriptor the call's
+// result (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND). A
+// create the person was shown is a file that was not there: it is made
+// with O_EXCL, so that a file that appeared since is never opened (or
+// emptied) on that answer. It reports whether the call was answered.
+func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow) bool {
+	path := a.Path
 	rel, err := filepath.Rel(folder, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return false
@@ -206,6 +231,9 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 	}
 	defer unix.Close(dfd)
 	flags := how.flags | unix.O_CLOEXEC
+	if a.Op == "create" {
+		flags |= unix.O_EXCL
+	}
 	mode := how.mode
 	if flags&(unix.O_CREAT|unix.O_TMPFILE) == 0 {
 		mode = 0 // openat2 refuses a mode it would not use
@@ -238,8 +266,15 @@ func (o *Observer) hand(fd int, id uint64, path, folder string, how openHow) boo
 	return true
 }
 
-// protected reports whether path is in a protected folder.
+// protected reports whether path is in a protected folder, and not in
+// the server's own temp or data folder (which Rootkeeper keeps in its
+// state folder, the protected one).
 func (o *Observer) protected(path string) bool {
+	for _, p := range o.own {
+		if within(path, p) {
+			return false
+		}
+	}
 	for _, p := range o.protect {
 		if within(path, p) {
 			return true

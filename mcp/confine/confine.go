@@ -100,6 +100,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Policy is what a confined server may reach besides what it needs to run.
@@ -443,9 +444,11 @@ func carve(root string, protect []string) []rule {
 // hands the server a descriptor.
 type Attempt struct {
 	PID int
-	// Op is what it tried: read, list, write (open for writing), truncate
-	// (open for writing, emptying the file), create (a file), mkdir,
-	// rename, execute.
+	// Op is what it tried: read, list (open a folder), write (open a file
+	// for writing, keeping its content), truncate (empty a file: an open
+	// with O_TRUNC, whatever its access, or truncate(2)), create (a file
+	// that is not there), replace (create over a file that is there,
+	// emptying it), mkdir, rename, execute, watch (inotify).
 	Op string
 	// Path is the path as the server named it, made absolute against its
 	// working folder or the descriptor it used, and cleaned (not resolved).
@@ -460,6 +463,11 @@ type Attempt struct {
 	// beneath it), which the observer answers itself (procself_linux.go).
 	own  bool
 	rest string
+	// refuse is the error the call fails with when it is not handed a
+	// descriptor; 0 lets it go on to Landlock, which refuses it. A call
+	// Landlock does not govern (a watch; a truncate below ABI 3) must
+	// never go on.
+	refuse syscall.Errno
 }
 
 // Reach is told every Attempt. It may block until ctx ends (the observer's

@@ -34,6 +34,10 @@ const (
 	// fileRights are the rights a rule on a file (not a folder) may hold.
 	fileRights = fsExecute | fsWriteFile | fsReadFile | fsTruncate | fsIoctlDev
 	readRights = fsExecute | fsReadFile | fsReadDir
+	// devices are the rights no rule grants: a device node made in a
+	// read-write folder (a disk's, by a server running as root) would be
+	// opened as a file there, and read the whole disk.
+	devices = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
 )
 
 // handledFS are the filesystem rights Landlock handles at an ABI: all of
@@ -109,6 +113,9 @@ func abiCap() (int, error) {
 // scoping. Where Landlock is missing the error wraps ErrUnavailable and
 // says why.
 func KernelABI() (int, error) {
+	if nativeArch == 0 {
+		return 0, fmt.Errorf("%w: Rootkeeper has no system call table for %s", ErrUnavailable, runtime.GOARCH)
+	}
 	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if e != 0 {
 		switch e {
@@ -170,22 +177,16 @@ func enter(args []string) error {
 	if err := restrict(abi, s.Rules); err != nil {
 		return fmt.Errorf("cannot confine the server: %w", err)
 	}
-	observed := s.Notify != 0
-	if abi < unixSocketABI {
-		// Landlock cannot stop a connect to a named unix socket here: no
-		// unix sockets at all, or, observed, stream ones whose every
-		// connect the observer checks (connect_linux.go).
-		if err := sealUnixSockets(observed); err != nil {
-			return fmt.Errorf("cannot confine the server: %w", err)
-		}
+	// Last: from here every call the server makes passes the filter, and
+	// an observed server's path calls reach Rootkeeper (the exec below
+	// included), which answers once it holds the listener.
+	if s.Notify != 0 {
+		err = handOverListener(s.Notify, abi)
+	} else {
+		_, err = installFilter(filterMode{abi: abi})
 	}
-	if observed {
-		// Last: from here every path the server names reaches Rootkeeper
-		// (the exec below included), which answers once it holds the
-		// listener.
-		if err := handOverListener(s.Notify, abi < unixSocketABI); err != nil {
-			return fmt.Errorf("cannot confine the server: %w", err)
-		}
+	if err != nil {
+		return fmt.Errorf("cannot confine the server: %w", err)
 	}
 	return fmt.Errorf("confined, but cannot execute %s: %w", s.Path, syscall.Exec(s.Path, args[1:], env))
 }
@@ -245,7 +246,7 @@ func addRule(fd int, handled uint64, r rule) error {
 	rights := uint64(readRights)
 	switch r.Access {
 	case accessWrite:
-		rights = handled
+		rights = handled &^ devices
 	case accessList:
 		rights = fsReadDir
 	}

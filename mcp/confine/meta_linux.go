@@ -35,7 +35,6 @@ const (
 	metaXattrSet               // setxattr: arg name, arg+1 value, arg+2 size, arg+3 flags
 	metaXattrRemove            // removexattr: arg name
 	metaTimes                  // utime*: arg the times, in times' layout
-	metaNewer                  // a newer form refused with ENOSYS, so that libc falls back
 )
 
 // The layouts of the times a call passes (metaShape.times).
@@ -61,9 +60,6 @@ type metaShape struct {
 // meta answers a metadata call of the server (see above) with the errno
 // to fail it with, 0 for success.
 func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
-	if shape.kind == metaNewer {
-		return unix.ENOSYS
-	}
 	pid := int(n.pid)
 	var flags uint64
 	if shape.flags >= 0 {
@@ -106,8 +102,8 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		return unix.ENOENT
 	}
-	where, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(obj))
-	if err != nil || !o.writableAt(strings.TrimSuffix(where, " (deleted)")) || o.protected(where) {
+	where := location(obj)
+	if where == "" || !o.writableAt(where) || o.protected(where) {
 		return unix.EPERM
 	}
 	var st unix.Stat_t
@@ -165,19 +161,25 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 	return errnoOf(err)
 }
 
-// openNamed opens the path a call named, as the kernel would resolve it
-// for the server (from its working folder or the descriptor given),
-// O_PATH, refusing magic links: /proc/self and /dev/fd resolve for
-// Rootkeeper, not the server, so a path through them is refused.
+// openNamed opens the path a call named, as openAs does, from the
+// descriptor the call gives (or its working folder).
 func (o *Observer) openNamed(pid int, shape metaShape, n *seccompNotif, name string, nofollow bool) (int, error) {
+	dirfd := int32(unix.AT_FDCWD)
+	if shape.fd >= 0 {
+		dirfd = int32(n.args[shape.fd])
+	}
+	return openAs(pid, dirfd, name, nofollow)
+}
+
+// openAs opens the path name, as the kernel would resolve it for process
+// pid (from its working folder, dirfd AT_FDCWD, or from its descriptor
+// dirfd), O_PATH, refusing magic links: /proc/self and /dev/fd resolve
+// for Rootkeeper, not the server, so a path through them is refused.
+func openAs(pid int, dirfd int32, name string, nofollow bool) (int, error) {
 	base := unix.AT_FDCWD
 	if !strings.HasPrefix(name, "/") {
-		dirfd := unix.AT_FDCWD // its working folder
-		if shape.fd >= 0 {
-			dirfd = int(int32(n.args[shape.fd]))
-		}
 		var err error
-		if base, err = serverFile(pid, dirfd); err != nil {
+		if base, err = serverFile(pid, int(dirfd)); err != nil {
 			return -1, err
 		}
 		defer unix.Close(base)
@@ -187,6 +189,16 @@ func (o *Observer) openNamed(pid int, shape metaShape, n *seccompNotif, name str
 		flags |= unix.O_NOFOLLOW
 	}
 	return unix.Openat2(base, name, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+}
+
+// location is where descriptor obj of Rootkeeper's is, as the kernel
+// names it (resolved), "" when that cannot be read.
+func location(obj int) string {
+	where, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(obj))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(where, " (deleted)")
 }
 
 // serverFile is Rootkeeper's own descriptor for the server's descriptor

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +23,8 @@ const (
 	opMkdir
 	opRename
 	opExec
+	opTruncate // truncate(path, length): see answerTruncate
+	opWatch    // inotify_add_watch(fd, path, mask): see answerWatch
 )
 
 // callShape says where a path system call keeps its arguments: indexes
@@ -63,94 +64,18 @@ type seccompNotifAddfd struct {
 	newfdFlags uint32
 }
 
-// notifyFilter sends every system call of pathCalls and metaCalls to the
-// listener (SECCOMP_RET_USER_NOTIF) and allows everything else, but for
-// three refusals (EPERM) made here: io_uring_setup, whose rings open files
-// and set extended attributes without these system calls, and the two
-// ioctls that set a file's attribute flags (chattr), which Landlock does
-// not govern either. It decides nothing else: the observer answers a path
-// call with SECCOMP_USER_NOTIF_FLAG_CONTINUE, so Landlock decides as if
-// the filter were not there, and does a metadata call itself where it may
-// (meta_linux.go). A call through a foreign ABI is allowed here;
-// noUnixSockets refuses those below unixSocketABI.
-//
-// With connect (below Landlock ABI 9, where the server may have unix
-// sockets of its own only because the observer sees each connect:
-// connect_linux.go), connect is sent to the listener too.
-func notifyFilter(arch uint32, connect bool) []unix.SockFilter {
-	const (
-		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		ret   = unix.BPF_RET | unix.BPF_K
-		allw  = unix.SECCOMP_RET_ALLOW
-		notif = unix.SECCOMP_RET_USER_NOTIF
-		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)&unix.SECCOMP_RET_DATA
-	)
-	nrs := make([]uint32, 0, len(pathCalls)+len(metaCalls))
-	for nr := range pathCalls {
-		nrs = append(nrs, nr)
+// handOverListener is the child's part: it installs the filter of an
+// observed server at Landlock ABI abi with a new listener and sends the
+// listener to Rootkeeper over the inherited unix socket sock (made by
+// Rootkeeper before the start, so that the child's own filter on unix
+// sockets does not apply), then closes both.
+func handOverListener(sock, abi int) error {
+	fd, err := installFilter(filterMode{abi: abi, observed: true})
+	if err != nil {
+		return err
 	}
-	for nr := range metaCalls {
-		nrs = append(nrs, nr)
-	}
-	if connect {
-		nrs = append(nrs, unix.SYS_CONNECT)
-	}
-	n := len(nrs)
-	prog := []unix.SockFilter{
-		bpfStmt(ld, offArch),
-		bpfJump(jeq, arch, 1, 0),
-		bpfStmt(ret, allw),
-		bpfStmt(ld, offNr),
-	}
-	// One test per call: equal jumps to the notify below (at 7+n).
-	for i, nr := range nrs {
-		prog = append(prog, bpfJump(jeq, nr, uint8(2+n-i), 0))
-	}
-	return append(prog,
-		/* 4+n */ bpfJump(jeq, unix.SYS_IOCTL, 3, 0),
-		/* 5+n */ bpfJump(jeq, unix.SYS_IO_URING_SETUP, 6, 0),
-		/* 6+n */ bpfStmt(ret, allw),
-		/* 7+n */ bpfStmt(ret, notif),
-		/* 8+n */ bpfStmt(ld, offArg1),
-		/* 9+n */ bpfJump(jeq, fsIocSetflags, 2, 0),
-		/* 10+n */ bpfJump(jeq, fsIocFssetxattr, 1, 0),
-		/* 11+n */ bpfStmt(ret, allw),
-		/* 12+n */ bpfStmt(ret, eperm),
-	)
-}
-
-// The ioctls that set a file's attribute flags (linux/fs.h): FS_IOC_SETFLAGS
-// (chattr) and FS_IOC_FSSETXATTR (xfs_io chattr), as the kernel reads their
-// 32-bit command.
-const (
-	fsIocSetflags   = 0x40086602
-	fsIocFssetxattr = 0x401c5820
-)
-
-// handOverListener is the child's part: it installs notifyFilter with a new
-// listener and sends the listener to Rootkeeper over the inherited unix
-// socket sock (made by Rootkeeper before the start, so that the child's
-// own filter on unix sockets does not apply), then closes both.
-func handOverListener(sock int, connect bool) error {
-	if nativeArch == 0 {
-		return fmt.Errorf("no system call filter for %s", runtime.GOARCH)
-	}
-	prog := notifyFilter(nativeArch, connect)
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	// Once Rootkeeper holds a call, only a fatal signal interrupts it
-	// (Linux 5.19): a call it does itself (a connect, say) is never
-	// interrupted and asked again, which would do it twice.
-	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, uintptr(unsafe.Pointer(&fprog)))
-	if e == unix.EINVAL {
-		fd, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
-	}
-	runtime.KeepAlive(prog)
-	if e != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): %v", e)
-	}
-	err := unix.Sendmsg(sock, []byte{0}, unix.UnixRights(int(fd)), nil, 0)
-	unix.Close(int(fd))
+	err = unix.Sendmsg(sock, []byte{0}, unix.UnixRights(fd), nil, 0)
+	unix.Close(fd)
 	unix.Close(sock)
 	if err != nil {
 		return fmt.Errorf("handing over the seccomp listener: %v", err)
@@ -167,6 +92,8 @@ type Observer struct {
 	listed        []string // folders the ruleset lets it list, and no more
 	writable      []string // the read-write part of allowed: metadata may change there
 	protect       []string // never handed, whatever Reach says (Policy.Protect, resolved)
+	own           []string // its temp and data folders: read-write, even in a protected folder
+	abi           int      // the Landlock ABI it is confined at
 	// Wait bounds how long an attempt waits for Reach, whatever Reach does
 	// (default 3 minutes); Reach itself decides how long a person is
 	// waited for.
@@ -194,10 +121,6 @@ type Observer struct {
 // server is confined but not observed: the Observer is nil (its methods
 // then do nothing).
 func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
-	if nativeArch == 0 {
-		abi, err := Wrap(cmd, p)
-		return abi, nil, err
-	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, nil, fmt.Errorf("observing the server: %v", err)
@@ -214,6 +137,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 		return 0, nil, err
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
+	o.abi = abi
 	for _, r := range s.Rules {
 		if r.Access == accessList {
 			// Listing it is allowed, nothing beneath it: an attempt
@@ -221,14 +145,27 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 			o.listed = append(o.listed, r.Path)
 			continue
 		}
-		o.allowed = append(o.allowed, r.Path)
+		// As named, and where Landlock put the rule (it follows links
+		// in the path): the kernel names what a descriptor reaches
+		// resolved.
+		paths := []string{r.Path}
+		if !r.Entry {
+			if res := resolved(r.Path); res != r.Path {
+				paths = append(paths, res)
+			}
+		}
+		o.allowed = append(o.allowed, paths...)
 		if r.Access == accessWrite {
-			o.writable = append(o.writable, r.Path)
+			o.writable = append(o.writable, paths...)
 		}
 	}
-	if p.Temp != "" {
-		o.allowed = append(o.allowed, resolved(p.Temp))
-		o.writable = append(o.writable, resolved(p.Temp))
+	for _, own := range []string{p.Temp, p.Data} {
+		if own != "" {
+			own = resolved(own)
+			o.allowed = append(o.allowed, own)
+			o.writable = append(o.writable, own)
+			o.own = append(o.own, own)
+		}
 	}
 	for _, pr := range p.Protect {
 		if abs, err := filepath.Abs(pr); err == nil && pr != "" {
@@ -347,39 +284,64 @@ func (o *Observer) run(reach Reach) {
 			o.answerConnect(fd, n)
 			continue
 		}
-		a, how, ok := o.attempt(fd, &n)
-		if !ok {
-			o.cont(fd, n.id)
-			continue
-		}
-		if a.own {
-			o.handOwnProc(fd, &n, a)
-			continue
-		}
-		wctx := ctx
-		select {
-		case o.waiting <- struct{}{}:
+		var a Attempt
+		var how openHow
+		var ask bool
+		switch pathCalls[uint32(n.nr)].op {
+		case opWatch:
+			a, ask = o.answerWatch(fd, &n)
+		case opTruncate:
+			a, ask = o.answerTruncate(fd, &n)
 		default:
-			var c context.CancelFunc
-			wctx, c = context.WithCancel(ctx)
-			c() // too many waiting: Reach hears of it but nobody waits
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if wctx == ctx {
-				defer func() { <-o.waiting }()
-			}
-			rctx, c := context.WithTimeout(wctx, o.Wait)
-			folder := reach(rctx, a)
-			c()
-			o.mu.RLock()
-			defer o.mu.RUnlock()
-			if folder == "" || !a.CanHand || !o.hand(fd, n.id, a.Path, folder, how) {
+			a, how, ask = o.attempt(fd, &n)
+			if !ask {
 				o.cont(fd, n.id)
+				continue
 			}
-		}()
+			if a.own {
+				o.handOwnProc(fd, &n, a)
+				continue
+			}
+		}
+		if ask {
+			o.ask(ctx, &wg, fd, n.id, a, how, reach)
+		}
 	}
+}
+
+// ask tells reach of attempt a (call id) in the background and answers
+// the call with what comes of it: a descriptor opened beneath the folder
+// reach gives, when a can be handed one; else a.refuse, or, when that is
+// 0, the call let go on to Landlock, which refuses it.
+func (o *Observer) ask(ctx context.Context, wg *sync.WaitGroup, fd int, id uint64, a Attempt, how openHow, reach Reach) {
+	wctx := ctx
+	select {
+	case o.waiting <- struct{}{}:
+	default:
+		var c context.CancelFunc
+		wctx, c = context.WithCancel(ctx)
+		c() // too many waiting: Reach hears of it but nobody waits
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if wctx == ctx {
+			defer func() { <-o.waiting }()
+		}
+		rctx, c := context.WithTimeout(wctx, o.Wait)
+		folder := reach(rctx, a)
+		c()
+		o.mu.RLock()
+		defer o.mu.RUnlock()
+		if folder != "" && a.CanHand && o.hand(fd, id, a, folder, how) {
+			return
+		}
+		if a.refuse != 0 {
+			o.answer(fd, id, a.refuse)
+			return
+		}
+		o.cont(fd, id)
+	}()
 }
 
 // receive waits for the listener from the child.

@@ -381,20 +381,32 @@ func TestObserverHandsOnlyWhatWasAsked(t *testing.T) {
 	for i, r := range res {
 		byOp[ops[i]] = r
 	}
-	if r := byOp["openat2:"+a]; !r.OK || r.Got != "A" {
-		t.Errorf("openat2 with RESOLVE_NO_MAGICLINKS allowed once: %+v", r)
-	}
-	if r := byOp["openat2root:"+a]; r.OK {
-		t.Errorf("openat2 with RESOLVE_IN_ROOT was handed a file: %+v", r)
-	}
-	var inRoot *Attempt
-	for i := range seen {
-		if seen[i].Path == a && !seen[i].CanHand {
-			inRoot = &seen[i]
+	abi, _ := ABI()
+	switch {
+	case abi < 3:
+		// Below Landlock ABI 3 the filter answers openat2 with ENOSYS (its
+		// flags could ask to truncate, out of its sight): libc uses openat.
+		for _, op := range ops[:2] {
+			if r := byOp[op]; r.OK || !strings.Contains(r.Err, "function not implemented") {
+				t.Errorf("%s at ABI %d: want ENOSYS, got %+v", op, abi, r)
+			}
 		}
-	}
-	if inRoot == nil || !strings.Contains(inRoot.Why, "resolve") {
-		t.Errorf("the RESOLVE_IN_ROOT attempt does not say why it cannot be handed: %+v", seen)
+	default:
+		if r := byOp["openat2:"+a]; !r.OK || r.Got != "A" {
+			t.Errorf("openat2 with RESOLVE_NO_MAGICLINKS allowed once: %+v", r)
+		}
+		if r := byOp["openat2root:"+a]; r.OK {
+			t.Errorf("openat2 with RESOLVE_IN_ROOT was handed a file: %+v", r)
+		}
+		var inRoot *Attempt
+		for i := range seen {
+			if seen[i].Path == a && !seen[i].CanHand {
+				inRoot = &seen[i]
+			}
+		}
+		if inRoot == nil || !strings.Contains(inRoot.Why, "resolve") {
+			t.Errorf("the RESOLVE_IN_ROOT attempt does not say why it cannot be handed: %+v", seen)
+		}
 	}
 	for _, op := range ops[2:12] {
 		r := byOp[op]
