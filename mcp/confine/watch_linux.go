@@ -176,4 +176,3 @@ func (o *Observer) answerValue(fd int, id uint64, v int64) {
 	r := seccompNotifResp{id: id, val: v}
 	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
 }
-
