@@ -169,6 +169,9 @@ type spec struct {
 	// child confines at it (or at the kernel's, if lower), whatever its
 	// environment says.
 	ABI int `json:"abi"`
+	// Filter is the system call filter the child installs last
+	// (nativeFilter: built once by Rootkeeper, not at every start).
+	Filter []byte `json:"filter"`
 	// Notify, when not 0, is the descriptor (a unix socket inherited from
 	// Rootkeeper) over which the child sends its seccomp listener before
 	// it executes the server (see observe_linux.go).
@@ -377,6 +380,9 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 	}
 	s.Notify = notify
 	s.ABI = abi
+	if s.Filter, err = nativeFilter(filterMode{abi: abi, observed: notify != 0}); err != nil {
+		return 0, spec{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	data, err := json.Marshal(s)
 	if err != nil {
 		return 0, spec{}, err

@@ -180,10 +180,15 @@ func enter(args []string) error {
 	// Last: from here every call the server makes passes the filter, and
 	// an observed server's path calls reach Rootkeeper (the exec below
 	// included), which answers once it holds the listener.
+	if s.ABI != abi {
+		// The kernel is older than Rootkeeper found it (a new boot under
+		// a running app?): the filter was built for another ABI.
+		return fmt.Errorf("cannot confine the server: Landlock ABI %d here, the filter is for %d", abi, s.ABI)
+	}
 	if s.Notify != 0 {
-		err = handOverListener(s.Notify, abi)
+		err = handOverListener(s.Notify, s.Filter)
 	} else {
-		_, err = installFilter(filterMode{abi: abi})
+		_, err = installFilter(s.Filter, false)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot confine the server: %w", err)

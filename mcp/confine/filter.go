@@ -18,10 +18,63 @@ package confine
 // machine; seccomp_linux.go installs it.
 
 import (
+	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
+	"sync"
 )
+
+// nativeArch is the AUDIT_ARCH_* value of the only system call ABI a
+// confined server may use; 0 where the table has no numbers for this
+// architecture (KernelABI then says servers cannot be confined here).
+var nativeArch = map[string]uint32{
+	"amd64": archX86_64,
+	"arm64": archAArch64,
+}[runtime.GOARCH]
+
+// filterCache holds each mode's filter for this architecture, as the
+// confining child gets it (Wrap builds it once, not at every start).
+var filterCache sync.Map // filterMode -> []byte
+
+// nativeFilter is the filter of mode m for this architecture, encoded as
+// the kernel's struct sock_filter array (8 bytes an instruction, little
+// endian): what the confining child installs.
+func nativeFilter(m filterMode) ([]byte, error) {
+	if b, ok := filterCache.Load(m); ok {
+		return b.([]byte), nil
+	}
+	if nativeArch == 0 {
+		return nil, fmt.Errorf("no system call filter for %s", runtime.GOARCH)
+	}
+	prog, err := filterProgram(nativeArch, m)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 8*len(prog))
+	for _, in := range prog {
+		b = binary.LittleEndian.AppendUint16(b, in.code)
+		b = append(b, in.jt, in.jf)
+		b = binary.LittleEndian.AppendUint32(b, in.k)
+	}
+	filterCache.Store(m, b)
+	return b, nil
+}
+
+// decodeFilter is nativeFilter's encoding read back.
+func decodeFilter(b []byte) ([]insn, error) {
+	if len(b) == 0 || len(b)%8 != 0 || len(b)/8 > 4096 {
+		return nil, fmt.Errorf("a system call filter of %d bytes", len(b))
+	}
+	prog := make([]insn, len(b)/8)
+	for i := range prog {
+		c := b[8*i:]
+		prog[i] = insn{code: binary.LittleEndian.Uint16(c), jt: c[2], jf: c[3], k: binary.LittleEndian.Uint32(c[4:])}
+	}
+	return prog, nil
+}
 
 // An insn is one classic BPF instruction (struct sock_filter).
 type insn struct {
@@ -67,7 +120,9 @@ type ref struct {
 	t, f string
 }
 
-func newAsm() *asm { return &asm{labels: map[string]int{}} }
+func newAsm() *asm {
+	return &asm{prog: make([]insn, 0, 1024), labels: make(map[string]int, 512), refs: make([]ref, 0, 512)}
+}
 
 func (a *asm) ld(off uint32) { a.prog = append(a.prog, insn{code: bpfLdAbsW, k: off}) }
 
@@ -146,24 +201,32 @@ func spans(arch uint32, m filterMode) ([]span, error) {
 	if !ok {
 		return nil, fmt.Errorf("no system call table for architecture %#x", arch)
 	}
-	byNr := map[uint32]action{}
 	top := uint32(0)
+	for _, nr := range nums {
+		top = max(top, nr)
+	}
+	byNr := make([]action, top+2)
+	for i := range byNr {
+		byNr[i] = gone
+	}
+	// A row's action is the same for each of its calls: asked once.
+	acts := make([]action, len(syscallTable))
+	asked := make([]bool, len(syscallTable))
+	rows := rowOf()
 	for name, nr := range nums {
-		r, ok := ruleFor(name)
+		i, ok := rows[name]
 		if !ok {
 			return nil, fmt.Errorf("system call %s is in no row of the table", name)
 		}
-		byNr[nr] = r.act(m)
-		top = max(top, nr)
+		if !asked[i] {
+			acts[i], asked[i] = syscallTable[i].act(m), true
+		}
+		byNr[nr] = acts[i]
 	}
 	var out []span
-	for nr := uint32(0); nr <= top+1; nr++ {
-		act, ok := byNr[nr]
-		if !ok {
-			act = gone
-		}
+	for nr, act := range byNr {
 		if len(out) == 0 || out[len(out)-1].act != act {
-			out = append(out, span{lo: nr, act: act})
+			out = append(out, span{lo: uint32(nr), act: act})
 		}
 	}
 	return out, nil
@@ -211,7 +274,6 @@ type tree struct {
 	spans  []span
 	prefix string // of its labels
 	next   int    // labels made
-	sizes  map[[2]int]int
 }
 
 // size is the number of instructions emit(i, j) writes.
@@ -219,19 +281,12 @@ func (t *tree) size(i, j int) int {
 	if j-i == 1 {
 		return 1
 	}
-	if t.sizes == nil {
-		t.sizes = map[[2]int]int{}
-	}
-	if n, ok := t.sizes[[2]int{i, j}]; ok {
-		return n
-	}
 	mid := (i + j) / 2
 	left := t.size(i, mid)
 	n := 1 + left + t.size(mid, j)
 	if left > 255 {
 		n++ // the long jump to the right half
 	}
-	t.sizes[[2]int{i, j}] = n
 	return n
 }
 
@@ -249,7 +304,7 @@ func (t *tree) emit(i, j int) {
 	}
 	mid := (i + j) / 2
 	t.next++
-	right := fmt.Sprintf("%s%d", t.prefix, t.next)
+	right := t.prefix + strconv.Itoa(t.next)
 	if t.size(i, mid) > 255 {
 		far := right + "far"
 		left := right + "left"

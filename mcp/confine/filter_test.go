@@ -414,3 +414,31 @@ func TestFilterTreeIsShallow(t *testing.T) {
 		t.Error("no long jump in a tree that needs them")
 	}
 }
+
+// TestFilterTravelsWhole: the filter Wrap carries to the confining child
+// decodes to the program built, and the child refuses what is not a
+// filter (it then executes nothing: a server is never started without
+// one).
+func TestFilterTravelsWhole(t *testing.T) {
+	if nativeArch == 0 {
+		t.Fatalf("no filter for this architecture")
+	}
+	for _, m := range modes() {
+		b, err := nativeFilter(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeFilter(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := program(t, nativeArch, m); !slices.Equal(got, want) {
+			t.Errorf("%+v: the filter carried differs from the one built", m)
+		}
+	}
+	for _, bad := range [][]byte{nil, {1, 2, 3}, make([]byte, 8*4097)} {
+		if _, err := decodeFilter(bad); err == nil {
+			t.Errorf("a filter of %d bytes was taken", len(bad))
+		}
+	}
+}

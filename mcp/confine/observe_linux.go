@@ -64,13 +64,12 @@ type seccompNotifAddfd struct {
 	newfdFlags uint32
 }
 
-// handOverListener is the child's part: it installs the filter of an
-// observed server at Landlock ABI abi with a new listener and sends the
-// listener to Rootkeeper over the inherited unix socket sock (made by
-// Rootkeeper before the start, so that the child's own filter on unix
-// sockets does not apply), then closes both.
-func handOverListener(sock, abi int) error {
-	fd, err := installFilter(filterMode{abi: abi, observed: true})
+// handOverListener is the child's part: it installs filter (an observed
+// server's) with a new listener and sends the listener to Rootkeeper over
+// the inherited unix socket sock (made by Rootkeeper before the start, so
+// that the child's own filter does not apply to it), then closes both.
+func handOverListener(sock int, filter []byte) error {
+	fd, err := installFilter(filter, true)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 package confine
 
+import "sync"
+
 // The system calls a confined server may make: one reviewed table, every
 // call of x86-64 and arm64 in it (sysnums.go lists them, generated from
 // golang.org/x/sys), each with what covers it. The seccomp filter
@@ -363,12 +365,21 @@ const (
 
 // ruleFor is the row of call, if any.
 func ruleFor(call string) (sysRule, bool) {
-	for _, r := range syscallTable {
+	i, ok := rowOf()[call]
+	if !ok {
+		return sysRule{}, false
+	}
+	return syscallTable[i], true
+}
+
+// rowOf indexes the table by call (the confining child builds a filter at
+// every start: a scan of the rows for each call cost 0.7 ms).
+var rowOf = sync.OnceValue(func() map[string]int {
+	m := make(map[string]int, 512)
+	for i, r := range syscallTable {
 		for _, c := range r.calls {
-			if c == call {
-				return r, true
-			}
+			m[c] = i
 		}
 	}
-	return sysRule{}, false
-}
+	return m
+})
