@@ -189,8 +189,9 @@ func BenchmarkOpens1000(b *testing.B) {
 }
 
 // BenchmarkChmods1000 compares 1,000 chmods of files inside the roots of a
-// confined server without observation (the anchor: Landlock does not see
-// them) and with it (the observer does each one itself, meta_linux.go).
+// confined server without observation (the anchor: the filter refuses
+// each in the kernel, as nobody could check them) and with it (the
+// observer does each one itself, meta_linux.go).
 func BenchmarkChmods1000(b *testing.B) {
 	b.Run("confined", func(b *testing.B) { benchOps(b, "chmod", false) })
 	b.Run("observed", func(b *testing.B) { benchOps(b, "chmod", true) })

@@ -82,6 +82,11 @@ func hole(op, path string) (got string, ok bool, err error) {
 		err = wrap("seccomp", errOf(e))
 	case "mknodblk": // a block device node (the first loop device)
 		err = wrap("mknod", unix.Mknod(path, unix.S_IFBLK|0o600, int(unix.Mkdev(7, 0))))
+	case "spin": // N calls of getppid: what the filter costs a call it allows
+		n, _ := strconv.Atoi(path)
+		for range n {
+			unix.Getppid()
+		}
 	case "truncrace": // LINK,A,B,N: truncate LINK while it is swapped between A and B
 		got, err = truncRace(path)
 	case "watchrace": // LINK,A,B,N: watch LINK while it is swapped; got: distinct watches
