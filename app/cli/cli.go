@@ -117,7 +117,8 @@ then not started. When a confined server reaches past its folders, the window
 asks (its call waits, reach-wait); with nobody to ask (headless, a bridge with
 no app) the call is refused at once and the request waits in status. Allow
 once lets exactly the calls shown through, each with its own access; only
-grant (without --once) widens its folders.
+grant (without --once) widens its folders. ROOTKEEPER_LANDLOCK_ABI=N confines
+at Landlock ABI N at most (status and doctor then say "capped").
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to
