@@ -26,26 +26,37 @@ type ReachCall struct {
 	NotOnce string `json:"notOnce,omitempty"`
 }
 
-// What a reach call does (ReachCall.Op, Request.Op).
+// What a reach call does (ReachCall.Op, Request.Op): the operations the
+// observer (mcp/confine's Attempt.Op) reports.
 const (
 	OpRead     = "read"     // open a file for reading
 	OpList     = "list"     // open a folder to list it
-	OpWrite    = "write"    // open a file for writing, keeping its content
-	OpTruncate = "truncate" // open a file for writing, emptying it
-	OpCreate   = "create"   // create a file (or open it, creating it if missing)
+	OpWrite    = "write"    // open an existing file for writing, keeping its content
+	OpTruncate = "truncate" // empty an existing file (any O_TRUNC, O_RDONLY's included; truncate(2))
+	OpCreate   = "create"   // create a file that does not exist
+	OpReplace  = "replace"  // create over an existing file (O_CREAT|O_TRUNC): empty it and rewrite it
 	OpMkdir    = "mkdir"    // make a folder
 	OpRename   = "rename"   // rename or move
 	OpExecute  = "execute"  // run a program
+	OpWatch    = "watch"    // watch a path for changes (inotify): learns the names that come and go
 )
 
-// OpWrites reports whether a call doing op would change what is on disk
-// (anything but read, list and execute).
+// OpWrites reports whether a call doing op would change what is on disk:
+// a write, a truncate, a create, a replace, a mkdir or a rename.
 func OpWrites(op string) bool {
 	switch op {
-	case OpWrite, OpTruncate, OpCreate, OpMkdir, OpRename:
+	case OpWrite, OpTruncate, OpCreate, OpReplace, OpMkdir, OpRename:
 		return true
 	}
 	return false
+}
+
+// OpOnlyReads reports whether a call doing op only looks: it reads a file,
+// lists a folder or watches one, and changes nothing. Only such calls are
+// let through by an allow once that names a path rather than the calls
+// (OnceCalls), and only such calls make allow once the dialog's default.
+func OpOnlyReads(op string) bool {
+	return op == OpRead || op == OpList || op == OpWatch
 }
 
 // OpText is op as a person reads it, for a path: "read", "change",
@@ -62,12 +73,16 @@ func OpText(op string) string {
 		return "empty and rewrite"
 	case OpCreate:
 		return "create"
+	case OpReplace:
+		return "replace (empty and rewrite)"
 	case OpMkdir:
 		return "make the folder"
 	case OpRename:
 		return "rename"
 	case OpExecute:
 		return "run"
+	case OpWatch:
+		return "watch for changes in"
 	case "":
 		return "reach"
 	}
