@@ -62,6 +62,7 @@ func main() {
 	// Confined servers are started through `rootkeeper __confine`, which
 	// package confine answers in its init, before main runs.
 	cli.Landlock = confine.ABI
+	cli.LandlockKernel = confine.KernelABI
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	code := cli.Run(ctx, os.Args[1:], cli.Env{
@@ -456,14 +457,15 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		SetReviewer: w.SetReviewer,
 		// The Confine switch of each card, and why it is off where
 		// Landlock is missing.
-		Landlock:  confine.ABI,
-		Shows:     w.Shows(),
-		Later:     w.Later(),
-		OnLater:   w.SetLater,
-		OnFinding: w.SetFinding,
-		QuitApp:   w.QuitApp,
-		Log:       newLogger(),
-		Began:     began,
+		Landlock:       confine.ABI,
+		LandlockKernel: confine.KernelABI,
+		Shows:          w.Shows(),
+		Later:          w.Later(),
+		OnLater:        w.SetLater,
+		OnFinding:      w.SetFinding,
+		QuitApp:        w.QuitApp,
+		Log:            newLogger(),
+		Began:          began,
 	})
 	if err != nil {
 		return fmt.Errorf("gui: %w", err)

@@ -194,55 +194,126 @@ func TestReachWithNobodyToAsk(t *testing.T) {
 	}
 }
 
-// TestReachAsksThePersonWhenTheAppRuns: with the app running with its
-// window (under Xvfb, no tray host), a bridged confined server's read waits
-// for the person; `grant nosy FILE --once` typed in a terminal lets exactly
-// that read through, from the same server process, and grants nothing; a
-// truncate that joined the request meanwhile is refused and the file keeps
-// its content.
+// reachRound is one round of the attack on allow once: a read of a file
+// waits, `status` is read, and a truncate of the same file joins it.
+type reachRound struct {
+	read, trunc         <-chan string // the calls' answers to come
+	readID, truncID     string        // their short ids
+	statusBeforeTheJoin string
+}
+
+// startReachRound has nosy (through h) read file, in folder secret, wait
+// for the person, reads `status`, and has a truncate of file join it.
+func startReachRound(t *testing.T, h *hostSession, state, secret, file string) reachRound {
+	t.Helper()
+	var r reachRound
+	r.read = h.try("read", file)
+	waitFor(t, "the read waiting on its request", func() bool {
+		req, ok := reachRequest(t, state, secret)
+		return ok && len(req.Calls) == 1 && !req.Unasked
+	})
+	r.statusBeforeTheJoin = mustRun(t, state, "status")
+	r.trunc = h.try("truncate", file)
+	waitFor(t, "the truncate joining it", func() bool {
+		req, _ := reachRequest(t, state, secret)
+		for _, c := range req.Calls {
+			switch c.Op {
+			case app.OpRead:
+				r.readID = c.Short
+			case app.OpTruncate:
+				r.truncID = c.Short
+			}
+		}
+		return len(req.Calls) == 2 && r.readID != "" && r.truncID != ""
+	})
+	return r
+}
+
+// bridgePID is the pid of the server of nosy's bridge session, 0 when
+// there is none.
+func bridgePID(t *testing.T, state string) int {
+	t.Helper()
+	for _, s := range liveStatus(t, state).Bridges {
+		if s.Server == "nosy" {
+			return s.PID
+		}
+	}
+	return 0
+}
+
+// TestReachAsksThePersonWhenTheAppRuns is the issue's attack on allow once
+// typed in a terminal, with the app running with its window (under Xvfb,
+// no tray host) so that a bridged confined server's calls wait for the
+// person. A read of a.txt waits, and `status` is read; a truncating write
+// of a.txt joins; `grant nosy a.txt --once` lets only the read through:
+// the write is refused and a.txt keeps its content. The folder's once lets
+// no change through either. Only `grant nosy --once --call ID`, naming the
+// write by the short id status shows, lets exactly it through (an id that
+// names no waiting call exits 2 and lets nothing through). All from the
+// same server process, and nothing is granted.
 func TestReachAsksThePersonWhenTheAppRuns(t *testing.T) {
 	state, secret := reachSetup(t)
 	startGUIApp(t, state)
-	waitFor(t, "the app", func() bool { return liveStatus(t, state).Running })
-
 	h := startHostSession(t, state)
-	a, b := filepath.Join(secret, "a.txt"), filepath.Join(secret, "b.txt")
-	read := h.try("read", a)
-	waitFor(t, "the read waiting on its request", func() bool {
-		r, ok := reachRequest(t, state, secret)
-		return ok && len(r.Calls) == 1 && !r.Unasked
-	})
-	trunc := h.try("truncate", b)
-	waitFor(t, "the truncate joining it", func() bool {
-		r, _ := reachRequest(t, state, secret)
-		return len(r.Calls) == 2
-	})
-	pid := 0
-	for _, s := range liveStatus(t, state).Bridges {
-		if s.Server == "nosy" {
-			pid = s.PID
-		}
+	a := filepath.Join(secret, "a.txt")
+
+	r := startReachRound(t, h, state, secret, a)
+	first := bridgePID(t, state)
+	if want := "[" + r.readID + "] read " + a + " (once: `rootkeeper grant nosy --once --call " + r.readID + "`)"; !strings.Contains(r.statusBeforeTheJoin, want) {
+		t.Errorf("status does not offer %q:\n%s", want, r.statusBeforeTheJoin)
 	}
 	out := mustRun(t, state, "grant", "nosy", a, "--once")
-	if !strings.Contains(out, "read "+a) || strings.Contains(out, "rewrite") {
-		t.Errorf("grant --once of the read said:\n%s", out)
+	if !strings.Contains(out, "  ["+r.readID+"] read "+a+"\n") || !strings.Contains(out, "refused: ["+r.truncID+"] empty and rewrite "+a) {
+		t.Errorf("grant --once of a.txt said:\n%s", out)
 	}
-	if line := <-read; !strings.Contains(line, "secret a") {
+	if line := <-r.read; !strings.Contains(line, "secret a") {
 		t.Fatalf("the read allowed once: %s", line)
 	}
-	if line := <-trunc; !strings.Contains(line, "permission denied") {
-		t.Errorf("the truncate that was not named: %s", line)
+	if line := <-r.trunc; !strings.Contains(line, "permission denied") {
+		t.Errorf("the truncate that joined the read went through on the once given for a.txt: %s", line)
 	}
-	if got, _ := os.ReadFile(b); string(got) != "secret b" {
-		t.Errorf("b.txt is %q", got)
+	if got, _ := os.ReadFile(a); string(got) != "secret a" {
+		t.Fatalf("a.txt is %q after a once given for a.txt's read", got)
 	}
-	st := liveStatus(t, state)
-	for _, s := range st.Bridges {
-		if s.Server == "nosy" && (pid == 0 || s.PID != pid) {
-			t.Errorf("the server's pid went from %d to %d: restarted", pid, s.PID)
-		}
+
+	r = startReachRound(t, h, state, secret, a)
+	out = mustRun(t, state, "grant", "nosy", secret, "--once")
+	if !strings.Contains(out, "  ["+r.readID+"] read "+a+"\n") || !strings.Contains(out, "refused: ["+r.truncID+"] empty and rewrite "+a) {
+		t.Errorf("grant --once of the folder said:\n%s", out)
 	}
-	for _, s := range st.Servers {
+	<-r.read
+	if line := <-r.trunc; !strings.Contains(line, "permission denied") {
+		t.Errorf("the truncate went through on the folder's once: %s", line)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "secret a" {
+		t.Fatalf("a.txt is %q after the folder's once", got)
+	}
+
+	r = startReachRound(t, h, state, secret, a)
+	if _, errOut, code := rootkeeper(t, state, "grant", "nosy", "--once", "--call", "nosuch"); code != 2 || !strings.Contains(errOut, `"nosuch" names no call of nosy waiting now`) {
+		t.Errorf("an id naming no call: exit %d, %q", code, errOut)
+	}
+	if req, _ := reachRequest(t, state, secret); len(req.Calls) != 2 {
+		t.Errorf("after a refused --call the calls waiting are %+v; want both still waiting", req.Calls)
+	}
+	out = mustRun(t, state, "grant", "nosy", "--once", "--call", r.truncID)
+	if !strings.Contains(out, "  ["+r.truncID+"] empty and rewrite "+a+"\n") || !strings.Contains(out, "refused: ["+r.readID+"] read "+a+" (not named)") {
+		t.Errorf("grant --once --call of the truncate said:\n%s", out)
+	}
+	if line := <-r.trunc; !strings.Contains(line, `\"ok\":true`) {
+		t.Errorf("the truncate named by its id: %s", line)
+	}
+	if line := <-r.read; !strings.Contains(line, "permission denied") {
+		t.Errorf("the read not named: %s", line)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "T" {
+		t.Errorf("a.txt is %q after the truncate was let through by its id; want nosy's \"T\"", got)
+	}
+
+	if now := bridgePID(t, state); first == 0 || now != first {
+		t.Errorf("the server's pid went from %d to %d: restarted", first, now)
+	}
+	for _, s := range liveStatus(t, state).Servers {
 		if s.Name == "nosy" && (len(s.Visible) != 1 || len(s.Requests) != 0) {
 			t.Errorf("after allow once nosy sees %v and has requests %v; want its one folder and none", s.Visible, s.Requests)
 		}

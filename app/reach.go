@@ -75,18 +75,18 @@ type ReachContext struct {
 }
 
 // ReachFolder is the folder a person is asked about when a confined server
-// tried path (op as in confine.Attempt: read, list, write, create, rename,
-// execute): the nearest enclosing project, else the enclosing root, else
-// the path's own folder (the path itself for a list). ok is false for a
-// path never asked about: in system folders, caches and runtimes, the
-// private temp folder, beneath a node_modules folder, or when the folder
-// would be / or the home folder (or above it) as a whole.
+// tried path (op as in confine.Attempt: the Op… constants): the nearest
+// enclosing project, else the enclosing root, else the path's own folder
+// (the path itself for a list or a watch, which learn the names in it).
+// ok is false for a path never asked about: in system folders, caches and
+// runtimes, the private temp folder, beneath a node_modules folder, or
+// when the folder would be / or the home folder (or above it) as a whole.
 func ReachFolder(path, op string, c ReachContext) (folder string, ok bool) {
 	path = filepath.Clean(path)
 	if !filepath.IsAbs(path) || strings.Contains(path+"/", "/node_modules/") {
 		return "", false
 	}
-	if op == "read" && slices.Contains(runtimeProbes, filepath.Base(path)) {
+	if op == OpRead && slices.Contains(runtimeProbes, filepath.Base(path)) {
 		return "", false
 	}
 	skip := slices.Clone(neverAsked)
@@ -101,7 +101,7 @@ func ReachFolder(path, op string, c ReachContext) (folder string, ok bool) {
 		}
 	}
 	start := filepath.Dir(path)
-	if op == "list" {
+	if op == OpList || op == OpWatch {
 		start = path
 	}
 	top := func(d string) bool { return d == "/" || (c.Home != "" && (d == c.Home || IsWithin(c.Home, d))) }

@@ -23,7 +23,8 @@ type ReachQuestion struct {
 	// that it can answer (NotOnce empty).
 	Once bool
 	// Default is the answer Enter gives: ReachOnce when every waiting call
-	// only reads or lists and allow once can let one through, ReachDeny
+	// only reads, lists or watches (OpOnlyReads) and allow once can let
+	// one through, ReachDeny
 	// for anything else. Never the folder: allowing the whole folder is
 	// a choice the person clicks.
 	Default ReachAnswer
@@ -63,7 +64,7 @@ func ReachQuestionOf(r Request, now time.Time, name func(string) string) ReachQu
 			if c.NotOnce == "" {
 				q.Once = true
 			}
-			if c.Op != OpRead && c.Op != OpList {
+			if !OpOnlyReads(c.Op) {
 				reads = false
 			}
 		}

@@ -24,28 +24,43 @@ type ReachCall struct {
 	// flags Rootkeeper cannot honour. Only allowing the folder lets such a
 	// call through, after the server's restart.
 	NotOnce string `json:"notOnce,omitempty"`
+	// Short is the call's short id while it waits (ShortIDs): what
+	// `status` shows and `grant SERVER --once --call` takes. It is set
+	// where waiting calls are shown, never kept in the state.
+	Short string `json:"short,omitempty"`
 }
 
-// What a reach call does (ReachCall.Op, Request.Op).
+// What a reach call does (ReachCall.Op, Request.Op): the operations the
+// observer (mcp/confine's Attempt.Op) reports.
 const (
 	OpRead     = "read"     // open a file for reading
 	OpList     = "list"     // open a folder to list it
-	OpWrite    = "write"    // open a file for writing, keeping its content
-	OpTruncate = "truncate" // open a file for writing, emptying it
-	OpCreate   = "create"   // create a file (or open it, creating it if missing)
+	OpWrite    = "write"    // open an existing file for writing, keeping its content
+	OpTruncate = "truncate" // empty an existing file (any O_TRUNC, O_RDONLY's included; truncate(2))
+	OpCreate   = "create"   // create a file that does not exist
+	OpReplace  = "replace"  // create over an existing file (O_CREAT|O_TRUNC): empty it and rewrite it
 	OpMkdir    = "mkdir"    // make a folder
 	OpRename   = "rename"   // rename or move
 	OpExecute  = "execute"  // run a program
+	OpWatch    = "watch"    // watch a path for changes (inotify): learns the names that come and go
 )
 
-// OpWrites reports whether a call doing op would change what is on disk
-// (anything but read, list and execute).
+// OpWrites reports whether a call doing op would change what is on disk:
+// a write, a truncate, a create, a replace, a mkdir or a rename.
 func OpWrites(op string) bool {
 	switch op {
-	case OpWrite, OpTruncate, OpCreate, OpMkdir, OpRename:
+	case OpWrite, OpTruncate, OpCreate, OpReplace, OpMkdir, OpRename:
 		return true
 	}
 	return false
+}
+
+// OpOnlyReads reports whether a call doing op only looks: it reads a file,
+// lists a folder or watches one, and changes nothing. Only such calls are
+// let through by an allow once that names a path rather than the calls
+// (OnceCalls), and only such calls make allow once the dialog's default.
+func OpOnlyReads(op string) bool {
+	return op == OpRead || op == OpList || op == OpWatch
 }
 
 // OpText is op as a person reads it, for a path: "read", "change",
@@ -62,12 +77,16 @@ func OpText(op string) string {
 		return "empty and rewrite"
 	case OpCreate:
 		return "create"
+	case OpReplace:
+		return "replace (empty and rewrite)"
 	case OpMkdir:
 		return "make the folder"
 	case OpRename:
 		return "rename"
 	case OpExecute:
 		return "run"
+	case OpWatch:
+		return "watch for changes in"
 	case "":
 		return "reach"
 	}
@@ -160,8 +179,9 @@ type OnceAnswer struct {
 
 // GrantOnce answers the open reach request of server for folder with allow
 // once, given at at: the waiting calls named by ids (nil: every call
-// waiting now, as `grant --once` shows them) that allow once can answer
-// are let through, each with its own access, and nothing is widened: no
+// waiting now, changes included; the window and the command line always
+// name the calls they showed, see OnceCalls and GrantOnceCalls) that
+// allow once can answer are let through, each with its own access, and nothing is widened: no
 // decision, no restart, and the next attempt asks again. The request is
 // dropped; calls not answered are refused. A request whose waiting calls
 // allow once can answer none of is refused with an InputError naming
@@ -213,22 +233,28 @@ func onceRefusal(a OnceAnswer) string {
 }
 
 // OnceCalls picks, of r's calls waiting at now, the ones an allow once
-// typed on the command line for target answers: target is the request's
-// folder (every waiting call that only reads or lists) or the file a call
-// named (every call on that file). A call that changes files is let
-// through once only when its file is named: withheld are the ones the
-// folder named, which are refused. ok is false when target is neither.
+// typed on the command line for a path answers: target is the request's
+// folder (its waiting calls that only read, list or watch) or a path a
+// call named (those of its calls). A call that changes anything (OpWrites)
+// or runs a program is never let through by a path, whichever it is: only
+// when it is named by its id (State.GrantOnceCalls), so that a write that
+// joined after the person read `status` never rides on the once they gave
+// for a read. withheld are such calls target named, which the once
+// refuses. A call allow once cannot answer at all (NotOnce) is picked, so
+// that GrantOnce refuses it saying why. ok is false when target is
+// neither the folder nor a path a call named.
 func (r Request) OnceCalls(target string, now time.Time) (ids []string, withheld []ReachCall, ok bool) {
 	folder := target == r.Path
 	for _, c := range r.Waiting(now) {
-		switch {
-		case c.Path == target:
+		if c.Path == target {
 			ok = true
+		} else if !folder {
+			continue
+		}
+		if OpOnlyReads(c.Op) || c.NotOnce != "" {
 			ids = append(ids, c.ID)
-		case folder && OpWrites(c.Op):
+		} else {
 			withheld = append(withheld, c)
-		case folder:
-			ids = append(ids, c.ID)
 		}
 	}
 	return ids, withheld, ok || folder

@@ -58,6 +58,10 @@ type Options struct {
 	// may not import). Nil: this build cannot confine, and the Confine
 	// switch of each card can only be turned off.
 	Landlock func() (int, error)
+	// LandlockKernel reports this kernel's own Landlock ABI, whatever caps
+	// the one servers run under (main passes confine.KernelABI): a card
+	// whose ABI is below it says it is capped. Nil: unknown.
+	LandlockKernel func() (int, error)
 	// Shows are what the running app asks the window to show: the window
 	// comes forward for each (the tray's Open, a second launch, a folder
 	// ticked in the tray that a server was not asked about).

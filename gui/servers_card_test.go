@@ -54,6 +54,7 @@ func TestCardSaysWhetherTheServerIsConfined(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		landlock func() (int, error)
+		kernel   func() (int, error) // the kernel's own ABI; nil: unknown
 		srv      app.Server
 		live     int // the ABI the running server was started under
 		want     string
@@ -65,6 +66,12 @@ func TestCardSaysWhetherTheServerIsConfined(t *testing.T) {
 			want: app.ConfinedText(4), switchOn: true},
 		{name: "confined, running", landlock: abi(6), srv: app.Server{Confine: true}, live: 5,
 			want: app.ConfinedText(5), switchOn: true},
+		{name: "confined at a capped ABI", landlock: abi(2), kernel: abi(7), srv: app.Server{Confine: true},
+			want: app.CappedConfinedText(2, 7), switchOn: true},
+		{name: "confined at the kernel's ABI", landlock: abi(7), kernel: abi(7), srv: app.Server{Confine: true},
+			want: app.ConfinedText(7), switchOn: true},
+		{name: "running at a capped ABI", landlock: abi(7), kernel: abi(7), srv: app.Server{Confine: true}, live: 3,
+			want: app.CappedConfinedText(3, 7), switchOn: true},
 		{name: "not confined", landlock: abi(4), srv: app.Server{},
 			want: "not confined: roots are advice to this server"},
 		{name: "no Landlock: cannot be turned on", landlock: func() (int, error) { return 0, noLandlock }, srv: app.Server{},
@@ -84,7 +91,7 @@ func TestCardSaysWhetherTheServerIsConfined(t *testing.T) {
 			if srv.Type == "" {
 				srv.Type, srv.Command = app.TransportStdio, "mcp-server-filesystem"
 			}
-			f := newFixture(t, Options{Landlock: tc.landlock}, func(s *app.State) error { return s.AddServer(srv) })
+			f := newFixture(t, Options{Landlock: tc.landlock, LandlockKernel: tc.kernel}, func(s *app.State) error { return s.AddServer(srv) })
 			if tc.live > 0 {
 				f.core.SetServerStatus("fs", app.ServerStatus{State: app.ServerConnected, LandlockABI: tc.live})
 				f.u.refresh()

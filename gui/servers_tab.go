@@ -240,7 +240,7 @@ var slotStateText = map[app.SlotState]string{
 // through the core off the UI goroutine; the MCP side restarts a server
 // whose configuration changed.
 func (t *serversTab) confineRow(srv app.Server, st app.ServerStatus) fyne.CanvasObject {
-	text := app.ConfinementText(srv, &st, t.u.landlock)
+	text := app.ConfinementText(srv, &st, t.u.landlock, t.u.landlockKernel)
 	if srv.Type != app.TransportStdio {
 		return newPathLabel(text)
 	}

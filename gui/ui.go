@@ -51,6 +51,8 @@ type ui struct {
 	// landlock is opts.Landlock asked once (the kernel's answer does not
 	// change while the app runs), never nil.
 	landlock func() (int, error)
+	// landlockKernel is opts.LandlockKernel asked once; nil when unknown.
+	landlockKernel func() (int, error)
 
 	snap *app.Snapshot
 	grid *app.Grid // snap's index, built once per snapshot
@@ -128,6 +130,9 @@ func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {
 		}
 		return opts.Landlock()
 	})
+	if opts.LandlockKernel != nil {
+		u.landlockKernel = sync.OnceValues(opts.LandlockKernel)
+	}
 	return u
 }
 

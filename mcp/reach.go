@@ -121,7 +121,8 @@ func (w *ReachWatch) init() {
 // folder is app.ReachFolder for a, cached by the folder the path is in.
 func (w *ReachWatch) folder(snap *app.Snapshot, a confine.Attempt) (string, bool) {
 	key := a.Op + "\x00" + filepath.Dir(a.Path)
-	if a.Op == "list" {
+	if a.Op == app.OpList || a.Op == app.OpWatch {
+		// Asked about as the folder itself (app.ReachFolder).
 		key = a.Op + "\x00" + a.Path
 	}
 	w.mu.Lock()

@@ -86,9 +86,12 @@ tray with the window closed (as at login).
   import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from a host's JSON config, in any host's shape
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
-  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the calls of a confined
+  grant SERVER ROOT [--until-quit|--once]  let SERVER see ROOT (--once: let the reads of a confined
                                     server waiting on ROOT through this once, nothing more; ROOT
-                                    may be the folder (its reads) or a file a call named)
+                                    may be the folder (its reads and listings) or a file a call
+                                    named (its reads); a change is never let through this way)
+  grant SERVER --once --call ID[,ID]  let exactly the waiting calls named through once, changes
+                                    included (the ids status shows; --call repeatable)
   deny SERVER ROOT                  remember that SERVER may not see ROOT
   revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
   pause | resume                    stop or restart all sharing
@@ -116,8 +119,11 @@ server runs unconfined and status says so, while one added with --confine is
 then not started. When a confined server reaches past its folders, the window
 asks (its call waits, reach-wait); with nobody to ask (headless, a bridge with
 no app) the call is refused at once and the request waits in status. Allow
-once lets exactly the calls shown through, each with its own access; only
-grant (without --once) widens its folders.
+once lets exactly the calls shown through, each with its own access: status
+lists each waiting call with a short id and the command for it; a write, a
+truncate, a create or a replace goes through once only when named by its id.
+Only grant (without --once) widens its folders. ROOTKEEPER_LANDLOCK_ABI=N
+confines at Landlock ABI N at most (status and doctor then say "capped").
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to

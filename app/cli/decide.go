@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"rootkeeper/app"
@@ -14,12 +16,27 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 	f := newFlags(verb)
 	untilQuit := f.Bool("until-quit")
 	var once *bool
+	var calls *[]string
 	if verdict == app.Allow {
 		once = f.Bool("once")
+		calls = f.List("call")
 	}
 	pos, _, err := f.parse(args)
 	if err != nil {
 		return err
+	}
+	if calls != nil && len(*calls) > 0 {
+		if !*once {
+			return usagef("--call names calls to let through once: give it with --once (`rootkeeper grant SERVER --once --call ID`)")
+		}
+		if err := exactly(verb+" --once --call", pos, "SERVER"); err != nil {
+			return err
+		}
+		refs := callRefs(*calls)
+		if len(refs) == 0 {
+			return usagef("--call %q names no call: give the id `rootkeeper status` shows", strings.Join(*calls, ","))
+		}
+		return c.grantCalls(pos[0], refs)
 	}
 	if err := exactly(verb, pos, "SERVER", "ROOT"); err != nil {
 		return err
@@ -148,15 +165,19 @@ func (c *command) setPaused(paused bool) error {
 	return nil
 }
 
-// grantOnce answers calls of a confined server waiting on a folder with
-// allow once (app.State.GrantOnce): ref names the folder (its waiting
-// reads and listings) or a file a call named (the calls on that file);
-// each call answered gets what it asked for and no more, the folder is not
-// granted, and the next attempt asks again. It prints exactly what it let
-// through, and what it did not.
+// grantOnce is `grant SERVER PATH --once`: it answers calls of a confined
+// server waiting on a folder with allow once (app.State.GrantOnce), and
+// lets through only calls that read: PATH names the folder (its waiting
+// reads, listings and watches) or a path a call named (its reads). A call
+// that changes anything goes through once only when named by its id
+// (grantCalls), so a write that joined after the person read `status` is
+// refused, never let through on a once given for a read. Each call
+// answered gets what it asked for and no more, the folder is not granted,
+// and the next attempt asks again. It prints exactly what it let through
+// and what it refused, each call with its id.
 func (c *command) grantOnce(server, ref string) error {
 	var ans app.OnceAnswer
-	var withheld []app.ReachCall
+	var waiting []app.ReachCall
 	_, err := c.update(func(s *app.State) error {
 		if _, ok := s.Server(server); !ok {
 			return &app.InputError{Msg: "no server \"" + server + "\""}
@@ -166,14 +187,14 @@ func (c *command) grantOnce(server, ref string) error {
 		if !ok {
 			return &app.InputError{Msg: server + " has no attempt waiting on \"" + ref + "\" (allow once answers a folder a confined server tried to reach, or a file it tried)"}
 		}
+		waiting = shortCalls(s, server, req.Path, now)
 		ids, held, _ := req.OnceCalls(target, now)
-		withheld = held
 		if len(ids) == 0 && len(held) > 0 {
 			// Only calls that change files wait: nothing is let through
-			// and they keep waiting, for a once that names their file.
-			first := held[0]
-			return &app.InputError{Msg: app.SafeText(fmt.Sprintf("%s waits to %s %s: a call that changes a file is let through once only when you name its file (`rootkeeper grant %s %s --once`), or allow the folder (`rootkeeper grant %s %s`)",
-				server, app.OpText(first.Op), first.Path, app.ShellQuote(server), app.ShellQuote(first.Path), app.ShellQuote(server), app.ShellQuote(req.Path)))}
+			// and they keep waiting, for a once that names them.
+			first := withShort(held[0], waiting)
+			return &app.InputError{Msg: app.SafeText(fmt.Sprintf("%s waits to %s %s: a change goes through once only when named by its id (`rootkeeper grant %s --once --call %s`), or allow the folder (`rootkeeper grant %s %s`)",
+				server, app.OpText(first.Op), first.Path, app.ShellQuote(server), first.Short, app.ShellQuote(server), app.ShellQuote(req.Path)))}
 		}
 		if ids == nil {
 			ids = []string{} // nothing picked: answer none, rather than all
@@ -185,28 +206,107 @@ func (c *command) grantOnce(server, ref string) error {
 	if err != nil {
 		return err
 	}
-	name := app.SafeText(server)
-	grantFolder := fmt.Sprintf("`rootkeeper grant %s %s`", app.ShellQuote(server), app.ShellQuote(ans.Folder))
-	if len(ans.Let)+len(ans.NotLet)+len(withheld) == 0 {
-		c.printf("nothing of %s waits on %s now (a call waits only while you are asked); nothing was let through. The next attempt asks again; to let it in for good: %s\n",
-			name, app.SafeText(ref), grantFolder)
+	if len(waiting) == 0 {
+		c.printf("nothing of %s waits on %s now (a call waits only while you are asked); nothing was let through. The next attempt asks again; to let it in for good: `rootkeeper grant %s %s`\n",
+			server, ref, app.ShellQuote(server), app.ShellQuote(ans.Folder))
 		return nil
 	}
-	if len(ans.Let) > 0 {
-		c.printf("%s may do this once, and nothing more (the next attempt asks again):\n", name)
-		for _, call := range ans.Let {
-			c.printf("  %s %s\n", app.OpText(call.Op), app.SafeText(call.Path))
+	c.printOnce([]app.OnceAnswer{ans}, map[string][]app.ReachCall{ans.Folder: waiting})
+	return nil
+}
+
+// grantCalls is `grant SERVER --once --call ID…`: it lets through once
+// exactly the waiting calls refs name, by their ids as `status` shows them
+// (app.State.GrantOnceCalls), changes included: the one way a change goes
+// through once from the command line. A ref that names no waiting call of
+// server is refused (exit 2), and then nothing is let through. It prints
+// what it let through and what it refused, each call with its id.
+func (c *command) grantCalls(server string, refs []string) error {
+	var answers []app.OnceAnswer
+	waiting := map[string][]app.ReachCall{}
+	_, err := c.update(func(s *app.State) error {
+		now := time.Now().UTC()
+		for _, r := range s.RequestsFor(server) {
+			waiting[r.Path] = shortCalls(s, server, r.Path, now)
+		}
+		var err error
+		answers, err = s.GrantOnceCalls(server, refs, app.ByCommandLine, now)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	c.printOnce(answers, waiting)
+	return nil
+}
+
+// printOnce prints what allow once did: the calls it let through, and
+// every other call that waited on the requests it answered, refused, each
+// with its short id and why (waiting: those calls by folder, Short set).
+func (c *command) printOnce(answers []app.OnceAnswer, waiting map[string][]app.ReachCall) {
+	for _, ans := range answers {
+		q := func(s string) string { return app.ShellQuote(s) }
+		name := app.SafeText(ans.Server)
+		if len(ans.Let) > 0 {
+			c.printf("%s may do this once, and nothing more (the next attempt asks again):\n", name)
+			for _, call := range ans.Let {
+				c.printf("  %s\n", callText(withShort(call, waiting[ans.Folder])))
+			}
+		}
+		for _, call := range waiting[ans.Folder] {
+			switch {
+			case slices.ContainsFunc(ans.Let, func(l app.ReachCall) bool { return l.ID == call.ID }):
+			case call.NotOnce != "":
+				c.printf("refused: %s (%s); to allow it, allow the folder: `rootkeeper grant %s %s`\n", callText(call), call.NotOnce, q(ans.Server), q(ans.Folder))
+			case !app.OpOnlyReads(call.Op):
+				c.printf("refused: %s (a change goes through once only when named by its id: `rootkeeper grant %s --once --call ID`; it asks again when tried again)\n", callText(call), q(ans.Server))
+			default:
+				c.printf("refused: %s (not named)\n", callText(call))
+			}
 		}
 	}
-	for _, call := range ans.NotLet {
-		c.printf("refused: %s %s (%s); to allow it, allow the folder: %s\n",
-			app.OpText(call.Op), app.SafeText(call.Path), app.SafeText(call.NotOnce), grantFolder)
-	}
-	for _, call := range withheld {
-		c.printf("refused: %s %s (a call that changes a file is let through once only when you name its file: `rootkeeper grant %s %s --once`)\n",
-			app.OpText(call.Op), app.SafeText(call.Path), app.ShellQuote(server), app.ShellQuote(call.Path))
+}
+
+// callText is a waiting call as the command line shows it, with its short
+// id: "[3fa9c1] read /home/ada/secret/a.txt".
+func callText(call app.ReachCall) string {
+	return app.SafeText("[" + call.Short + "] " + app.OpText(call.Op) + " " + call.Path)
+}
+
+// shortCalls are the calls of server waiting on its request for folder at
+// now, with their short ids (unique among all its waiting calls).
+func shortCalls(s *app.State, server, folder string, now time.Time) []app.ReachCall {
+	for _, r := range app.ShortIDs(s.RequestsFor(server), now) {
+		if r.Path == folder {
+			return r.Waiting(now)
+		}
 	}
 	return nil
+}
+
+// withShort is call with its short id from waiting (the same calls, Short
+// set).
+func withShort(call app.ReachCall, waiting []app.ReachCall) app.ReachCall {
+	for _, w := range waiting {
+		if w.ID == call.ID {
+			return w
+		}
+	}
+	return call
+}
+
+// callRefs are the call ids --call was given, each option a single id or
+// a comma-separated list.
+func callRefs(list []string) []string {
+	var out []string
+	for _, v := range list {
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // onceRequest finds the reach request of server that ref names: its folder,

@@ -15,10 +15,11 @@ import (
 // them.
 var doctorProbes = func() doctor.Options {
 	o := doctor.Options{
-		TrayHost: trayhost.Present,
-		Landlock: landlockABI,
-		Keyring:  func() error { return secrets.Available(secrets.OS) },
-		LookPath: doctor.SystemLookPath,
+		TrayHost:       trayhost.Present,
+		Landlock:       landlockABI,
+		LandlockKernel: LandlockKernel,
+		Keyring:        func() error { return secrets.Available(secrets.OS) },
+		LookPath:       doctor.SystemLookPath,
 		Autostart: func() (bool, string, error) {
 			e, err := autostart.Default()
 			if err != nil {

@@ -170,8 +170,10 @@ func (c *command) serversAdd(args []string) error {
 	if srv.Confine {
 		switch abi, err := landlockABI(); {
 		case err == nil:
-			c.printf("%s runs %s\n", app.SafeText(srv.Name), app.ConfinedText(abi))
-		case srv.ConfineRequired:
+			c.printf("%s runs %s\n", app.SafeText(srv.Name), app.CappedConfinedText(abi, kernelABI()))
+		case srv.ConfineRequired || kernelABI() > 0:
+			// Asked for in so many words, or the kernel has Landlock and
+			// the cap (app.EnvLandlockABI) is at fault: not started.
 			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
 		default:
 			c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, app.SafeText(srv.Name))

@@ -36,8 +36,9 @@ type ServerView struct {
 	Visible []RootRef `json:"visible"`
 	// Pending are enabled roots with no decision for this server.
 	Pending []RootRef `json:"pending"`
-	// Requests are folders asked for this server (by a host, or on its
-	// command line) and not decided yet; none is visible.
+	// Requests are folders asked for this server (by a host, on its
+	// command line, or reached by it) and not decided yet; none is
+	// visible. The calls waiting on one have their short ids set.
 	Requests []app.Request `json:"requests"`
 	// Live is the connection status from the running app (nil otherwise).
 	Live *app.ServerStatus `json:"live,omitempty"`
@@ -89,7 +90,7 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 	}
 	for _, srv := range snap.State.Servers {
 		v := ServerView{Name: srv.Name, Type: srv.Type, RootsMode: string(srv.Mode()), Visible: refs(app.Visible(snap, srv.Name)),
-			Pending: refs(app.Pending(snap, srv.Name)), Requests: snap.State.RequestsFor(srv.Name)}
+			Pending: refs(app.Pending(snap, srv.Name)), Requests: app.ShortIDs(snap.State.RequestsFor(srv.Name), time.Now().UTC())}
 		if v.Requests == nil {
 			v.Requests = []app.Request{}
 		}
@@ -266,8 +267,9 @@ func (c *command) printStatus(st Status) {
 }
 
 // printReach prints a confined server's reach request: what it tried, the
-// calls that wait on it now (each as allow once would let it through), or
-// why nothing waits, and the commands that answer it.
+// calls that wait on it now, each with its short id and the command that
+// lets exactly it through once, or why nothing waits, and the commands
+// that answer the folder.
 func (c *command) printReach(server string, r app.Request, now time.Time) {
 	c.printf("  requested %s\n", app.RequestText(r))
 	q := func(s string) string { return app.ShellQuote(s) }
@@ -280,17 +282,17 @@ func (c *command) printReach(server string, r app.Request, now time.Time) {
 	waiting := ask.Calls
 	c.printf("            %d call(s) wait %s more:\n", len(waiting), r.Until.Sub(now).Round(time.Second))
 	for _, call := range waiting {
-		line := "              " + call.Text("")
+		line := "              [" + call.Short + "] " + call.Text("")
 		switch {
 		case call.NotOnce != "":
 			line += " (allow once cannot: " + call.NotOnce + ")"
 		default:
-			line += fmt.Sprintf(" (once: `rootkeeper grant %s %s --once`)", q(server), q(call.Path))
+			line += fmt.Sprintf(" (once: `rootkeeper grant %s --once --call %s`)", q(server), q(call.Short))
 		}
 		c.printf("%s\n", app.SafeText(line))
 	}
-	if slices.ContainsFunc(waiting, func(call app.ReachCall) bool { return !app.OpWrites(call.Op) && call.NotOnce == "" }) {
-		c.printf("            every read listed at once: `rootkeeper grant %s %s --once`\n", q(server), q(r.Path))
+	if slices.ContainsFunc(waiting, func(call app.ReachCall) bool { return app.OpOnlyReads(call.Op) && call.NotOnce == "" }) {
+		c.printf("            every read and listing at once (no change): `rootkeeper grant %s %s --once`\n", q(server), q(r.Path))
 	}
 	c.printf("            %s\n", decide)
 }

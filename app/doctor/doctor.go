@@ -5,12 +5,13 @@
 //
 // Every probe of the system comes in through Options, so that the checks
 // are tested against any machine; main and the command line pass the real
-// ones (package trayhost, mcp/confine through cli.Landlock, the OS keyring,
-// /proc).
+// ones (package trayhost, mcp/confine through cli.Landlock and
+// cli.LandlockKernel, the OS keyring, /proc).
 package doctor
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,6 +46,9 @@ type Options struct {
 	// Landlock is the Landlock ABI confined servers get, or why there is
 	// none.
 	Landlock func() (int, error)
+	// LandlockKernel is the kernel's own Landlock ABI, whatever caps the
+	// one servers get (app.EnvLandlockABI); nil: unknown.
+	LandlockKernel func() (int, error)
 	// Keyring answers nil when the OS keyring is reachable.
 	Keyring func() error
 	// ProcSys is /proc/sys, where the inotify limits are read (Linux).
@@ -68,7 +72,7 @@ func Run(o Options) []Check {
 		out = append(out, autostart(o.Autostart()))
 	}
 	if o.Landlock != nil {
-		out = append(out, landlock(o.State, o.Landlock))
+		out = append(out, landlock(o.State, o.Landlock, o.LandlockKernel))
 	}
 	if o.ProcSys != "" {
 		out = append(out, inotify(o.State, o.ProcSys))
@@ -114,7 +118,11 @@ func autostart(on bool, where string, err error) Check {
 	return Check{Name: "start at login", OK: true, Detail: "off; `rootkeeper autostart on` starts it in the tray at login"}
 }
 
-func landlock(st app.State, abi func() (int, error)) Check {
+// landlock checks the Landlock ABI confined servers get: the kernel's,
+// or the one app.EnvLandlockABI caps it at (said, with how to lift it),
+// or why there is none, and which servers that leaves unconfined or not
+// started.
+func landlock(st app.State, abi, kernel func() (int, error)) Check {
 	var required, byDefault []string
 	for _, s := range st.Servers {
 		switch {
@@ -125,13 +133,31 @@ func landlock(st app.State, abi func() (int, error)) Check {
 			byDefault = append(byDefault, s.Name)
 		}
 	}
+	kernelABI, kernelErr := 0, errors.New("unknown")
+	if kernel != nil {
+		kernelABI, kernelErr = kernel()
+	}
 	n, err := abi()
 	if err == nil {
 		detail := fmt.Sprintf("ABI %d: confined servers reach only their folders, their own data and what they need to run", n)
+		if kernelABI > n {
+			detail = fmt.Sprintf("ABI %d (capped: %s=%d; the kernel offers %d, unset the variable to confine at %d): confined servers reach only their folders, their own data and what they need to run",
+				n, app.EnvLandlockABI, n, kernelABI, kernelABI)
+		}
 		if n < app.UnixSocketABI {
 			detail += fmt.Sprintf("; below ABI %d Rootkeeper checks each connect of their unix sockets itself", app.UnixSocketABI)
 		}
 		return Check{Name: "Landlock", OK: true, Detail: detail}
+	}
+	if kernelErr == nil {
+		// The kernel has Landlock: the cap is at fault, and no confined
+		// server is started while it is.
+		c := Check{Name: "Landlock", Detail: fmt.Sprintf("%v", err),
+			Fix: fmt.Sprintf("set %s to a number from 1 to %d, or unset it", app.EnvLandlockABI, kernelABI)}
+		if names := slices.Concat(required, byDefault); len(names) > 0 {
+			c.Detail += fmt.Sprintf("; these servers are not started: %s", strings.Join(names, ", "))
+		}
+		return c
 	}
 	c := Check{Name: "Landlock", OK: len(required)+len(byDefault) == 0, Detail: fmt.Sprintf("%v", err)}
 	if len(byDefault) > 0 {

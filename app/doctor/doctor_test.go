@@ -157,7 +157,8 @@ func TestLandlockMissingSaysWhichServersRunUnconfined(t *testing.T) {
 		{Name: "strict", Type: app.TransportStdio, Command: "b", Confine: true, ConfineRequired: true},
 		{Name: "open", Type: app.TransportStdio, Command: "c"},
 	}}
-	c := landlock(st, func() (int, error) { return 0, errors.New("cannot confine: this Linux kernel has no Landlock") })
+	noLandlock := func() (int, error) { return 0, errors.New("cannot confine: this Linux kernel has no Landlock") }
+	c := landlock(st, noLandlock, noLandlock)
 	for _, want := range []string{"these servers run unconfined here, and roots are only advice to them: fs",
 		"these servers were asked to be confined and are not started: strict"} {
 		if c.OK || !strings.Contains(c.Detail, want) {
@@ -167,7 +168,33 @@ func TestLandlockMissingSaysWhichServersRunUnconfined(t *testing.T) {
 	if !strings.Contains(c.Fix, "rootkeeper servers unconfine NAME") || strings.Contains(c.Detail, "open") {
 		t.Errorf("Landlock check %+v", c)
 	}
-	if c := landlock(st, func() (int, error) { return 7, nil }); !c.OK || !strings.Contains(c.Detail, "below ABI 9 Rootkeeper checks each connect of their unix sockets itself") {
+	seven := func() (int, error) { return 7, nil }
+	if c := landlock(st, seven, seven); !c.OK || !strings.Contains(c.Detail, "below ABI 9 Rootkeeper checks each connect of their unix sockets itself") || strings.Contains(c.Detail, "capped") {
 		t.Errorf("with ABI 7: %+v", c)
+	}
+}
+
+// TestLandlockCappedSaysSo: an ABI capped below the kernel's by
+// ROOTKEEPER_LANDLOCK_ABI is named, with the variable and how to lift it;
+// a cap that is not an ABI, on a kernel with Landlock, is a problem that
+// starts no confined server (neither those confined by default: they are
+// not run unconfined), and the fix names the variable.
+func TestLandlockCappedSaysSo(t *testing.T) {
+	st := app.State{Servers: []app.Server{
+		{Name: "fs", Type: app.TransportStdio, Command: "a", Confine: true},
+		{Name: "strict", Type: app.TransportStdio, Command: "b", Confine: true, ConfineRequired: true},
+	}}
+	seven := func() (int, error) { return 7, nil }
+	c := landlock(st, func() (int, error) { return 2, nil }, seven)
+	if want := "ABI 2 (capped: ROOTKEEPER_LANDLOCK_ABI=2; the kernel offers 7, unset the variable to confine at 7)"; !c.OK || !strings.HasPrefix(c.Detail, want) {
+		t.Errorf("capped at 2: %+v, want a detail beginning %q", c, want)
+	}
+	bad := func() (int, error) {
+		return 0, errors.New(`cannot confine: ROOTKEEPER_LANDLOCK_ABI="abc" is not a Landlock ABI (1 to 7)`)
+	}
+	c = landlock(st, bad, seven)
+	if c.OK || !strings.Contains(c.Detail, `ROOTKEEPER_LANDLOCK_ABI="abc"`) || !strings.Contains(c.Detail, "these servers are not started: strict, fs") ||
+		strings.Contains(c.Detail, "unconfined") || c.Fix != "set ROOTKEEPER_LANDLOCK_ABI to a number from 1 to 7, or unset it" {
+		t.Errorf("a cap that is not an ABI: %+v", c)
 	}
 }
