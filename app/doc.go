@@ -26,7 +26,7 @@
 //
 // The subpackages are of two kinds. Part of the domain, used by the hub:
 // health (access checks and watching of roots), audit (what each server was
-// sent), secrets (values kept in the keyring), atomicfile (how every file is
+// told, asked and tried, and the person's decisions), secrets (values kept in the keyring), atomicfile (how every file is
 // replaced). Services around it, each with one job, which the commands and
 // the app wire together: cli (the command line), hosts (the hosts' config
 // files: protect, restore), serverentry (the one reader of an MCP server

@@ -8,7 +8,7 @@
 //	               └────────────────────────┴────────────────────┤    (stdio: own process group,
 //	                                                             │     stderr → ring + logs/NAME.log)
 //	        roots/list, input requests ──> answerRoots ──> app.Visible(core.Snapshot(), S)
-//	                                              └──> audit.jsonl
+//	                                              └──> audit.jsonl (package audit)
 //
 // # How roots reach a server
 //

@@ -19,7 +19,7 @@ import (
 
 // Options configures a Manager. Zero fields take the documented defaults.
 type Options struct {
-	// StateDir holds the audit log (StateDir/audit.jsonl, rotated) and the
+	// StateDir holds the audit log (StateDir/audit*.jsonl: package audit) and the
 	// servers' stderr logs (StateDir/logs/NAME.log). Empty: neither is
 	// written (stderr is still kept in memory for Log).
 	StateDir string

@@ -42,8 +42,9 @@ func ObserveCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 // files now, the server restarts under its new ruleset) or deny
 // (remembered: never asked again). When nobody can be asked, or the folder
 // was asked about before and not answered, the call is refused at once and
-// the request waits in the state for the person. Every attempt is audited
-// with what became of it. The managed clients and the bridge use it alike;
+// the request waits in the state for the person. Every attempt is given
+// to the audit log with what became of it; the log keeps requests and
+// decisions and budgets the rest (package audit). The managed clients and the bridge use it alike;
 // the state is the only channel, so an answer typed in a terminal reaches a
 // bridge as well as the app.
 type ReachWatch struct {
@@ -200,7 +201,7 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 			// person, written in the background so that the call is not
 			// held by the state file's write either.
 			e.Decided = audit.ReachUnasked
-			w.record(folder, call, now)
+			e.Request = w.record(folder, call, now)
 			return ""
 		}
 	}
@@ -219,6 +220,9 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		f, _ := w.answer(w.Core.Snapshot(), a, folder, call, &e)
 		return f
 	}
+	// The audit keeps the line of the call that raised a request whatever
+	// becomes of it; calls that joined it are noise once refused.
+	e.Request = !open
 	changes, stop := w.Core.Subscribe()
 	defer stop()
 	timer := time.NewTimer(time.Until(until))
@@ -274,11 +278,11 @@ func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string
 
 // record writes the request of a call nobody could be asked about, in the
 // background; beyond maxRecording at once it is dropped (the limiter lets
-// a handful a minute through anyway).
-func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) {
+// a handful a minute through anyway). It reports whether it is written.
+func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) bool {
 	if w.recording.Add(1) > maxRecording {
 		w.recording.Add(-1)
-		return
+		return false
 	}
 	w.Pending.Add(1)
 	go func() {
@@ -291,6 +295,7 @@ func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) {
 			w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
 		}
 	}()
+	return true
 }
 
 // newCallID is a name for a call that no other process picks.

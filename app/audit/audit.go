@@ -1,32 +1,30 @@
-// Package audit records what each MCP server was told about its roots: every
-// roots/list answered (or refused), one JSON object per line in
-// STATE/audit.jsonl, rotated to audit.jsonl.1 when it grows past a limit.
-//
-// It owns only those two files and the `rootkeeper audit` command that prints
-// them. It imports nothing but the standard library and package app.
 package audit
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 )
 
-// File names inside the state folder.
+// File names inside the state folder: the trail and the noise, each with
+// its one rotated generation.
 const (
-	FileName    = "audit.jsonl"
-	RotatedName = FileName + ".1"
+	FileName         = "audit.jsonl"
+	RotatedName      = FileName + ".1"
+	NoiseName        = "audit-noise.jsonl"
+	NoiseRotatedName = NoiseName + ".1"
 )
 
-// DefaultMaxSize is the size at which the log is rotated: 10 MB.
-const DefaultMaxSize = 10 << 20
+// Default sizes at which the files are rotated: the trail at 10 MB, the
+// noise at 8 MB.
+const (
+	DefaultMaxSize      = 10 << 20
+	DefaultNoiseMaxSize = 8 << 20
+)
 
 // Ways a server learns its roots, for Entry.Via.
 const (
@@ -39,6 +37,10 @@ const (
 	// confined or unconfined (Decided: ConfinedOn or ConfinedOff; Op: by
 	// whom, as app.Source).
 	ViaConfinement = "confinement"
+	// ViaSummary counts the noise of a server that was not written
+	// (Unwritten, between Since and Time), with one sample (Tried, Op).
+	// The log writes it; callers never append it.
+	ViaSummary = "summary"
 )
 
 // The person's decisions on a server's confinement (Entry.Decided, with
@@ -59,7 +61,9 @@ const (
 	ReachAllowed  = "allowed"      // the folder is allowed now: handed, the server restarts
 )
 
-// Entry is one answer given to a server.
+// Entry is one line of the trail: an answer given to a server, an attempt
+// of a confined server and what became of it, a decision, or a summary of
+// what was not written.
 type Entry struct {
 	Time            time.Time `json:"time"`
 	Server          string    `json:"server"`
@@ -70,10 +74,8 @@ type Entry struct {
 	Error string `json:"error,omitempty"`
 	Via   string `json:"via"`
 	// Repeated, when set, says this line stands for that many identical
-	// answers to the same server (the last of them at Time), given within
+	// lines of the same server (the last of them at Time), within
 	// CoalesceWindow of the line before; a line without it stands for one.
-	// A server asking in a loop thus cannot flood the log and rotate away
-	// everyone else's history.
 	Repeated int `json:"repeated,omitempty"`
 	// Tried, Op and Decided are, for Via ViaReach, the path a confined
 	// server tried, what it tried, and what became of it; Roots holds
@@ -81,46 +83,72 @@ type Entry struct {
 	Tried   string `json:"tried,omitempty"`
 	Op      string `json:"op,omitempty"`
 	Decided string `json:"decided,omitempty"`
+	// Request marks the attempt that raised a new request (asked, or
+	// recorded for the person when nobody could be asked).
+	Request bool `json:"request,omitempty"`
+	// Unwritten, for Via ViaSummary, counts the lines of the server not
+	// written since Since (up to Time), by what became of them (Decided,
+	// or Via for an answer given again).
+	Unwritten map[string]int `json:"unwritten,omitempty"`
+	Since     time.Time      `json:"since,omitzero"`
 }
 
-// CoalesceWindow is how long identical answers to one server are counted
+// CoalesceWindow is how long identical lines of one server are counted
 // rather than written.
 const CoalesceWindow = time.Minute
 
-// same reports whether two entries record the same answer to the same
-// server (times aside).
+// same reports whether two entries record the same thing of the same
+// server (times and counts aside).
 func (e Entry) same(o Entry) bool {
 	return e.Server == o.Server && e.ProtocolVersion == o.ProtocolVersion && e.Error == o.Error &&
-		e.Via == o.Via && slices.Equal(e.Roots, o.Roots) && e.Tried == o.Tried && e.Op == o.Op && e.Decided == o.Decided
+		e.Via == o.Via && slices.Equal(e.Roots, o.Roots) && e.Tried == o.Tried && e.Op == o.Op &&
+		e.Decided == o.Decided && e.Request == o.Request
 }
 
-// Log appends entries to DIR/audit.jsonl. It is safe for concurrent use.
+// Log appends entries to the trail and the noise files of a folder. It is
+// safe for concurrent use; several processes may write the same folder.
 type Log struct {
-	dir string
-	// MaxSize is the size in bytes past which the file is rotated (the
+	// MaxSize is the size in bytes past which the trail is rotated (the
 	// previous audit.jsonl.1 is replaced). Zero means DefaultMaxSize.
 	MaxSize int64
+	// NoiseMaxSize is the same for the noise file. Zero means
+	// DefaultNoiseMaxSize.
+	NoiseMaxSize int64
+	// NoiseBudget is how many lines of noise a server may have written a
+	// minute (and at once). Zero means DefaultNoiseBudget.
+	NoiseBudget int
+	// SummaryEvery is how often the count of a server's noise not written
+	// is written. Zero means DefaultSummaryEvery.
+	SummaryEvery time.Duration
 
-	mu   sync.Mutex
-	f    *os.File
-	size int64
-	// last is each server's last entry written and held those repeated
-	// since, not yet written.
-	last map[string]Entry
-	held map[string]Entry
+	mu           sync.Mutex
+	trail, noise rotating
+	servers      map[string]*serverNoise
+	// told is, by server and way (Via), the last answer written to the
+	// trail: the same again is noise.
+	told map[string]Entry
+	// firsts are the server, folder and outcome of the attempts written to
+	// the trail as the first of their kind (bounded).
+	firsts map[string]bool
 }
 
 // NewLog returns a log writing into the folder dir (created on first write).
-func NewLog(dir string) *Log { return &Log{dir: dir} }
+func NewLog(dir string) *Log {
+	return &Log{trail: rotating{path: filepath.Join(dir, FileName)}, noise: rotating{path: filepath.Join(dir, NoiseName)}}
+}
 
-// Path is the current log file.
-func (l *Log) Path() string { return filepath.Join(l.dir, FileName) }
+// Path is the trail's current file.
+func (l *Log) Path() string { return l.trail.path }
 
-// Append writes e as one line. A zero Time is set to now; nil Roots become
-// an empty list. The same answer given again to the same server within
-// CoalesceWindow of the last line written for it is held and counted, and
-// written as one entry (Repeated) when a different answer comes, the window
-// has passed, or the log is closed.
+// NoisePath is the noise's current file.
+func (l *Log) NoisePath() string { return l.noise.path }
+
+// Append records e. A zero Time is set to now; nil Roots become an empty
+// list. A line of the trail is written at once. Noise is written within the
+// server's budget, counted beyond it; the same line of a server again
+// within CoalesceWindow of the last one written is held and counted, and
+// written as one line (Repeated) when a different one comes, the window has
+// passed, or the log is closed.
 func (l *Log) Append(e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
@@ -130,159 +158,62 @@ func (l *Log) Append(e Entry) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.last == nil {
-		l.last, l.held = map[string]Entry{}, map[string]Entry{}
+	if l.servers == nil {
+		l.servers, l.told, l.firsts = map[string]*serverNoise{}, map[string]Entry{}, map[string]bool{}
 	}
-	if prev, ok := l.last[e.Server]; ok && prev.same(e) && e.Time.Sub(prev.Time) < CoalesceWindow {
-		h := l.held[e.Server]
-		n := h.Repeated + 1
-		h, h.Repeated = e, n
-		l.held[e.Server] = h
-		return nil
+	s := l.server(e.Server)
+	var err error
+	if s.total > 0 && e.Time.Sub(s.since) >= cmpOr(l.SummaryEvery, DefaultSummaryEvery) {
+		err = l.writeSummary(s)
 	}
-	if err := l.flushHeld(e.Server); err != nil {
-		return err
+	if l.isTrail(e) {
+		err = errors.Join(err, l.flushHeld(s))
+		s.last, s.hasLast = e, true
+		return errors.Join(err, l.writeTrail(e))
 	}
-	l.last[e.Server] = e
-	return l.write(e)
+	return errors.Join(err, l.appendNoise(s, e))
 }
 
-// flushHeld writes the answers held for server, if any; l.mu is held.
-func (l *Log) flushHeld(server string) error {
-	h, ok := l.held[server]
-	if !ok {
-		return nil
-	}
-	delete(l.held, server)
-	return l.write(h)
-}
-
-// write appends one entry; l.mu is held.
-func (l *Log) write(e Entry) error {
-	line, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("audit: encoding entry: %w", err)
-	}
-	line = append(line, '\n')
-	if err := l.open(); err != nil {
-		return err
-	}
-	max := l.MaxSize
-	if max <= 0 {
-		max = DefaultMaxSize
-	}
-	if l.size > 0 && l.size+int64(len(line)) > max {
-		if err := l.rotate(); err != nil {
-			return err
-		}
-	}
-	n, err := l.f.Write(line)
-	l.size += int64(n)
-	if err != nil {
-		return fmt.Errorf("audit: writing %s: %w", l.Path(), err)
-	}
-	return nil
-}
-
-// open opens the file if it is not open; l.mu is held.
-func (l *Log) open() error {
-	if l.f != nil {
-		return nil
-	}
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("audit: %w", err)
-	}
-	l.f, l.size = f, fi.Size()
-	return nil
-}
-
-// rotate moves the current file to audit.jsonl.1 and starts a new one.
-func (l *Log) rotate() error {
-	if err := l.f.Close(); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	l.f = nil
-	if err := os.Rename(l.Path(), filepath.Join(l.dir, RotatedName)); err != nil {
-		return fmt.Errorf("audit: rotating: %w", err)
-	}
-	return l.open()
-}
-
-// Close writes what is held and closes the file; a later Append opens it
-// again. It returns the first error of either: an entry held back (a
-// repeated answer's count) that could not be written is lost, and the
-// caller must say so.
+// Close writes what is held and what is counted and closes the files; a
+// later Append opens them again. It returns what failed: an entry held
+// back (a repeated line's count, a summary) that could not be written is
+// lost, and the caller must say so.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error
-	for server := range l.held {
-		errs = append(errs, l.flushHeld(server))
+	for _, s := range l.servers {
+		errs = append(errs, l.flushServer(s))
 	}
-	if l.f != nil {
-		errs = append(errs, l.f.Close())
-		l.f = nil
-	}
+	errs = append(errs, l.trail.close(), l.noise.close())
 	return errors.Join(errs...)
 }
 
-// Read returns the entries in dir, oldest first: the rotated file, then the
-// current one. A non-empty server keeps only that server's entries. Lines
-// that cannot be parsed (a write cut short by a crash) are skipped. A folder
-// with no log is no entries, not an error.
-func Read(dir, server string) ([]Entry, error) {
-	var out []Entry
-	for _, name := range []string{RotatedName, FileName} {
-		f, err := os.Open(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("audit: %w", err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			var e Entry
-			if json.Unmarshal(sc.Bytes(), &e) != nil {
-				continue
-			}
-			if server == "" || e.Server == server {
-				out = append(out, e)
-			}
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("audit: reading %s: %w", name, err)
-		}
-	}
-	return out, nil
+// writeTrail appends e to the trail; l.mu is held.
+func (l *Log) writeTrail(e Entry) error {
+	return l.trail.append(e, cmpOr(l.MaxSize, DefaultMaxSize))
 }
 
-// Stamp says, cheaply, which version of the log is in dir: the size and
-// modification time of both files. Readers compare stamps to read the log
-// again only when it changed.
-type Stamp [4]int64
+// writeNoise appends e to the noise file; l.mu is held.
+func (l *Log) writeNoise(e Entry) error {
+	return l.noise.append(e, cmpOr(l.NoiseMaxSize, DefaultNoiseMaxSize))
+}
 
-// StampOf stats the log's files in dir.
-func StampOf(dir string) Stamp {
-	var s Stamp
-	for i, name := range []string{RotatedName, FileName} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			s[2*i], s[2*i+1] = fi.Size(), fi.ModTime().UnixNano()
-		}
+// encode is e as one line.
+func encode(e Entry) ([]byte, error) {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("audit: encoding entry: %w", err)
 	}
-	return s
+	return append(line, '\n'), nil
+}
+
+// cmpOr is v, or def when v is zero or less.
+func cmpOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Confinement records the person's decision to run server confined (on)

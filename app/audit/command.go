@@ -1,10 +1,13 @@
 package audit
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,7 +21,8 @@ func (e *UsageError) Error() string { return e.Msg }
 func (e *UsageError) ExitCode() int { return 2 }
 
 // RunCommand is `rootkeeper audit [--server S] [--json]`: it prints the audit
-// log of stateDir to stdout, oldest first. Text output is one line per entry,
+// log of stateDir to stdout, trail and noise merged, oldest first. Text
+// output is one line per entry (FormatText),
 //
 //	TIME SERVER VERSION VIA uri1 uri2 …
 //
@@ -72,10 +76,15 @@ func RunCommand(args []string, stateDir string, stdout io.Writer) error {
 	return nil
 }
 
-// FormatText renders e as one line of `rootkeeper audit` text output.
+// FormatText renders e as one line of `rootkeeper audit` text output:
+//
+//	TIME SERVER VERSION VIA uri1 uri2 …                 an answer
+//	TIME SERVER - reach FOLDER tried OP PATH: DECIDED    an attempt
+//	TIME SERVER - confinement DECIDED (by SOURCE)        a decision
+//	TIME SERVER - summary N not written since TIME: …    noise counted
 func FormatText(e Entry) string {
 	var b strings.Builder
-	b.WriteString(e.Time.Local().Format("2006-01-02T15:04:05.000Z07:00"))
+	b.WriteString(e.Time.Local().Format(timeFormat))
 	b.WriteByte(' ')
 	b.WriteString(quoteIfNeeded(e.Server))
 	b.WriteByte(' ')
@@ -83,9 +92,24 @@ func FormatText(e Entry) string {
 	b.WriteByte(' ')
 	b.WriteString(orDash(e.Via))
 	switch {
+	case e.Via == ViaSummary:
+		b.WriteString(" " + summaryText(e))
+		return b.String()
+	case e.Via == ViaConfinement:
+		fmt.Fprintf(&b, " %s (by %s)", orDash(e.Decided), orDash(e.Op))
+		return b.String()
 	case e.Error != "":
 		b.WriteString(" error: ")
 		b.WriteString(e.Error)
+	case e.Via == ViaReach:
+		for _, u := range e.Roots {
+			b.WriteByte(' ')
+			b.WriteString(u)
+		}
+		fmt.Fprintf(&b, " tried %s %s: %s", orDash(e.Op), quoteIfNeeded(e.Tried), orDash(e.Decided))
+		if e.Request {
+			b.WriteString(" (new request)")
+		}
 	case len(e.Roots) == 0:
 		b.WriteString(" (none)")
 	default:
@@ -98,6 +122,41 @@ func FormatText(e Entry) string {
 		fmt.Fprintf(&b, " (×%d since the line before)", e.Repeated)
 	}
 	return b.String()
+}
+
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// summaryText says what a summary counted: "1,234,567 not written since
+// TIME: 1,234,000 not asked, 567 rate-limited; e.g. read /x/y", the
+// largest count first.
+func summaryText(e Entry) string {
+	whats := slices.Collect(maps.Keys(e.Unwritten))
+	slices.SortFunc(whats, func(a, b string) int {
+		return cmp.Or(cmp.Compare(e.Unwritten[b], e.Unwritten[a]), strings.Compare(a, b))
+	})
+	total := 0
+	parts := make([]string, len(whats))
+	for i, w := range whats {
+		total += e.Unwritten[w]
+		parts[i] = thousands(e.Unwritten[w]) + " " + w
+	}
+	s := fmt.Sprintf("%s not written since %s: %s", thousands(total), e.Since.Local().Format(timeFormat), strings.Join(parts, ", "))
+	if e.Tried != "" {
+		s += fmt.Sprintf("; e.g. %s %s", orDash(e.Op), quoteIfNeeded(e.Tried))
+	}
+	return s
+}
+
+// thousands is n with its thousands separated by commas: 1,234,567.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func orDash(s string) string {

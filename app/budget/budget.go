@@ -1,9 +1,9 @@
 // Package budget keeps the state folder within a size on disk.
 //
 // What Rootkeeper writes itself is bounded where it is written: the state
-// file (requests are capped per server), the audit log (rotated, entries
-// coalesced) and each server's log (logs/NAME.log, rotated while it is
-// written). One part is not: a confined server's private temp folder holds
+// file (requests are capped per server), the audit log (the trail and the
+// noise, each rotated; a server's noise budgeted) and each server's log
+// (logs/NAME.log, rotated while it is written). One part is not: a confined server's private temp folder holds
 // whatever that server puts there, and Landlock cannot cap sizes. It lives
 // outside the state folder (so that the server's TMPDIR does not lead to
 // it: app.ServerTemp) and is reached through the link

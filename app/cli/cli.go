@@ -99,7 +99,8 @@ tray with the window closed (as at login).
                                     how long a confined server's call past its folders waits
                                     while you are asked (default 10s)
   status [--json]                   what each server may see, and live state
-  audit [--server S] [--json]       which server was sent which roots, when
+  audit [--server S] [--json]       what each server was told and tried, your decisions, and
+                                    the noise counted, oldest first
   sampling show [--json] | clear    the model that answers servers' sampling requests
   sampling set --provider anthropic|openai --url URL --model M [--api-key-env VAR] [--max-tokens N]
   resources list SERVER [--json]    a connected server's resources (URI, name, MIME); needs the app running

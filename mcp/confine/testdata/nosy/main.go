@@ -5,7 +5,8 @@
 // With -try it does the operations given as arguments (read:PATH,
 // list:PATH, write:PATH, mkdir:PATH, readat:PATH (the file opened relative
 // to a descriptor of its folder; a relative PATH is relative to the working
-// folder), connect:SOCKET, socketpair:stream|dgram), prints one JSON line per operation
+// folder), connect:SOCKET, socketpair:stream|dgram, flood:DIR:N (N distinct
+// paths in DIR opened one after the other)), prints one JSON line per operation
 // ({"op":..,"path":..,"ok":..,"err":..}) and exits. Without it, it is an MCP
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
 // operation and answers with the same JSON. With -linger FILE it ignores
@@ -17,11 +18,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -75,6 +79,8 @@ func try(op, path string) result {
 		}
 	case "socketpair": // "stream" or "dgram": a connected pair that works
 		err = pair(path)
+	case "flood": // DIR:N: opens N distinct paths DIR/flood-I (missing, as a prober's are)
+		r.Got, err = flood(path)
 	default:
 		var known bool
 		if r.Got, known, err = call(op, path); !known {
@@ -86,6 +92,32 @@ func try(op, path string) result {
 		r.Err = err.Error()
 	}
 	return r
+}
+
+// flood opens N distinct paths in DIR (spec "DIR:N"), one after the other,
+// and says how each ended: "N missing, N refused, N opened, N other".
+func flood(spec string) (string, error) {
+	i := strings.LastIndexByte(spec, ':')
+	n, err := strconv.Atoi(spec[i+1:])
+	if i < 0 || err != nil || n < 0 {
+		return "", fmt.Errorf("flood wants DIR:N, not %q", spec)
+	}
+	var missing, refused, opened, other int
+	for k := range n {
+		f, err := os.Open(fmt.Sprintf("%s/flood-%d", spec[:i], k))
+		switch {
+		case err == nil:
+			opened++
+			f.Close()
+		case errors.Is(err, fs.ErrNotExist):
+			missing++
+		case errors.Is(err, fs.ErrPermission):
+			refused++
+		default:
+			other++
+		}
+	}
+	return fmt.Sprintf("%d missing, %d refused, %d opened, %d other", missing, refused, opened, other), nil
 }
 
 // pair makes a unix socket pair of kind ("stream" or "dgram") and sends a
