@@ -192,11 +192,27 @@ func (t *activityTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	}
 }
 
-// activityText says what one answer gave, in a line: the folders' names,
-// or with full their paths.
+// activityText says what one line of the audit trail records, in a line:
+// what an answer gave (the folders' names, or with full their paths),
+// what a confined server tried and what became of it, a decision on its
+// confinement, or how much noise was counted and not written.
 func activityText(e auditEntry, full bool) string {
 	var s string
 	switch {
+	case e.Via == audit.ViaSummary:
+		return audit.SummaryText(e)
+	case e.Via == audit.ViaConfinement:
+		return e.Decided + " (by " + e.Op + ")"
+	case e.Via == audit.ViaReach:
+		tried := e.Tried
+		if !full {
+			tried = filepath.Base(tried)
+		}
+		s = "tried to " + app.OpText(e.Op) + " " + tried + ": " + e.Decided
+		if e.Request {
+			s += " (raised a request)"
+		}
+		return s
 	case e.Error != "":
 		s = "error: " + e.Error
 	case len(e.Roots) == 0:

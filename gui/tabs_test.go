@@ -435,3 +435,23 @@ func TestActivityReadsTheLogOnlyWhenItChanged(t *testing.T) {
 		t.Fatalf("after a new entry: %d reads, %d entries", reads, len(f.u.activity.entries))
 	}
 }
+
+// TestActivityTextOfEveryLine: every kind of line the audit trail holds
+// is said in words, not as a roots answer ("got no folders").
+func TestActivityTextOfEveryLine(t *testing.T) {
+	at := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	cases := []struct {
+		e    auditEntry
+		want string
+	}{
+		{auditEntry{Via: audit.ViaReach, Op: app.OpTruncate, Tried: "/home/me/secret/a.txt", Decided: audit.ReachUnasked, Request: true}, "tried to empty and rewrite a.txt: unasked (raised a request)"},
+		{auditEntry{Via: audit.ViaConfinement, Decided: audit.ConfinedOff, Op: "window"}, "run unconfined (by window)"},
+		{auditEntry{Via: audit.ViaSummary, Since: at, Unwritten: map[string]int{audit.ReachIgnored: 1200}}, "1,200 not written since"},
+		{auditEntry{Via: audit.ViaRootsList, Roots: []string{}}, "got no folders"},
+	}
+	for _, c := range cases {
+		if got := activityText(c.e, false); !strings.Contains(got, c.want) {
+			t.Errorf("%s line: %q, want %q in it", c.e.Via, got, c.want)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func FormatText(e Entry) string {
 	b.WriteString(orDash(e.Via))
 	switch {
 	case e.Via == ViaSummary:
-		b.WriteString(" " + summaryText(e))
+		b.WriteString(" " + SummaryText(e))
 		return b.String()
 	case e.Via == ViaConfinement:
 		fmt.Fprintf(&b, " %s (by %s)", orDash(e.Decided), orDash(e.Op))
@@ -126,10 +126,10 @@ func FormatText(e Entry) string {
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// summaryText says what a summary counted: "1,234,567 not written since
+// SummaryText says what a summary counted: "1,234,567 not written since
 // TIME: 1,234,000 not asked, 567 rate-limited; e.g. read /x/y", the
 // largest count first.
-func summaryText(e Entry) string {
+func SummaryText(e Entry) string {
 	whats := slices.Collect(maps.Keys(e.Unwritten))
 	slices.SortFunc(whats, func(a, b string) int {
 		return cmp.Or(cmp.Compare(e.Unwritten[b], e.Unwritten[a]), strings.Compare(a, b))
