@@ -95,6 +95,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,7 +135,19 @@ type Policy struct {
 	// Landlock only grants, so a root that holds one is granted as its
 	// entries instead (see carve).
 	Protect []string
+	// Network is NetworkOff for a server that may have no inet socket
+	// at all (loopback included); otherwise ("") an observed server gets
+	// a network of its own where the kernel allows it (Isolation), and
+	// every destination it contacts is told to the observer's Network.
+	Network string
+	// Upstream are the nameservers Rootkeeper asks for the lookups of a
+	// server with a network of its own; nil asks the host's (those its
+	// libc asks inside the sandbox, from /etc/resolv.conf).
+	Upstream []netip.AddrPort
 }
+
+// NetworkOff is Policy.Network for a server with no network.
+const NetworkOff = "off"
 
 // ErrUnavailable is wrapped by the errors of Wrap and ABI where Landlock
 // cannot be used at all; their text starts with "cannot confine".
@@ -172,6 +185,13 @@ type spec struct {
 	// Filter is the system call filter the child installs last
 	// (nativeFilter: built once by Rootkeeper, not at every start).
 	Filter []byte `json:"filter"`
+	// NoInet takes inet sockets away (Policy.Network off): the filter
+	// refuses them, and from Landlock ABI 4 Landlock refuses TCP too.
+	NoInet bool `json:"noInet,omitempty"`
+	// Net, when set, is the network of its own the child makes before it
+	// confines itself (netns_linux.go): the child starts in new
+	// namespaces (isolate).
+	Net *netSpec `json:"net,omitempty"`
 	// Notify, when not 0, is the descriptor (a unix socket inherited from
 	// Rootkeeper) over which the child sends its seccomp listener before
 	// it executes the server (see observe_linux.go).
@@ -380,7 +400,11 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 	}
 	s.Notify = notify
 	s.ABI = abi
-	if s.Filter, err = nativeFilter(filterMode{abi: abi, observed: notify != 0}); err != nil {
+	s.NoInet = p.Network == NetworkOff
+	if notify != 0 && !s.NoInet {
+		s.Net = isolateNetwork(cmd)
+	}
+	if s.Filter, err = nativeFilter(filterMode{abi: abi, observed: notify != 0, noInet: s.NoInet}); err != nil {
 		return 0, spec{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	data, err := json.Marshal(s)
@@ -474,6 +498,33 @@ type Attempt struct {
 	// Landlock does not govern (a watch; a truncate below ABI 3) must
 	// never go on.
 	refuse syscall.Errno
+}
+
+// A Contact is a destination a confined server tried to reach: a TCP
+// connect past its sandbox, or a connect to a unix socket past its
+// read-write folders.
+type Contact struct {
+	PID int
+	// Proto is "tcp" or "unix".
+	Proto string
+	// Addr is where a TCP connect goes (an IPv4 address unmapped).
+	Addr netip.AddrPort
+	// Path is the unix socket's file, absolute and cleaned (not resolved).
+	Path string
+	// Name is the name the server looked up that answered Addr, through
+	// Rootkeeper's resolver; "" when it looked up none (or no resolver
+	// of Rootkeeper's saw it: a server sharing the host's network).
+	Name string
+}
+
+// A Network decides where a confined server's sockets may reach.
+type Network interface {
+	// Contact decides c: true lets it through (Rootkeeper makes the
+	// connection). It may wait while a person is asked, until ctx ends.
+	Contact(ctx context.Context, c Contact) bool
+	// Lookup decides whether a name the server looks up is resolved; one
+	// refused is answered REFUSED and never leaves the sandbox.
+	Lookup(name string) bool
 }
 
 // Reach is told every Attempt. It may block until ctx ends (the observer's

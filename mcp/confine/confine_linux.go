@@ -140,6 +140,13 @@ func KernelABI() (int, error) {
 }
 
 func init() {
+	if len(os.Args) == 2 && os.Args[1] == probeVerb {
+		if err := probe(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) < 2 || os.Args[1] != verb {
 		return
 	}
@@ -174,7 +181,16 @@ func enter(args []string) error {
 		return fmt.Errorf("cannot confine the server: ruleset in %s names no Landlock ABI", envSpec)
 	}
 	abi = min(abi, s.ABI)
-	if err := restrict(abi, s.Rules); err != nil {
+	// Its network, while it may still make one (netns_linux.go): the
+	// descriptors Rootkeeper serves it from go over with the listener.
+	var netFiles []int
+	var netRoles []string
+	if s.Net != nil {
+		if netFiles, netRoles, err = setUpNetwork(*s.Net); err != nil {
+			return fmt.Errorf("cannot confine the server: its network: %w", err)
+		}
+	}
+	if err := restrict(abi, s.Rules, s.NoInet); err != nil {
 		return fmt.Errorf("cannot confine the server: %w", err)
 	}
 	// Last: from here every call the server makes passes the filter, and
@@ -186,7 +202,7 @@ func enter(args []string) error {
 		return fmt.Errorf("cannot confine the server: Landlock ABI %d here, the filter is for %d", abi, s.ABI)
 	}
 	if s.Notify != 0 {
-		err = handOverListener(s.Notify, s.Filter)
+		err = handOverListener(s.Notify, s.Filter, netFiles, netRoles)
 	} else {
 		_, err = installFilter(s.Filter, false)
 	}
@@ -198,11 +214,16 @@ func enter(args []string) error {
 
 // restrict puts the calling thread under a ruleset of rules at abi:
 // everything the ABI handles is denied except what a rule grants. Paths
-// that do not exist are skipped.
-func restrict(abi int, rules []rule) error {
+// that do not exist are skipped. With noInet (its network off), from ABI 4
+// Landlock also refuses every TCP bind and connect: no rule grants one.
+func restrict(abi int, rules []rule, noInet bool) error {
 	handled := handledFS(abi)
 	attr := rulesetAttr{handledFS: handled}
 	size := unsafe.Sizeof(attr.handledFS)
+	if noInet && abi >= 4 {
+		attr.handledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		size = unsafe.Offsetof(attr.scoped)
+	}
 	if abi >= 6 {
 		// The server may neither signal processes outside its domain
 		// (Rootkeeper, the person's other programs) nor connect to their

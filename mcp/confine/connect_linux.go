@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,18 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Below Landlock ABI 9 Landlock cannot stop a connect to a named unix
-// socket, so a confined server was given no unix sockets at all
-// (noUnixSockets). Browsers need them for themselves (Chromium's singleton
-// socket in its profile), so an observed server may make stream and
-// seqpacket unix sockets, and the observer sees each connect: a unix
-// socket may connect only to a socket file inside the server's read-write
-// folders (what it made itself there: Landlock decides who may make one),
-// never to an abstract address (Landlock's scoping, which would stop an
-// abstract connect past the server's domain, does not bind Rootkeeper, which
-// does the connect). A datagram unix socket stays refused: one may send to
-// any named socket, connected or not. What is not a unix socket (TCP,
-// UDP: the network is not confined) is connected as asked.
+// The observer sees every connect of a confined server and does it
+// itself. A unix socket connects to a socket file inside the server's
+// read-write folders (what it made itself there: Landlock decides who may
+// make one), or to one past them that its Network allows (a database's
+// socket in /run, say: a contact like a TCP destination), never to an
+// abstract address (Landlock's scoping, which would stop an abstract
+// connect past the server's domain, does not bind Rootkeeper, which does
+// the connect). Below Landlock ABI 9, where Landlock cannot stop a connect
+// to a named unix socket, a datagram unix socket stays refused by the
+// filter: one may send to any named socket, connected or not. A TCP
+// connect is a contact too (connectInet).
 //
 // The observer does every connect itself, on its own reference to the
 // server's socket (pidfd_getfd): were the call let go on after the check,
@@ -48,7 +48,9 @@ func (o *Observer) answerConnect(fd int, n seccompNotif) {
 	}
 	go func() {
 		defer func() { <-o.connecting }()
-		e := o.connect(fd, &n)
+		ctx, cancel := context.WithTimeout(context.Background(), o.Wait)
+		e := o.connect(ctx, fd, &n)
+		cancel()
 		o.mu.RLock()
 		defer o.mu.RUnlock()
 		if o.fd == fd { // the listener is still the one the call came on
@@ -64,7 +66,7 @@ func (o *Observer) answer(fd int, id uint64, e unix.Errno) {
 }
 
 // connect does the connect n asks for, as above, and returns its errno.
-func (o *Observer) connect(fd int, n *seccompNotif) unix.Errno {
+func (o *Observer) connect(ctx context.Context, fd int, n *seccompNotif) unix.Errno {
 	pid := int(n.pid)
 	size := n.args[2]
 	if size > unix.SizeofSockaddrAny {
@@ -79,27 +81,85 @@ func (o *Observer) connect(fd int, n *seccompNotif) unix.Errno {
 		return errnoOf(err)
 	}
 	defer unix.Close(sock)
-	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if !o.stillWaiting(fd, n.id) {
 		return unix.EINTR
 	}
 	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err != nil {
 		return errnoOf(err) // ENOTSOCK
 	}
-	if domain != unix.AF_UNIX {
-		return rawConnect(sock, addr)
+	switch domain {
+	case unix.AF_UNIX:
+		return o.connectUnix(ctx, pid, sock, addr)
+	case unix.AF_INET, unix.AF_INET6:
+		return o.connectInet(ctx, pid, sock, domain, addr)
 	}
+	return rawConnect(sock, addr) // netlink: the kernel, nothing past the sandbox
+}
+
+// connectUnix connects a unix socket to a socket file in the server's
+// read-write folders, or to one past them its Network allows.
+func (o *Observer) connectUnix(ctx context.Context, pid, sock int, addr []byte) unix.Errno {
 	path, errno := o.unixTarget(pid, addr)
 	if errno != 0 {
 		return errno
 	}
 	target, err := o.openSocketFile(path)
+	if err == unix.EACCES {
+		// Past its folders: a destination.
+		if !o.network().Contact(ctx, Contact{PID: pid, Proto: "unix", Path: path}) {
+			return unix.EACCES
+		}
+		target, err = o.openSocketAnywhere(path)
+	}
 	if err != nil {
 		return errnoOf(err)
 	}
 	defer unix.Close(target)
 	return rawConnect(sock, sockaddrUnix("/proc/self/fd/"+strconv.Itoa(target)))
+}
+
+// connectInet decides a TCP connect (a UDP or other one reaches nothing
+// past a server's network of its own, and goes on as asked). In a network
+// of its own, a connect to something listening inside the sandbox goes on;
+// any other is a contact, and when its Network allows it Rootkeeper dials
+// the destination from outside and connects the server's socket to the
+// relay, which joins the two. Sharing the host's network, an allowed
+// connect is made as asked.
+func (o *Observer) connectInet(ctx context.Context, pid, sock, domain int, addr []byte) unix.Errno {
+	dest, ok := inetAddr(addr)
+	typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
+	if !ok || err != nil || typ != unix.SOCK_STREAM {
+		return rawConnect(sock, addr)
+	}
+	sb := o.sandbox
+	if sb != nil {
+		switch {
+		case sb.relay.Listens(dest):
+			return unix.EACCES // the relay's own door is no destination
+		case listensInside(pid, dest):
+			return rawConnect(sock, addr)
+		}
+	}
+	c := Contact{PID: pid, Proto: "tcp", Addr: dest}
+	if sb != nil {
+		c.Name = sb.resolver.NameOf(dest.Addr())
+	}
+	if !o.network().Contact(ctx, c) {
+		return unix.EACCES
+	}
+	if sb == nil {
+		return rawConnect(sock, addr)
+	}
+	return sb.carry(ctx, sock, domain, dest)
+}
+
+// network is the Network contacts go to.
+func (o *Observer) network() Network {
+	if o.Network == nil {
+		return openNetwork{}
+	}
+	return o.Network
 }
 
 // unixTarget is the socket file a unix address names, absolute; abstract
@@ -153,6 +213,22 @@ func (o *Observer) openSocketFile(path string) (int, error) {
 		return f, nil
 	}
 	return -1, unix.EACCES // outside its read-write folders
+}
+
+// openSocketAnywhere opens path, a socket file past the server's folders
+// that its Network allowed, O_PATH (following links, as a connect does,
+// but no magic link); never one in a protected folder.
+func (o *Observer) openSocketAnywhere(path string) (int, error) {
+	f, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK || o.protected(location(f)) {
+		unix.Close(f)
+		return -1, unix.ECONNREFUSED
+	}
+	return f, nil
 }
 
 // sockaddrUnix is a sockaddr_un for path.

@@ -346,9 +346,13 @@ func writeCheck(a *asm, c string, arch uint32, m filterMode) error {
 		a.label("open-pass")
 		a.ret(uint32(pass))
 	case checkSocket:
+		inet := "sock-allow"
+		if m.noInet {
+			inet = "sock-refuse"
+		}
 		a.ld(dataArg(0))
-		a.jump(bpfJeq, afInet, "sock-allow", "")
-		a.jump(bpfJeq, afInet6, "sock-allow", "")
+		a.jump(bpfJeq, afInet, inet, "")
+		a.jump(bpfJeq, afInet6, inet, "")
 		a.jump(bpfJeq, afUnix, "sock-unix", "")
 		a.jump(bpfJeq, afNetlink, "sock-netlink", "")
 		a.ret(retErrno | errAFNOSUPPORT)
@@ -372,6 +376,10 @@ func writeCheck(a *asm, c string, arch uint32, m filterMode) error {
 		}
 		a.label("sock-allow")
 		a.ret(retAllow)
+		if m.noInet {
+			a.label("sock-refuse")
+			a.ret(retErrno | errACCES) // its network is off
+		}
 	case checkSocketpair:
 		a.ld(dataArg(0))
 		a.jump(bpfJeq, afUnix, "pair-unix", "")
@@ -384,6 +392,20 @@ func writeCheck(a *asm, c string, arch uint32, m filterMode) error {
 			a.ret(retErrno | errACCES)
 		}
 		a.label("pair-allow")
+		a.ret(retAllow)
+	case checkSendFlags:
+		// sendmsg(fd, msg, flags); sendto(fd, buf, len, flags, …) and
+		// sendmmsg(fd, vec, vlen, flags).
+		a.ld(dataNr)
+		a.jump(bpfJeq, sysnums[arch]["sendmsg"], "send-arg2", "")
+		a.ld(dataArg(3))
+		a.ja("send-flags")
+		a.label("send-arg2")
+		a.ld(dataArg(2))
+		a.label("send-flags")
+		a.jump(bpfJset, msgFastOpen, "", "send-allow")
+		a.ret(retErrno | errOPNOTSUPP)
+		a.label("send-allow")
 		a.ret(retAllow)
 	case checkSeccomp:
 		a.ld(dataArg(0))

@@ -2,8 +2,10 @@ package confine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,16 +67,22 @@ type seccompNotifAddfd struct {
 }
 
 // handOverListener is the child's part: it installs filter (an observed
-// server's) with a new listener and sends the listener to Rootkeeper over
-// the inherited unix socket sock (made by Rootkeeper before the start, so
-// that the child's own filter does not apply to it), then closes both.
-func handOverListener(sock int, filter []byte) error {
+// server's) with a new listener and sends the listener, and the
+// descriptors of its network (files, each with its role), to Rootkeeper
+// over the inherited unix socket sock (made by Rootkeeper before the
+// start, so that the child's own filter does not apply to it), then
+// closes them all.
+func handOverListener(sock int, filter []byte, files []int, roles []string) error {
 	fd, err := installFilter(filter, true)
 	if err != nil {
 		return err
 	}
-	err = unix.Sendmsg(sock, []byte{0}, unix.UnixRights(fd), nil, 0)
+	body, _ := json.Marshal(roles)
+	err = unix.Sendmsg(sock, append([]byte{0}, body...), unix.UnixRights(append([]int{fd}, files...)...), nil, 0)
 	unix.Close(fd)
+	for _, f := range files {
+		unix.Close(f)
+	}
 	unix.Close(sock)
 	if err != nil {
 		return fmt.Errorf("handing over the seccomp listener: %v", err)
@@ -100,6 +108,15 @@ type Observer struct {
 	// MaxWaiting bounds the attempts that wait at once (default 64); more
 	// are told to Reach with a context already done.
 	MaxWaiting int
+	// Network decides where its sockets may reach (its contacts, its
+	// lookups); nil lets TCP and lookups through, and no unix socket past
+	// its folders.
+	Network Network
+
+	// sandbox is its network of its own (netns_linux.go), once the child
+	// has handed it over; nil where it shares the host's network.
+	sandbox  *sandbox
+	upstream []netip.AddrPort // Policy.Upstream
 
 	mu      sync.RWMutex // held (read) while the listener is used
 	fd      int          // the listener, -1 until received or once closed
@@ -137,6 +154,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
 	o.abi = abi
+	o.upstream = p.Upstream
 	for _, r := range s.Rules {
 		if r.Access == accessList {
 			// Listing it is allowed, nothing beneath it: an attempt
@@ -240,6 +258,10 @@ func (o *Observer) run(reach Reach) {
 	o.mu.Lock()
 	o.fd = fd
 	o.mu.Unlock()
+	if o.sandbox != nil {
+		o.sandbox.serve(o.network())
+		defer o.sandbox.close()
+	}
 	// Wake the waiting caller on this CPU (Linux 6.6 and newer): the
 	// round trip of a notification halves. Older kernels refuse; fine.
 	flags := uint64(unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
@@ -343,10 +365,11 @@ func (o *Observer) ask(ctx context.Context, wg *sync.WaitGroup, fd int, id uint6
 	}()
 }
 
-// receive waits for the listener from the child.
+// receive waits for the listener from the child, and the descriptors of
+// the server's network (handOverListener), which it keeps in o.sandbox.
 func (o *Observer) receive() (int, error) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4*maxHanded))
 	raw, err := o.parent.SyscallConn()
 	if err != nil {
 		return -1, err
@@ -371,12 +394,32 @@ func (o *Observer) receive() (int, error) {
 		return -1, errors.New("no listener in the message")
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
+	if err != nil || len(fds) < 1 {
 		return -1, errors.New("no listener in the message")
 	}
 	o.parent.Close()
+	var roles []string
+	if n > 1 {
+		json.Unmarshal(buf[1:n], &roles)
+	}
+	if len(roles) != len(fds)-1 {
+		for _, f := range fds {
+			unix.Close(f)
+		}
+		return -1, errors.New("the child's network descriptors do not match their roles")
+	}
+	if len(roles) > 0 {
+		o.sandbox = newSandbox(fds[1:], roles)
+		if o.upstream != nil {
+			o.sandbox.resolver.Upstream = o.upstream
+		}
+	}
 	return fds[0], nil
 }
+
+// maxHanded bounds the descriptors the child hands over: the listener, two
+// per nameserver (three at most), two relay listeners.
+const maxHanded = 16
 
 func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))

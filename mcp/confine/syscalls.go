@@ -68,6 +68,8 @@ type filterMode struct {
 	// observed: Rootkeeper holds the filter's listener and answers what
 	// the table sends to it; without, those calls are refused.
 	observed bool
+	// noInet: the server may have no inet socket (Policy.Network off).
+	noInet bool
 }
 
 // An action is what the filter does with one call: a seccomp return
@@ -90,6 +92,7 @@ const (
 	errNOSYS       = 38
 	errPROTONOSUPP = 93
 	errAFNOSUPPORT = 97
+	errOPNOTSUPP   = 95
 	errnoMask      = 0xffff
 	retActionMask  = 0xffff0000
 	x32Bit         = 0x40000000 // set in an x32 call's number on x86-64
@@ -218,13 +221,15 @@ var syscallTable = []sysRule{
 
 	// Sockets.
 	{calls: []string{"socket"}, class: classNetwork, act: always(action{check: checkSocket}),
-		why: "unix, IPv4, IPv6 and netlink route sockets only (EAFNOSUPPORT for other families, EPROTONOSUPPORT for other netlink protocols); below Landlock ABI 9 unix sockets are stream or seqpacket ones whose every connect the observer checks, none at all unobserved (EACCES)"},
+		why: "unix, IPv4, IPv6 and netlink route sockets only (EAFNOSUPPORT for other families, EPROTONOSUPPORT for other netlink protocols), no IPv4 or IPv6 at all for a server whose network is off (EACCES); below Landlock ABI 9 unix sockets are stream or seqpacket ones whose every connect the observer checks, none at all unobserved (EACCES)"},
 	{calls: []string{"socketpair"}, class: classNetwork, act: always(action{check: checkSocketpair}),
 		why: "a connected pair reaches only its peer; below ABI 9 not a datagram pair, which may send to any named socket (EACCES)"},
-	{calls: []string{"connect"}, class: classNetwork, act: connectAction,
-		why: "below ABI 9 the observer does every connect itself, a unix one only to a socket file in its read-write folders; from ABI 9 Landlock decides unix connects"},
+	{calls: []string{"connect"}, class: classNetwork, act: observedElse(allowed),
+		why: "the observer does every connect itself: a unix one to a socket file in its read-write folders or a destination allowed, an inet one to a destination allowed (relayed from outside its sandbox where it has a network of its own)"},
+	{calls: []string{"sendto", "sendmsg", "sendmmsg"}, class: classNetwork, act: always(action{check: checkSendFlags}),
+		why: "on sockets it holds, but MSG_FASTOPEN would connect a TCP socket without connect: refused (EOPNOTSUPP), and the connect is made instead"},
 	{calls: []string{"accept", "accept4", "bind", "listen", "getsockname", "getpeername", "setsockopt", "getsockopt",
-		"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown"},
+		"recvfrom", "recvmsg", "recvmmsg", "shutdown"},
 		class: classNetwork, act: always(allowed),
 		why: "on sockets it holds: a unix datagram socket, which could send to any name, is not made below ABI 9, and Landlock governs named ones from ABI 9 (binding makes a socket file: Landlock's make rights)"},
 	{calls: []string{"ioctl"}, class: classDescriptor, act: always(action{check: checkIoctl}),
@@ -288,14 +293,6 @@ func truncateAction(m filterMode) action {
 	return allowed
 }
 
-// connectAction: see its row.
-func connectAction(m filterMode) action {
-	if m.observed && m.abi < unixSocketABI {
-		return notified
-	}
-	return allowed
-}
-
 // The argument checks (action.check); filter.go writes each.
 const (
 	checkOpenTrunc  = "open-trunc"
@@ -303,6 +300,7 @@ const (
 	checkSocketpair = "socketpair"
 	checkSeccomp    = "seccomp"
 	checkIoctl      = "ioctl"
+	checkSendFlags  = "send-flags"
 )
 
 // ioctlAllowed are the ioctl commands a confined server may use (the
@@ -358,6 +356,8 @@ const (
 	oAccMode = 3
 	oWronly  = 1
 	oRdwr    = 2
+
+	msgFastOpen = 0x20000000 // MSG_FASTOPEN
 
 	seccompSetModeFilter   = 1
 	seccompFlagNewListener = 1 << 3

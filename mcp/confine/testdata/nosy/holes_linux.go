@@ -4,13 +4,17 @@ package main
 // each op returns what the kernel (or the filter) answered.
 
 import (
+	"bufio"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -87,6 +91,16 @@ func hole(op, path string) (got string, ok bool, err error) {
 		for range n {
 			unix.Getppid()
 		}
+	case "tcpecho": // HOST:PORT: connect, send a line, read it back
+		got, err = tcpEcho(path)
+	case "selfconnect": // listen on loopback inside, and connect to itself
+		got, err = selfConnect()
+	case "udpsend": // HOST:PORT: one datagram, sent with its address
+		err = udpSend(path)
+	case "lookup": // NAME: the addresses it resolves to
+		var addrs []string
+		addrs, err = net.LookupHost(path)
+		got = strings.Join(addrs, ",")
 	case "truncrace": // LINK,A,B,N: truncate LINK while it is swapped between A and B
 		got, err = truncRace(path)
 	case "watchrace": // LINK,A,B,N: watch LINK while it is swapped; got: distinct watches
@@ -214,3 +228,52 @@ func watchRace(spec string) (string, error) {
 
 // atFDCWD is AT_FDCWD as a system call argument.
 var atFDCWD = func() uintptr { v := int64(unix.AT_FDCWD); return uintptr(v) }()
+
+func tcpEcho(addr string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+func selfConnect() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			c.Write([]byte("inside\n"))
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+func udpSend(addr string) error {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(fd)
+	return os.NewSyscallError("sendto", unix.Sendto(fd, []byte("leak"), 0, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}))
+}

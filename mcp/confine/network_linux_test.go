@@ -1,0 +1,313 @@
+package confine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"rootkeeper/app/apptest"
+)
+
+// testNetwork records what a confined server contacted and looked up,
+// and decides each with allow.
+type testNetwork struct {
+	allow    func(Contact) bool
+	mu       sync.Mutex
+	contacts []Contact
+	lookups  []string
+}
+
+func (n *testNetwork) Contact(_ context.Context, c Contact) bool {
+	n.mu.Lock()
+	n.contacts = append(n.contacts, c)
+	n.mu.Unlock()
+	return n.allow(c)
+}
+
+func (n *testNetwork) Lookup(name string) bool {
+	n.mu.Lock()
+	n.lookups = append(n.lookups, name)
+	n.mu.Unlock()
+	return !strings.HasPrefix(name, "refused.")
+}
+
+// echoServer listens on loopback (of this, the host's, network) and
+// answers each line with "pong"; accepted counts its connections.
+type echoServer struct {
+	l        net.Listener
+	mu       sync.Mutex
+	accepted int
+}
+
+func startEcho(t *testing.T, network, at string) *echoServer {
+	t.Helper()
+	l, err := net.Listen(network, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &echoServer{l: l}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			e.mu.Lock()
+			e.accepted++
+			e.mu.Unlock()
+			go func() {
+				defer c.Close()
+				if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+					c.Write([]byte("pong\n"))
+				}
+			}()
+		}
+	}()
+	return e
+}
+
+func (e *echoServer) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.accepted
+}
+
+// testDNS is a nameserver on loopback that answers every name under
+// example.test with 127.0.0.3.
+func testDNS(t *testing.T) netip.AddrPort {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 65535)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var p dnsmessage.Parser
+			h, err := p.Start(buf[:n])
+			if err != nil {
+				continue
+			}
+			q, err := p.Question()
+			if err != nil {
+				continue
+			}
+			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
+			b.StartQuestions()
+			b.Question(q)
+			b.StartAnswers()
+			if strings.HasSuffix(q.Name.String(), ".example.test.") && q.Type == dnsmessage.TypeA {
+				b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AResource{A: [4]byte{127, 0, 0, 3}})
+			}
+			msg, _ := b.Finish()
+			pc.WriteTo(msg, from)
+		}
+	}()
+	return netip.MustParseAddrPort(pc.LocalAddr().String())
+}
+
+// nosyEnv names nosy for a test run again as nobody, who cannot build it.
+const nosyEnv = "ROOTKEEPER_TEST_NOSY"
+
+// runNetworked runs nosy -try ops confined and observed under p, its
+// network decided by n.
+func runNetworked(t *testing.T, p Policy, n Network, ops ...string) []outcome {
+	t.Helper()
+	prog := os.Getenv(nosyEnv)
+	if prog == "" {
+		prog = nosy(t)
+	}
+	cmd := exec.Command(prog, append([]string{"-try"}, ops...)...)
+	_, obs, err := WrapObserved(cmd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs.Network = n
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	obs.Start(func(context.Context, Attempt) string { return "" })
+	err = cmd.Wait()
+	obs.Close()
+	if err != nil {
+		t.Fatalf("%v: %v; stderr: %s", cmd.Args, err, stderr.String())
+	}
+	var res []outcome
+	dec := json.NewDecoder(&stdout)
+	for dec.More() {
+		var o outcome
+		if err := dec.Decode(&o); err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, o)
+	}
+	if len(res) != len(ops) {
+		t.Fatalf("%d results for %d operations: %+v; stderr: %s", len(res), len(ops), res, stderr.String())
+	}
+	return res
+}
+
+// TestNetworkOfItsOwn: an observed confined server has a network of its
+// own. A TCP connect past it is a contact, named by the name the server
+// looked up through Rootkeeper's resolver; allowed, it reaches the
+// destination (on the host's loopback) through the relay, both ways;
+// refused, nothing reaches it. A connect to what the server itself
+// listens on stays inside and is no contact; a datagram sent with an
+// address leaves nothing outside; a lookup the Network refuses fails.
+func TestNetworkOfItsOwn(t *testing.T) { networkOfItsOwn(t) }
+
+// TestNetworkOfItsOwnAsAnOrdinaryUser: the same for a person who is not
+// root, whose server's network namespace needs a user namespace of its
+// own (mapping the person to themselves).
+func TestNetworkOfItsOwnAsAnOrdinaryUser(t *testing.T) {
+	if os.Getenv(nosyEnv) == "" && apptest.Privileged() {
+		dir := apptest.NobodyDir(t)
+		bin := filepath.Join(dir, "nosy")
+		data, err := os.ReadFile(nosy(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(nosyEnv, bin)
+	}
+	if !apptest.AsNobody(t) {
+		return
+	}
+	if os.Geteuid() == 0 {
+		t.Fatal("still root")
+	}
+	networkOfItsOwn(t)
+}
+
+func networkOfItsOwn(t *testing.T) {
+	needLandlock(t)
+	if ok, why := Isolation(); !ok {
+		t.Fatalf("no network of its own here: %s", why)
+	}
+	named := startEcho(t, "tcp", "127.0.0.3:0")
+	port := named.l.Addr().(*net.TCPAddr).Port
+	echo := startEcho(t, "tcp", "127.0.0.1:0")
+	other := echo.l.Addr().String()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	base := t.TempDir()
+	p := Policy{Roots: []string{filepath.Join(base, "root")}, Temp: filepath.Join(base, "tmp"), Upstream: []netip.AddrPort{testDNS(t)}}
+	os.MkdirAll(p.Roots[0], 0o755)
+	at := func(host string) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+	n := &testNetwork{allow: func(c Contact) bool { return c.Name == "api.example.test" }}
+	res := runNetworked(t, p, n,
+		"tcpecho:"+at("api.example.test"),   // 0: looked up, allowed
+		"tcpecho:"+other,                    // 1: no name: refused
+		"selfconnect:",                      // 2: inside
+		"udpsend:"+udp.LocalAddr().String(), // 3: stays inside
+		"lookup:refused.example.test",       // 4: lookup refused
+	)
+	if !res[0].OK || res[0].Got != "pong" {
+		t.Errorf("an allowed connect through the relay: %+v", res[0])
+	}
+	if res[1].OK || !strings.Contains(res[1].Err, "permission denied") {
+		t.Errorf("a refused connect: %+v", res[1])
+	}
+	if !res[2].OK || res[2].Got != "inside" {
+		t.Errorf("a connect to itself inside its sandbox: %+v", res[2])
+	}
+	if named.count() != 1 || echo.count() != 0 {
+		t.Errorf("the destinations saw %d and %d connections, want the one allowed", named.count(), echo.count())
+	}
+	udp.SetReadDeadline(time.Now())
+	if _, _, err := udp.ReadFrom(make([]byte, 16)); err == nil {
+		t.Error("a datagram sent from inside the sandbox reached the host's loopback")
+	}
+	if res[4].OK {
+		t.Errorf("a refused lookup resolved: %+v", res[4])
+	}
+	if len(n.contacts) != 2 {
+		t.Fatalf("contacts %+v, want the two connects past the sandbox", n.contacts)
+	}
+	if c := n.contacts[0]; c.Proto != "tcp" || c.Addr != netip.MustParseAddrPort(at("127.0.0.3")) || c.Name != "api.example.test" || c.PID == 0 {
+		t.Errorf("the named contact: %+v", c)
+	}
+	if c := n.contacts[1]; c.Addr != netip.MustParseAddrPort(other) || c.Name != "" {
+		t.Errorf("the unnamed contact: %+v, want %s", c, other)
+	}
+}
+
+// TestNetworkOff: a server whose network is off has no inet socket at
+// all, loopback included; no contact is told.
+func TestNetworkOff(t *testing.T) {
+	needLandlock(t)
+	echo := startEcho(t, "tcp", "127.0.0.1:0")
+	base := t.TempDir()
+	p := Policy{Roots: []string{filepath.Join(base, "root")}, Temp: filepath.Join(base, "tmp"), Network: NetworkOff}
+	n := &testNetwork{allow: func(Contact) bool { return true }}
+	res := runNetworked(t, p, n, "tcpecho:"+echo.l.Addr().String(), "udpsend:127.0.0.1:9", "selfconnect:")
+	for _, r := range res {
+		if r.OK || !strings.Contains(r.Err, "permission denied") {
+			t.Errorf("%s with the network off: %+v", r.Op, r)
+		}
+	}
+	if echo.count() != 0 || len(n.contacts) != 0 {
+		t.Errorf("with the network off: %d connections, contacts %+v", echo.count(), n.contacts)
+	}
+}
+
+// TestUnixSocketContact: a unix socket past the server's folders is a
+// contact; allowed, Rootkeeper connects it there; refused, it fails.
+func TestUnixSocketContact(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	sock := filepath.Join(base, "run", "db.sock")
+	os.MkdirAll(filepath.Dir(sock), 0o755)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	p := Policy{Roots: []string{filepath.Join(base, "root")}, Temp: filepath.Join(base, "tmp")}
+	for _, allow := range []bool{true, false} {
+		n := &testNetwork{allow: func(c Contact) bool { return allow && c.Proto == "unix" && c.Path == sock }}
+		res := runNetworked(t, p, n, "connect:"+sock)
+		if res[0].OK != allow {
+			t.Errorf("allowed %v: %+v", allow, res[0])
+		}
+		if len(n.contacts) != 1 || n.contacts[0].Path != sock {
+			t.Errorf("contacts %+v", n.contacts)
+		}
+	}
+}
