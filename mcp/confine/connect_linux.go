@@ -137,7 +137,7 @@ func (o *Observer) connectInet(ctx context.Context, pid, sock, domain int, addr 
 		switch {
 		case sb.relay.Listens(dest):
 			return unix.EACCES // the relay's own door is no destination
-		case listensInside(pid, dest):
+		case sb.mayListen(dest.Addr()) && sb.listensInside(dest):
 			return rawConnect(sock, addr)
 		}
 	}
@@ -151,7 +151,7 @@ func (o *Observer) connectInet(ctx context.Context, pid, sock, domain int, addr 
 	if sb == nil {
 		return rawConnect(sock, addr)
 	}
-	return sb.carry(ctx, sock, domain, dest)
+	return sb.carry(sock, domain, dest)
 }
 
 // network is the Network contacts go to.

@@ -53,6 +53,7 @@ const (
 	roleDNSUDP = "dns-udp"
 	roleDNSTCP = "dns-tcp"
 	roleRelay  = "relay"
+	roleDiag   = "diag" // a NETLINK_SOCK_DIAG socket: what listens inside
 )
 
 // isolate makes cmd start in namespaces of its own (see above): a network
@@ -215,6 +216,12 @@ func setUpNetwork(s netSpec) ([]int, []string, error) {
 			return fail(err)
 		}
 	}
+	diag, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return fail(fmt.Errorf("a socket-diagnostics socket: %w", err))
+	}
+	files = append(files, diag)
+	roles = append(roles, roleDiag)
 	// What it had in its namespace to do this, the server does not get.
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("dropping ambient capabilities: %w", err))

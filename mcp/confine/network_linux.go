@@ -7,13 +7,12 @@ package confine
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,13 +27,23 @@ type sandbox struct {
 	dnsUDP   []net.PacketConn
 	dnsTCP   []net.Listener
 	relayLs  []net.Listener
+	inside   []netip.Addr // the nameserver addresses it holds on its loopback
+	// diag asks the sandbox's namespace what listens in it (a
+	// NETLINK_SOCK_DIAG socket the child made there; /proc/PID/net/tcp
+	// walks every socket of the machine, 10 ms or more).
+	diag   int
+	diagMu sync.Mutex
 }
 
 // newSandbox takes the descriptors the child handed over, by role.
 func newSandbox(fds []int, roles []string) *sandbox {
-	sb := &sandbox{resolver: &sandboxnet.Resolver{}}
+	sb := &sandbox{resolver: &sandboxnet.Resolver{}, diag: -1}
 	for i, fd := range fds {
 		role, at, _ := strings.Cut(roles[i], " ")
+		if role == roleDiag {
+			sb.diag = fd
+			continue
+		}
 		f := os.NewFile(uintptr(fd), role)
 		switch role {
 		case roleDNSUDP:
@@ -42,6 +51,7 @@ func newSandbox(fds []int, roles []string) *sandbox {
 				sb.dnsUDP = append(sb.dnsUDP, pc)
 				if ap, err := netip.ParseAddrPort(at); err == nil {
 					sb.resolver.Upstream = append(sb.resolver.Upstream, ap)
+					sb.inside = append(sb.inside, ap.Addr())
 				}
 			}
 		case roleDNSTCP:
@@ -72,6 +82,12 @@ func (sb *sandbox) serve(n Network) {
 
 // close stops serving; relayed connections go on to their ends.
 func (sb *sandbox) close() {
+	if sb.diag >= 0 {
+		sb.diagMu.Lock()
+		unix.Close(sb.diag)
+		sb.diag = -1
+		sb.diagMu.Unlock()
+	}
 	for _, pc := range sb.dnsUDP {
 		pc.Close()
 	}
@@ -100,11 +116,10 @@ func (openNetwork) Lookup(string) bool                        { return true }
 // relay's listener of its family. The call's answer is the dial's error,
 // so that a refused or unreachable destination fails the connect as it
 // would have.
-func (sb *sandbox) carry(ctx context.Context, sock, domain int, dest netip.AddrPort) unix.Errno {
-	d := net.Dialer{Timeout: dialTimeout}
-	up, err := d.DialContext(ctx, "tcp", dest.String())
-	if err != nil {
-		return dialErrno(err)
+func (sb *sandbox) carry(sock, domain int, dest netip.AddrPort) unix.Errno {
+	up, e := dial(dest)
+	if e != 0 {
+		return e
 	}
 	at, ok := sb.relay.Addr(domain == unix.AF_INET6)
 	if !ok {
@@ -131,18 +146,35 @@ func (sb *sandbox) carry(ctx context.Context, sock, domain int, dest netip.AddrP
 // own default for a TCP connect is about two minutes).
 const dialTimeout = 30 * time.Second
 
-// dialErrno is the errno a dial failed with, as the server's connect
-// would have.
-func dialErrno(err error) unix.Errno {
-	var e unix.Errno
-	if errors.As(err, &e) {
-		return e
+// dial connects to dest from the host's network: a blocking connect in
+// the observer's goroutine (already its own, and cheaper than the
+// runtime's poller by tens of microseconds), bounded by dialTimeout; its
+// error is what the server's connect would have got.
+func dial(dest netip.AddrPort) (net.Conn, unix.Errno) {
+	family := unix.AF_INET
+	if dest.Addr().Is6() {
+		family = unix.AF_INET6
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return unix.ETIMEDOUT
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, errnoOf(err)
 	}
-	return unix.ECONNREFUSED
+	tv := unix.NsecToTimeval(dialTimeout.Nanoseconds())
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	if e := rawConnect(fd, sockaddrInet(dest, family)); e != 0 {
+		unix.Close(fd)
+		if e == unix.EINPROGRESS {
+			e = unix.ETIMEDOUT // SO_SNDTIMEO ran out
+		}
+		return nil, e
+	}
+	f := os.NewFile(uintptr(fd), "upstream")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	return c, 0
 }
 
 // connectNow connects sock (the server's, perhaps non-blocking) to a
@@ -213,22 +245,25 @@ func addrPortOf(sa unix.Sockaddr) (netip.AddrPort, bool) {
 	return netip.AddrPort{}, false
 }
 
-// listensInside reports whether something in the sandbox of process pid
-// listens for TCP at dest (its /proc/PID/net, which is its namespace's):
-// a connect there stays inside, and goes on as asked.
-func listensInside(pid int, dest netip.AddrPort) bool {
-	for _, f := range []string{"tcp", "tcp6"} {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/net/" + f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n")[1:] {
-			fields := strings.Fields(line)
-			if len(fields) < 4 || fields[3] != "0A" { // TCP_LISTEN
-				continue
-			}
-			local, ok := procNetAddr(fields[1])
-			if ok && local.Port() == dest.Port() && (local.Addr() == dest.Addr() || local.Addr().IsUnspecified()) {
+// mayListen reports whether something inside the sandbox could listen at
+// a: its loopback, and the nameserver addresses it holds there.
+func (sb *sandbox) mayListen(a netip.Addr) bool {
+	return a.IsLoopback() || slices.Contains(sb.inside, a)
+}
+
+// listensInside reports whether something in the sandbox listens for TCP
+// at dest: a connect there stays inside, and goes on as asked. Only
+// loopback and the nameserver addresses are inside the sandbox; the
+// sandbox's namespace is asked (inet_diag) what listens on dest's port.
+func (sb *sandbox) listensInside(dest netip.AddrPort) bool {
+	sb.diagMu.Lock()
+	defer sb.diagMu.Unlock()
+	if sb.diag < 0 {
+		return false
+	}
+	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		for _, l := range listening(sb.diag, family) {
+			if l.Port() == dest.Port() && (l.Addr() == dest.Addr() || l.Addr().IsUnspecified()) {
 				return true
 			}
 		}
@@ -236,22 +271,51 @@ func listensInside(pid int, dest netip.AddrPort) bool {
 	return false
 }
 
-// procNetAddr parses an address of /proc/net/tcp{,6}: hexadecimal, each
-// 32-bit word in the host's byte order, then the port.
-func procNetAddr(s string) (netip.AddrPort, bool) {
-	hexAddr, hexPort, ok := strings.Cut(s, ":")
-	if !ok {
-		return netip.AddrPort{}, false
+// listening are the TCP sockets of family that listen in the namespace of
+// the NETLINK_SOCK_DIAG socket fd (struct inet_diag_req_v2, and each
+// answer's struct inet_diag_msg).
+func listening(fd int, family uint8) []netip.AddrPort {
+	const (
+		sizeReq    = 56
+		sizeMsg    = 72
+		tcpListen  = 10
+		nlmsgDone  = 3
+		nlmsgError = 2
+	)
+	req := make([]byte, unix.SizeofNlMsghdr+sizeReq)
+	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
+	binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
+	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	body := req[unix.SizeofNlMsghdr:]
+	body[0], body[1] = family, unix.IPPROTO_TCP
+	binary.NativeEndian.PutUint32(body[4:], 1<<tcpListen)
+	if unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}) != nil {
+		return nil
 	}
-	raw, err := hex.DecodeString(hexAddr)
-	port, perr := strconv.ParseUint(hexPort, 16, 16)
-	if err != nil || perr != nil || (len(raw) != 4 && len(raw) != 16) {
-		return netip.AddrPort{}, false
+	var out []netip.AddrPort
+	buf := make([]byte, 32<<10)
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return out
+		}
+		for b := buf[:n]; len(b) >= unix.SizeofNlMsghdr; {
+			size := int(binary.NativeEndian.Uint32(b))
+			typ := binary.NativeEndian.Uint16(b[4:])
+			if size < unix.SizeofNlMsghdr || size > len(b) || typ == nlmsgDone || typ == nlmsgError {
+				return out
+			}
+			if msg := b[unix.SizeofNlMsghdr:size]; len(msg) >= sizeMsg {
+				port := binary.BigEndian.Uint16(msg[4:])
+				var a netip.Addr
+				if msg[0] == unix.AF_INET {
+					a = netip.AddrFrom4([4]byte(msg[8:12]))
+				} else {
+					a = netip.AddrFrom16([16]byte(msg[8:24])).Unmap()
+				}
+				out = append(out, netip.AddrPortFrom(a, port))
+			}
+			b = b[(size+3)&^3:]
+		}
 	}
-	for i := 0; i < len(raw); i += 4 {
-		w := binary.NativeEndian.Uint32(raw[i:])
-		binary.BigEndian.PutUint32(raw[i:], w)
-	}
-	a, _ := netip.AddrFromSlice(raw)
-	return netip.AddrPortFrom(a.Unmap(), uint16(port)), true
 }

@@ -311,3 +311,71 @@ func TestUnixSocketContact(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWatchedConnect: 200 connects (each with one line sent and
+// answered) by a confined server to a listener on the host's loopback:
+// unobserved (the anchor: a plain connect, the host's network), and
+// observed with a network of its own (each connect a contact, dialled by
+// Rootkeeper and relayed). The difference per connect is what watching
+// costs it.
+func BenchmarkWatchedConnect(b *testing.B) {
+	echo := startEchoB(b)
+	base := b.TempDir()
+	p := Policy{Roots: []string{base}, Temp: filepath.Join(b.TempDir(), "tmp")}
+	op := "connects:" + echo + ",200"
+	b.Run("unwatched", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command(nosy(b), "-try", op)
+			if _, err := Wrap(cmd, p); err != nil {
+				b.Fatal(err)
+			}
+			if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte(`"ok":true`)) {
+				b.Fatalf("%s %v", out, err)
+			}
+		}
+	})
+	b.Run("watched", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command(nosy(b), "-try", op)
+			_, obs, err := WrapObserved(cmd, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			obs.Network = &testNetwork{allow: func(Contact) bool { return true }}
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			obs.Start(nil)
+			err = cmd.Wait()
+			obs.Close()
+			if err != nil || !bytes.Contains(out.Bytes(), []byte(`"ok":true`)) {
+				b.Fatalf("%s %v", out.String(), err)
+			}
+		}
+	})
+}
+
+func startEchoB(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+					c.Write([]byte("pong\n"))
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}

@@ -95,6 +95,14 @@ func hole(op, path string) (got string, ok bool, err error) {
 		got, err = tcpEcho(path)
 	case "selfconnect": // listen on loopback inside, and connect to itself
 		got, err = selfConnect()
+	case "connects": // ADDR,N: N connects, each sending a line and reading the answer
+		addr, count, _ := strings.Cut(path, ",")
+		n, _ := strconv.Atoi(count)
+		for range n {
+			if _, err = tcpEcho(addr); err != nil {
+				break
+			}
+		}
 	case "udpsend": // HOST:PORT: one datagram, sent with its address
 		err = udpSend(path)
 	case "lookup": // NAME: the addresses it resolves to
