@@ -74,6 +74,10 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 	}
 	pid := int(n.pid)
 	var how openHow
+	if changesNames(shape.op) {
+		a := o.changeName(fd, n, shape)
+		return a, how, a.Path != "" && !a.answered
+	}
 	paths := [][2]int{{shape.dirfd, shape.path}}
 	if shape.path2 != 0 {
 		paths = append(paths, [2]int{shape.dirfd2, shape.path2})
@@ -140,15 +144,79 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}
 		_, err := os.Stat(outside)
 		a.Op = openOp(how.flags, err == nil)
-	case opMkdir:
-		a.Op, a.Why = "mkdir", "a folder cannot be made for it once"
-	case opRename:
-		a.Op, a.Why = "rename", "a rename cannot be done for it once"
 	case opExec:
 		a.Op, a.Why = "execute", "a program cannot be run for it once"
 	}
 	a.CanHand = a.Why == ""
+	if a.CanHand && (shape.op == opOpen || shape.op == opOpen2 || shape.op == opCreat) && o.handGranted(fd, n.id, a, how) {
+		a.answered = true
+	}
 	return a, how, true
+}
+
+// changesNames reports whether op makes, removes, renames or links a name.
+func changesNames(op int) bool {
+	switch op {
+	case opMkdir, opRename, opUnlink, opRmdir, opSymlink, opLink:
+		return true
+	}
+	return false
+}
+
+// changeName handles a call that makes, removes, renames or links a name:
+// in a granted folder the observer does it (doGranted); a mkdir or rename
+// past the ruleset elsewhere is an attempt to ask about; anything else
+// goes on to Landlock.
+func (o *Observer) changeName(fd int, n *seccompNotif, shape callShape) Attempt {
+	o.grantMu.RLock()
+	none := len(o.granted) == 0
+	o.grantMu.RUnlock()
+	if none && shape.op != opMkdir && shape.op != opRename {
+		return Attempt{}
+	}
+	pid := int(n.pid)
+	abs := func(dirfd, path int) string {
+		name, err := readString(pid, uintptr(n.args[path]))
+		if err != nil || name == "" {
+			return ""
+		}
+		d := int32(unix.AT_FDCWD)
+		if dirfd >= 0 {
+			d = int32(n.args[dirfd])
+		}
+		p, _ := absolute(pid, d, name)
+		return p
+	}
+	path := abs(shape.dirfd, shape.path)
+	path2 := ""
+	if shape.path2 != 0 {
+		path2 = abs(shape.dirfd2, shape.path2)
+	}
+	if path == "" || !o.stillWaiting(fd, n.id) {
+		return Attempt{}
+	}
+	if e, ok := o.doGranted(pid, n, shape, path, path2); ok {
+		o.answer(fd, n.id, e)
+		return Attempt{answered: true}
+	}
+	if shape.op != opMkdir && shape.op != opRename {
+		return Attempt{}
+	}
+	outside := ""
+	for _, p := range []string{path, path2} {
+		if p != "" && !o.covered(p) {
+			outside = p
+			break
+		}
+	}
+	if outside == "" {
+		return Attempt{}
+	}
+	a := Attempt{PID: pid, Path: outside, Op: "mkdir", Why: "a folder cannot be made for it once"}
+	if shape.op == opRename {
+		a.Op, a.Why = "rename", "a rename cannot be done for it once"
+	}
+	return a
 }
 
 // absolute is the path a call of process pid named, made absolute
@@ -210,10 +278,10 @@ func resolvedUp(path string) string {
 // hand opens a's path beneath folder as the call asked, following no
 // symlink and never leaving folder, and makes the descriptor the call's
 // result (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND). A
-// create the person was shown is a file that was not there: it is made
-// with O_EXCL, so that a file that appeared since is never opened (or
+// create the person was shown once is a file that was not there: it is
+// made with O_EXCL, so that a file that appeared since is never opened (or
 // emptied) on that answer. It reports whether the call was answered.
-func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow) bool {
+func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow, once bool) bool {
 	path := a.Path
 	rel, err := filepath.Rel(folder, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -231,7 +299,7 @@ func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow
 	}
 	defer unix.Close(dfd)
 	flags := how.flags | unix.O_CLOEXEC
-	if a.Op == "create" {
+	if once && a.Op == "create" {
 		flags |= unix.O_EXCL
 	}
 	mode := how.mode

@@ -498,6 +498,9 @@ type Attempt struct {
 	// Landlock does not govern (a watch; a truncate below ABI 3) must
 	// never go on.
 	refuse syscall.Errno
+	// answered marks a call the observer has answered already (done in a
+	// granted folder).
+	answered bool
 }
 
 // A Contact is a destination a confined server tried to reach: a TCP

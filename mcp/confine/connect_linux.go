@@ -189,7 +189,10 @@ func (o *Observer) unixTarget(pid int, addr []byte) (string, unix.Errno) {
 // openSocketFile opens path, a socket file in one of the server's
 // read-write folders, O_PATH beneath that folder following no link.
 func (o *Observer) openSocketFile(path string) (int, error) {
-	for _, w := range o.writable {
+	o.grantMu.RLock()
+	roots := append(append([]string(nil), o.granted...), o.writable...)
+	o.grantMu.RUnlock()
+	for _, w := range roots {
 		if !within(path, w) || path == w {
 			continue
 		}

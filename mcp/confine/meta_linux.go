@@ -262,14 +262,9 @@ func readTimes(pid int, addr uintptr, layout int) ([]unix.Timespec, bool) {
 }
 
 // writableAt reports whether path is in one of the server's read-write
-// folders.
+// folders, or a folder granted since it started.
 func (o *Observer) writableAt(path string) bool {
-	for _, p := range o.writable {
-		if within(path, p) {
-			return true
-		}
-	}
-	return false
+	return o.writableRoot(path) != ""
 }
 
 // errnoOf is err as an errno (EPERM for one that is not).

@@ -27,6 +27,12 @@ const (
 	opExec
 	opTruncate // truncate(path, length): see answerTruncate
 	opWatch    // inotify_add_watch(fd, path, mask): see answerWatch
+	// What the observer does itself only in a folder granted while the
+	// server runs (grant_linux.go); anywhere else Landlock decides.
+	opUnlink
+	opRmdir
+	opSymlink // the link's path; its target is argument 0
+	opLink
 )
 
 // callShape says where a path system call keeps its arguments: indexes
@@ -117,6 +123,10 @@ type Observer struct {
 	// has handed it over; nil where it shares the host's network.
 	sandbox  *sandbox
 	upstream []netip.AddrPort // Policy.Upstream
+
+	// granted are folders granted since it started (Extend: grant_linux.go).
+	grantMu sync.RWMutex
+	granted []string
 
 	mu      sync.RWMutex // held (read) while the listener is used
 	fd      int          // the listener, -1 until received or once closed
@@ -315,6 +325,9 @@ func (o *Observer) run(reach Reach) {
 			a, ask = o.answerTruncate(fd, &n)
 		default:
 			a, how, ask = o.attempt(fd, &n)
+			if a.answered {
+				continue
+			}
 			if !ask {
 				o.cont(fd, n.id)
 				continue
@@ -354,7 +367,7 @@ func (o *Observer) ask(ctx context.Context, wg *sync.WaitGroup, fd int, id uint6
 		c()
 		o.mu.RLock()
 		defer o.mu.RUnlock()
-		if folder != "" && a.CanHand && o.hand(fd, id, a, folder, how) {
+		if folder != "" && a.CanHand && o.hand(fd, id, a, folder, how, true) {
 			return
 		}
 		if a.refuse != 0 {
