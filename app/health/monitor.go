@@ -78,8 +78,9 @@ type Monitor struct {
 	log  *slog.Logger
 
 	// Test hooks, set before Run.
-	onCheck func(path string) // called by a worker before each check
-	wall    func() time.Time  // the wall clock compared against monotonic time
+	onCheck   func(path string) // called by a worker before each check
+	onChecked func(path string) // called by a worker after each check, before its result is told
+	wall      func() time.Time  // the wall clock compared against monotonic time
 	// mounts follows the mount table (watchMounts); a test in a synctest
 	// bubble replaces it, as a goroutine blocked in poll(2) never settles.
 	mounts func(ctx context.Context, changed chan<- struct{}) error
