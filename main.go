@@ -32,6 +32,7 @@ import (
 	"rootkeeper/app/health"
 	"rootkeeper/app/hosts"
 	"rootkeeper/app/link"
+	"rootkeeper/app/serverentry"
 	"rootkeeper/app/supervise"
 	"rootkeeper/app/trayhost"
 	"rootkeeper/detect"
@@ -84,7 +85,7 @@ func main() {
 // scan adapts a detect.Scanner to app.Scanner; the two packages share the shape
 // of their types so that the conversions are free.
 func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
-	return scanWith(ctx, &detect.Scanner{}, req, found, progress)
+	return scanWith(ctx, &detect.Scanner{JSONC: serverentry.Standardize}, req, found, progress)
 }
 
 func scanWith(ctx context.Context, s *detect.Scanner, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
@@ -98,7 +99,7 @@ func scanWith(ctx context.Context, s *detect.Scanner, req app.ScanRequest, found
 // they share a re-scan cache in memory, so that a scan after the first reads
 // only the folders changed since.
 func rescan() app.Scanner {
-	s := &detect.Scanner{Cache: detect.NewCache()}
+	s := &detect.Scanner{Cache: detect.NewCache(), JSONC: serverentry.Standardize}
 	return func(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
 		return scanWith(ctx, s, req, found, progress)
 	}
