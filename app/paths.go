@@ -285,3 +285,12 @@ func CanonicalPath(given, cwd string) (canonical, display string, err error) {
 	}
 	return canonical, display, nil
 }
+
+// Resolved is path with its symbolic links resolved, or path as it is when
+// that cannot be done (it does not exist, say).
+func Resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}

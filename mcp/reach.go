@@ -85,19 +85,12 @@ type ReachWatch struct {
 func NewReachWatch(core *app.Core, al *audit.Log, log *slog.Logger, server, stateDir string) *ReachWatch {
 	w := &ReachWatch{Server: server, Core: core, Audit: al, Log: log}
 	if stateDir != "" {
-		w.Skip = append(w.Skip, stateDir, resolvedPath(stateDir))
+		w.Skip = append(w.Skip, stateDir, app.Resolved(stateDir))
 		if t, err := app.ServerTemp(stateDir, server); err == nil {
-			w.Skip = append(w.Skip, t, resolvedPath(t))
+			w.Skip = append(w.Skip, t, app.Resolved(t))
 		}
 	}
 	return w
-}
-
-func resolvedPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 // maxFolderCache bounds the folder cache of a watch.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rootkeeper/app"
 	"slices"
 	"strconv"
 	"strings"
@@ -339,12 +340,12 @@ func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow
 // state folder, the protected one).
 func (o *Observer) protected(path string) bool {
 	for _, p := range o.own {
-		if within(path, p) {
+		if app.IsWithin(path, p) {
 			return false
 		}
 	}
 	for _, p := range o.protect {
-		if within(path, p) {
+		if app.IsWithin(path, p) {
 			return true
 		}
 	}

@@ -99,6 +99,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"slices"
 	"strings"
 	"syscall"
@@ -329,7 +330,7 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 			return false
 		}
 		for _, pr := range p.Protect {
-			if abs, err := filepath.Abs(pr); err == nil && pr != "" && (within(r.Path, abs) || within(r.Path, resolved(abs))) {
+			if abs, err := filepath.Abs(pr); err == nil && pr != "" && (app.IsWithin(r.Path, abs) || app.IsWithin(r.Path, app.Resolved(abs))) {
 				return true
 			}
 		}
@@ -439,12 +440,12 @@ func carve(root string, protect []string) []rule {
 			continue
 		}
 		if abs, err := filepath.Abs(p); err == nil {
-			p = resolved(abs)
+			p = app.Resolved(abs)
 		}
-		if within(root, p) {
+		if app.IsWithin(root, p) {
 			return nil
 		}
-		if within(p, root) {
+		if app.IsWithin(p, root) {
 			inside = append(inside, p)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"rootkeeper/app"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -193,7 +194,7 @@ func (o *Observer) openSocketFile(path string) (int, error) {
 	roots := append(append([]string(nil), o.granted...), o.writable...)
 	o.grantMu.RUnlock()
 	for _, w := range roots {
-		if !within(path, w) || path == w {
+		if !app.IsWithin(path, w) || path == w {
 			continue
 		}
 		dir, err := unix.Open(w, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

@@ -18,6 +18,7 @@ package confine
 
 import (
 	"path/filepath"
+	"rootkeeper/app"
 	"strings"
 	"unsafe"
 
@@ -34,7 +35,7 @@ func (o *Observer) Extend(folders []string) {
 	o.grantMu.Lock()
 	defer o.grantMu.Unlock()
 	for _, f := range folders {
-		f = resolved(filepath.Clean(f))
+		f = app.Resolved(filepath.Clean(f))
 		if !filepath.IsAbs(f) || o.protected(f) {
 			continue
 		}
@@ -58,7 +59,7 @@ func (o *Observer) grantedAt(path string) string {
 	o.grantMu.RLock()
 	defer o.grantMu.RUnlock()
 	for _, g := range o.granted {
-		if within(path, g) {
+		if app.IsWithin(path, g) {
 			return g
 		}
 	}
@@ -96,7 +97,7 @@ func (o *Observer) writableRoot(path string) string {
 		return g
 	}
 	for _, w := range o.writable {
-		if within(path, w) {
+		if app.IsWithin(path, w) {
 			return w
 		}
 	}

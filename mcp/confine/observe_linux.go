@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,7 +178,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 		// resolved.
 		paths := []string{r.Path}
 		if !r.Entry {
-			if res := resolved(r.Path); res != r.Path {
+			if res := app.Resolved(r.Path); res != r.Path {
 				paths = append(paths, res)
 			}
 		}
@@ -188,7 +189,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	for _, own := range []string{p.Temp, p.Data} {
 		if own != "" {
-			own = resolved(own)
+			own = app.Resolved(own)
 			o.allowed = append(o.allowed, own)
 			o.writable = append(o.writable, own)
 			o.own = append(o.own, own)
@@ -196,7 +197,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	for _, pr := range p.Protect {
 		if abs, err := filepath.Abs(pr); err == nil && pr != "" {
-			o.protect = append(o.protect, abs, resolved(abs))
+			o.protect = append(o.protect, abs, app.Resolved(abs))
 		}
 	}
 	return abi, o, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"strings"
 	"sync"
 	"testing"
@@ -366,7 +367,7 @@ func TestObserverHandsOnlyWhatWasAsked(t *testing.T) {
 	// Allow once everything beneath outside, as a person answering each
 	// call would.
 	reach := func(_ context.Context, at Attempt) string {
-		if within(at.Path, outside) {
+		if app.IsWithin(at.Path, outside) {
 			return outside
 		}
 		return ""

@@ -21,6 +21,7 @@ package confine
 // changing the path or a link in between changes nothing.
 
 import (
+	"rootkeeper/app"
 	"strconv"
 	"unsafe"
 
@@ -161,7 +162,7 @@ func (o *Observer) readableAt(path string) bool {
 		return true
 	}
 	for _, p := range o.allowed {
-		if within(path, p) {
+		if app.IsWithin(path, p) {
 			return true
 		}
 	}
