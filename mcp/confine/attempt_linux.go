@@ -97,7 +97,7 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		if !ok {
 			continue
 		}
-		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && (abs == "/proc" || strings.HasPrefix(abs, "/proc/")) {
+		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && app.IsWithin(abs, "/proc") {
 			if dir, rest, ok := o.ownProc(pid, abs); ok {
 				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
 			}
@@ -247,13 +247,13 @@ func (o *Observer) covered(path string) bool {
 		return true
 	}
 	for _, p := range o.allowed {
-		if path == p || strings.HasPrefix(path, p) && (p == "/" || path[len(p)] == '/') {
+		if app.IsWithin(path, p) {
 			return true
 		}
 	}
 	if r := resolvedUp(path); r != path {
 		for _, p := range o.allowed {
-			if r == p || strings.HasPrefix(r, p) && (p == "/" || r[len(p)] == '/') {
+			if app.IsWithin(r, p) {
 				return true
 			}
 		}
