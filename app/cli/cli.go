@@ -83,6 +83,9 @@ tray with the window closed (as at login).
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
+  servers data NAME [--json]        its data folder, and the data of programs it ran before, kept aside
+  servers data NAME use|remove [FOLDER]
+                                    give kept-aside data to the program it runs now, or delete it
   import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from a host's JSON config, in any host's shape
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
@@ -90,7 +93,8 @@ tray with the window closed (as at login).
                                     server waiting on ROOT through this once, nothing more; ROOT
                                     may be the folder (its reads) or a file a call named)
   deny SERVER ROOT                  remember that SERVER may not see ROOT
-  revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
+  revoke SERVER ROOT                forget the decision (ROOT becomes undecided), or take away
+                                    a folder SERVER needs to run
   pause | resume                    stop or restart all sharing
   settings [--json] | settings reach-wait DURATION
                                     how long a confined server's call past its folders waits
@@ -117,7 +121,12 @@ then not started. When a confined server reaches past its folders, the window
 asks (its call waits, reach-wait); with nobody to ask (headless, a bridge with
 no app) the call is refused at once and the request waits in status. Allow
 once lets exactly the calls shown through, each with its own access; only
-grant (without --once) widens its folders.
+grant (without --once) widens its folders. A folder a confined server reached
+for, or whose refusal stopped its start (~/.kube), is granted to it alone:
+it needs it to run, so it joins its ruleset, not the roots others are asked
+about. A server whose command comes to run another program starts with an
+empty data folder; the old one is kept aside until you give it to the new
+program or remove it (servers data NAME use|remove).
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are
 requests to decide) or follow (a session sees its allowed folders narrowed to
