@@ -140,6 +140,17 @@ type Server struct {
 	// off configurations (state version 1), until RepairTakenOff has put
 	// them back from a host's backup or found that it cannot.
 	FoldersTakenOff bool `json:"foldersTakenOff,omitempty"`
+	// DataProgram is the program (ProgramID) its data folder belongs to:
+	// what ran under this name when the folder was last given to a
+	// program. It is kept here, in the state, rather than in the folder,
+	// which the server may write. Empty in a state written before it was
+	// recorded: the folder belongs to what the server runs.
+	DataProgram string `json:"dataProgram,omitempty"`
+	// KeptData are data folders of programs that ran under this name
+	// before, kept aside when its command came to run another program,
+	// until the person gives one to the server (UseKeptData) or removes it
+	// (RemoveKeptData).
+	KeptData []KeptData `json:"keptData,omitempty"`
 }
 
 // Mode returns the server's roots mode, RootsProtocol when unset.
@@ -209,6 +220,9 @@ type State struct {
 	// ConfineFailures are the confined servers that stopped after
 	// reaching past their folders, with the way out (ConfineFailure).
 	ConfineFailures []ConfineFailure `json:"confineFailures,omitempty"`
+	// Needs are folders confined servers need to run, each allowed to
+	// one server alone (see Need).
+	Needs []Need `json:"needs,omitempty"`
 	// Settings are the person's settings of how Rootkeeper behaves; nil
 	// means the defaults.
 	Settings *Settings `json:"settings,omitempty"`

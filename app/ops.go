@@ -40,6 +40,7 @@ func (s State) Clone() State {
 	}
 	c.ConfineOffer = slices.Clone(s.ConfineOffer)
 	c.ConfineFailures = slices.Clone(s.ConfineFailures)
+	c.Needs = slices.Clone(s.Needs)
 	c.Once = slices.Clone(s.Once)
 	for i := range c.Once {
 		c.Once[i].Calls = slices.Clone(c.Once[i].Calls)
@@ -50,6 +51,7 @@ func (s State) Clone() State {
 		srv.KeepArgs = slices.Clone(srv.KeepArgs)
 		srv.Slots = slices.Clone(srv.Slots)
 		srv.Lost = slices.Clone(srv.Lost)
+		srv.KeptData = slices.Clone(srv.KeptData)
 		srv.Env = cloneMap(srv.Env)
 		srv.Headers = cloneMap(srv.Headers)
 		c.Servers[i] = srv
@@ -160,9 +162,12 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 		return 0, inputErrorf("no server %q", srv.Name)
 	}
 	if !keepDecisions && !SameProgram(s.Servers[i], srv) {
-		n := len(s.Decisions)
+		// The folders the old program needed to run go with its
+		// decisions: they were allowed to what it ran.
+		n := len(s.Decisions) + len(s.Needs)
 		s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == srv.Name })
-		dropped = n - len(s.Decisions)
+		s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Server == srv.Name })
+		dropped = n - len(s.Decisions) - len(s.Needs)
 	}
 	s.Servers[i] = srv
 	return dropped, nil
@@ -194,6 +199,7 @@ func (s *State) RemoveServer(name string) error {
 	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == name })
 	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool { return r.Server == name })
 	s.Once = slices.DeleteFunc(s.Once, func(o Once) bool { return o.Server == name })
+	s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Server == name })
 	return nil
 }
 
@@ -250,13 +256,14 @@ func (s *State) Revoke(server, rootPath string) bool {
 // is forgotten.
 func (s *State) SetPaused(paused bool) { s.Paused = paused }
 
-// DropUntilQuit forgets every decision scoped until quit. The long-running app
-// calls it when it starts, since the app those decisions were made for has
-// quit.
+// DropUntilQuit forgets every decision, and every folder a server needs
+// to run, scoped until quit. The long-running app calls it when it starts,
+// since the app those decisions were made for has quit.
 func (s *State) DropUntilQuit() int {
-	n := len(s.Decisions)
+	n := len(s.Decisions) + len(s.Needs)
 	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Scope == UntilQuit })
-	return n - len(s.Decisions)
+	s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Scope == UntilQuit })
+	return n - len(s.Decisions) - len(s.Needs)
 }
 
 // ValidateServer checks a server's configuration and names the first bad

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -34,6 +35,11 @@ type PutOptions struct {
 	KeepDecisions bool
 	// Home resolves ~ in the configuration.
 	Home string
+	// StateDir is the state folder, where the server's data folder is: a
+	// server that comes to run another program (ProgramID) has its data
+	// folder kept aside there (KeptData). Empty: no data folder is looked
+	// at (the program is recorded all the same).
+	StateDir string
 	// Now is when the requests are recorded; zero means now.
 	Now time.Time
 }
@@ -53,6 +59,9 @@ type PutResult struct {
 	// Asked are the slots recorded as requests: undecided, and not inside
 	// a folder the server is allowed.
 	Asked []Slot
+	// KeptAside is the data folder kept aside because the server now runs
+	// another program (nil: none was, or it held nothing).
+	KeptAside *KeptData
 }
 
 // PutServer is the one way a server definition from any source (the
@@ -62,7 +71,12 @@ type PutResult struct {
 // the settings it does not give are carried over from the server it
 // replaces, a server that now runs something else loses its decisions, and
 // every undecided slot becomes a request (FromCommandLine). Open
-// command-line requests for folders no longer in its configuration go.
+// command-line requests for folders no longer in its configuration go. Its
+// data folder stays with the program it belongs to (ProgramID): a server
+// that now runs another program starts with an empty one, and the old one
+// is kept aside (KeptData) — the last step, once nothing else can fail,
+// and under the state file's lock, before any process can start the new
+// program on it.
 func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	var res PutResult
 	if o.Now.IsZero() {
@@ -86,6 +100,16 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 		}
 		carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
 	}
+	// Whose data the data folder holds: the old server's program (a
+	// server stored before this was recorded: what it ran), or nobody's
+	// known for a new name (a folder a removed server of that name left).
+	dataOwner := ""
+	srv.KeptData = nil
+	if exists {
+		dataOwner = cmp.Or(old.DataProgram, ProgramID(old))
+		srv.KeptData = slices.Clone(old.KeptData)
+	}
+	srv.DataProgram = ProgramID(srv)
 	// Confined by default: a stdio server is confined unless the
 	// definition says otherwise or the server it replaces was not.
 	switch {
@@ -115,7 +139,21 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	res.Server = srv
 	asked, err := s.requestSlots(srv, o.Now)
 	res.Asked = asked
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	if dataOwner != srv.DataProgram && o.StateDir != "" {
+		kept, err := keepAside(o.StateDir, srv.Name, dataOwner, o.Home, o.Now)
+		if err != nil {
+			return res, err
+		}
+		if kept != nil {
+			i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == srv.Name })
+			s.Servers[i].KeptData = append(s.Servers[i].KeptData, *kept)
+			res.Server, res.KeptAside = s.Servers[i], kept
+		}
+	}
+	return res, nil
 }
 
 // requestSlots records srv's undecided slots as requests and drops its open

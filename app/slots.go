@@ -237,8 +237,13 @@ func AllowedSlotPaths(snap *Snapshot, server string) []string {
 // without the folder: it waits.
 type Hold struct {
 	Server string
-	// Paused: sharing is paused, and the server names folders.
+	// Paused: sharing is paused, and the server names folders or needs
+	// folders to run.
 	Paused bool
+	// Needs are, while sharing is paused, the folders a confined server
+	// with no slots needs to run (NeedPaths): paused, it gets none of the
+	// person's folders, and it is held rather than started without them.
+	Needs []string
 	// Undecided, Denied and Off are the paths of its slots in those
 	// states, sorted.
 	Undecided, Denied, Off []string
@@ -249,16 +254,23 @@ type Hold struct {
 
 // HoldOf says why server may not start in snap, or nil when it may: every
 // slot allowed and switched on, nothing lost, and sharing not paused (for a
-// server with slots).
+// server with slots, or a confined one that needs folders to run).
 func HoldOf(snap *Snapshot, server string) *Hold {
 	if snap == nil {
 		return nil
 	}
 	srv, ok := snap.State.Server(server)
-	if !ok || (len(srv.Slots) == 0 && len(srv.Lost) == 0) {
+	var needs []string
+	if srv.Confine {
+		needs = NeedPaths(snap, server)
+	}
+	if !ok || (len(srv.Slots) == 0 && len(srv.Lost) == 0 && len(needs) == 0) {
 		return nil
 	}
 	h := &Hold{Server: server, Lost: slices.Clone(srv.Lost), Paused: snap.State.Paused}
+	if h.Paused && len(srv.Slots) == 0 {
+		h.Needs = needs
+	}
 	x := snap.visibility()
 	for _, s := range srv.Slots {
 		switch slotState(snap, server, s, x) {
@@ -325,7 +337,10 @@ func (h *Hold) Text(home string) string {
 		parts = append(parts, fmt.Sprintf("waiting for your decision on %s (rootkeeper grant %s %s)",
 			show(h.Undecided), name, arg(h.Undecided[0])))
 	}
-	if h.Paused {
+	switch {
+	case h.Paused && len(h.Needs) > 0:
+		parts = append(parts, fmt.Sprintf("sharing is paused and it needs %s to run (rootkeeper resume)", show(h.Needs)))
+	case h.Paused:
 		parts = append(parts, "sharing is paused and its configuration names folders (rootkeeper resume)")
 	}
 	return SafeText(strings.Join(parts, "; "))
@@ -390,10 +405,13 @@ func RootsChecked(snap *Snapshot, server string) bool {
 }
 
 // ReachPaths are the paths a confined server may reach, sorted: its
-// visible roots (or, for a bridged session, the given ones) and its allowed
-// slots, files as files.
+// visible roots (or, for a bridged session, the given ones), its allowed
+// slots, files as files, and the folders it needs to run (NeedPaths). It
+// is what its ruleset holds read-write (with its temp and data folders),
+// so a change of it restarts the server.
 func ReachPaths(snap *Snapshot, server string, visible []string) []string {
 	out := append(slices.Clone(visible), AllowedSlotPaths(snap, server)...)
+	out = append(out, NeedPaths(snap, server)...)
 	slices.Sort(out)
 	out = slices.Compact(out)
 	if out == nil {

@@ -18,7 +18,8 @@
 //
 // The window decides nothing: what is asked next, what Later puts off, how
 // long to wait for servers still starting (app.ConsentQueue), what an
-// answer records (app.Answer, app.Ticked, app.RequestDecision), why a
+// answer records (app.Answer, app.Ticked, app.State.AnswerRequest and
+// AllowAsked: a folder a confined server needs is its alone), why a
 // folder is not seen (app.WhyNotSeen) and what a held server waits for
 // (app.HoldOf) are app's answers; every write goes through the core (hosts
 // protect included, through hosts.Options.Update).

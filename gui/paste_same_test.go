@@ -47,6 +47,7 @@ func TestOneEntryOneServer(t *testing.T) {
 			norm := func(s app.Server) app.Server {
 				s.Name, s.Slots = "", nil
 				s.Confine, s.ConfineRequired = false, false
+				s.DataProgram = "" // recorded when stored
 				return s
 			}
 

@@ -287,7 +287,9 @@ func (u *ui) askRequest(r app.Request) {
 				u.openDialog = nil
 				u.queue.AnsweringRequest(r)
 				u.update("record the decision for "+r.Server, func(s *app.State) error {
-					return s.DecideRequest(app.RequestDecision(r, allow, scope, app.ByDialog))
+					// app decides what the answer makes: a folder a
+					// confined server reached for is its alone.
+					return s.AnswerRequest(r, allow, scope, app.ByDialog, u.now().UTC(), app.NeedPlace{Home: home, StateDir: u.opts.StateDir})
 				}, func(error) { u.queue.AnsweredRequest(r) })
 			}
 			u.raise()

@@ -374,7 +374,14 @@ func TestReachDialogWhenNothingWaits(t *testing.T) {
 	d.scope.SetSelected(scopeUntilQuit)
 	test.Tap(d.allow)
 	f.u.refresh()
-	f.wantDecisions("fs " + reqX + " allow until-quit dialog")
+	// A folder that is no root is what fs needs to run: its alone.
+	f.wantDecisions()
+	if n, ok := f.core.Snapshot().State.Need("fs", reqX); !ok || n.Scope != app.UntilQuit || n.By != app.ByDialog {
+		t.Errorf("need %+v %v, want fs's for %s until quit, by the dialog", n, ok, reqX)
+	}
+	if _, isRoot := f.core.Snapshot().State.Root(reqX); isRoot {
+		t.Errorf("%s became a root", reqX)
+	}
 
 	g := newFixture(t, Options{}, func(s *app.State) error {
 		if err := s.AddServer(stdio("fs")); err != nil {

@@ -54,10 +54,12 @@ func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 }
 
 // confinePolicy is what server srv, started by cmd, may reach confined:
-// paths read-write, its private temp folder, its data folder and what the
-// table of known servers says is its own, with Rootkeeper's state folder
-// protected (a granted folder that holds it, the home folder say, must
-// not let the server rewrite the decisions).
+// paths read-write (app.ReachPaths: its visible roots, allowed slots and
+// the folders it needs to run, which are its alone), its private temp
+// folder, its data folder and what the table of known servers says is its
+// own, with Rootkeeper's state folder protected (a granted folder that
+// holds it, the home folder or ~/.config say, must not let the server
+// rewrite the decisions).
 func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir string) (confine.Policy, error) {
 	temp, err := TempFolder(stateDir, srv.Name)
 	if err != nil {
@@ -154,6 +156,19 @@ func (a *adapter) restartCommand(old, now []string) adapterCmd {
 		}
 	}
 	return cmdRestart
+}
+
+// needsChanged tells the adapter that the folders its server needs to run
+// changed: a running confined server is restarted under its new ruleset
+// (syncRoots, through confinedStale: at once, without grace, when it lost
+// one), and one that failed and waits to be started again is started now,
+// since what it stopped for may be what it was just given.
+func (a *adapter) needsChanged() {
+	if a.currentSession() == nil && a.currentStatus().State == app.ServerFailed {
+		a.command(cmdRestart)
+		return
+	}
+	a.poke()
 }
 
 // setClientRootsQuietly makes the client's roots want without telling the

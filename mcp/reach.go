@@ -68,8 +68,9 @@ type ReachWatch struct {
 	Pending *sync.WaitGroup
 	// Allowed are the folders the server may reach under snap, which an
 	// attempt in them is handed as allowed (the ruleset is older than the
-	// decision: the server is about to restart); nil means
-	// app.VisiblePaths. A bridge in host-roots mode follow gives its
+	// decision: the server is about to restart); nil means app.ReachPaths
+	// of app.VisiblePaths (its roots, allowed slots and the folders it
+	// needs to run). A bridge in host-roots mode follow gives its
 	// narrowed set.
 	Allowed func(snap *app.Snapshot) []string
 
@@ -243,7 +244,7 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 // beneath (allowed, or allowed once for this very call), or "" to refuse
 // it; done is false while the person has not answered.
 func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string, call app.ReachCall, e *audit.Entry) (string, bool) {
-	allowed := app.VisiblePaths(snap, w.Server)
+	allowed := app.ReachPaths(snap, w.Server, app.VisiblePaths(snap, w.Server))
 	if w.Allowed != nil {
 		allowed = w.Allowed(snap)
 	}

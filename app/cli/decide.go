@@ -49,11 +49,26 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 		return c.grantOnce(pos[0], pos[1])
 	}
 	var root app.Root
+	var need string
 	_, err = c.update(func(s *app.State) error {
 		if _, ok := s.Server(pos[0]); !ok {
 			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
 		}
 		d := app.Decision{Server: pos[0], Verdict: verdict, Scope: scope, By: app.ByCommandLine}
+		// A folder a confined server reached for, or whose refusal
+		// stopped its start, is what it needs to run: allowed, it is
+		// that server's alone unless it is a root already.
+		if folder, ok := askedByReach(s, pos[0], pos[1], c.env.Cwd); ok && verdict == app.Allow {
+			asRoot, err := s.AllowAsked(pos[0], folder, scope, app.ByCommandLine, time.Now().UTC(), c.needPlace())
+			if err != nil {
+				return err
+			}
+			if !asRoot {
+				need = folder
+			}
+			root, _ = s.Root(folder)
+			return nil
+		}
 		// A folder asked for (by a host, or on the server's command line)
 		// is decided like a root; granting it makes it one.
 		if req, ok := requestFor(s, pos[0], pos[1], c.env.Cwd); ok {
@@ -74,6 +89,11 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 	})
 	if err != nil {
 		return err
+	}
+	if need != "" {
+		c.printf("%s may now use %s to run: it is in its ruleset alone, read-write (no root: no other server is asked about it, nor is it in its roots); it restarts with it (take it away: `rootkeeper revoke %s %s`)\n",
+			app.SafeText(pos[0]), app.SafeText(need), app.ShellQuote(pos[0]), app.ShellQuote(need))
+		return nil
 	}
 	if verdict == app.Allow {
 		c.printf("%s may now see %s", app.SafeText(pos[0]), app.SafeText(root.Path))
@@ -104,6 +124,31 @@ func requestFor(s *app.State, server, ref, cwd string) (app.Request, bool) {
 	return s.Request(server, display)
 }
 
+// askedByReach finds the folder ref names (a path, relative to cwd) when
+// confined server asked for it by reaching for it (an open request
+// FromReach) or its confined start failed for want of it
+// (ConfineFailure.Folder).
+func askedByReach(s *app.State, server, ref, cwd string) (string, bool) {
+	if r, ok := requestFor(s, server, ref, cwd); ok && r.From == app.FromReach {
+		return r.Path, true
+	}
+	f, ok := s.ConfineFailureOf(server)
+	if !ok || f.Folder == "" {
+		return "", false
+	}
+	canon, display, _ := app.CanonicalPath(ref, cwd)
+	if canon == f.Folder || display == f.Folder {
+		return f.Folder, true
+	}
+	return "", false
+}
+
+// needPlace says where a folder a server needs to run may not be: the
+// home folder (or above it), the state folder.
+func (c *command) needPlace() app.NeedPlace {
+	return app.NeedPlace{Home: c.env.Home, StateDir: c.store.Dir()}
+}
+
 // warnCovered says when server still sees path through a wider root it is
 // allowed (a deny on ~/secret under an allowed ~ hides nothing), and how to
 // hide it.
@@ -129,9 +174,19 @@ func (c *command) revoke(args []string) error {
 	}
 	var had bool
 	var root app.Root
+	var need string
 	_, err = c.update(func(s *app.State) error {
 		if _, ok := s.Server(pos[0]); !ok {
 			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
+		}
+		// A folder it needs to run goes from its ruleset.
+		canon, display, _ := app.CanonicalPath(pos[1], c.env.Cwd)
+		for _, p := range []string{canon, display} {
+			if _, ok := s.Need(pos[0], p); ok && p != "" {
+				need = p
+				s.RevokeNeed(pos[0], p)
+				return nil
+			}
 		}
 		r, err := findRoot(s, pos[1], c.env.Cwd)
 		if err != nil {
@@ -143,6 +198,10 @@ func (c *command) revoke(args []string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if need != "" {
+		c.printf("revoked: %s no longer has %s in its ruleset; it restarts without it\n", app.SafeText(pos[0]), app.SafeText(need))
+		return nil
 	}
 	if had {
 		c.printf("revoked: %s no longer sees %s\n", app.SafeText(pos[0]), app.SafeText(root.Path))

@@ -59,6 +59,13 @@ type ServerView struct {
 	// that the table of known servers gives it.
 	Data string   `json:"data,omitempty"`
 	Own  []string `json:"own,omitempty"`
+	// Needs are the folders it needs to run, allowed to it alone when it
+	// reached for them or its confined start failed for want of them
+	// (app.Need): in its ruleset, never among its roots.
+	Needs []app.Need `json:"needs"`
+	// KeptData are data folders of programs it ran before, kept aside
+	// until you give one to it or remove it (app.KeptData).
+	KeptData []KeptDataView `json:"keptData"`
 }
 
 // SlotView is one slot of a server in a Status.
@@ -107,6 +114,14 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 		}
 		if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
 			v.Failure = &f
+		}
+		v.Needs = snap.State.NeedsOf(srv.Name)
+		if v.Needs == nil {
+			v.Needs = []app.Need{}
+		}
+		v.KeptData = []KeptDataView{}
+		if stateDir != "" {
+			v.KeptData = keptViews(srv, stateDir)
 		}
 		if srv.Confine && srv.Type == app.TransportStdio && stateDir != "" {
 			v.Data, _ = app.ServerDataFolder(stateDir, srv.Name)
@@ -227,15 +242,15 @@ func (c *command) printStatus(st Status) {
 		if s.Data != "" {
 			c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
 		}
+		c.printNeedsAndKept(s)
 		if f := s.Failure; f != nil {
 			c.printf("  %s\n", f.Text(c.env.Home))
-			switch {
-			case f.Own:
-				c.printf("    allow: mkdir -m 700 -p %s && rootkeeper grant %s %s\n", app.ShellQuote(f.Folder), app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
-			case f.Folder != "":
-				c.printf("    allow: rootkeeper grant %s %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			way := f.WayOut()
+			if f.Folder != "" {
+				c.printf("    allow %s for %s (it alone): %s\n", app.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
+				way = way[1:]
 			}
-			c.printf("    run it unconfined: rootkeeper servers unconfine %s\n", app.ShellQuote(s.Name))
+			c.printf("    run it unconfined: %s\n", way[0])
 		}
 		if len(s.Visible) == 0 {
 			c.printf("  sees nothing\n")
@@ -263,6 +278,21 @@ func (c *command) printStatus(st Status) {
 			}
 			c.printf("  %s\n", app.BridgeText(b))
 		}
+	}
+}
+
+// printNeedsAndKept prints the folders server s needs to run and the data
+// folders of its earlier programs kept aside, each with the commands that
+// answer it.
+func (c *command) printNeedsAndKept(s ServerView) {
+	for _, n := range s.Needs {
+		c.printf("  needs to run: %s (%s, its alone; take it away: `rootkeeper revoke %s %s`)\n",
+			app.HomeShort(n.Path, c.env.Home), n.Access, app.ShellQuote(s.Name), app.ShellQuote(n.Path))
+	}
+	for _, k := range s.KeptData {
+		use, remove := keptCommands(s.Name, k, len(s.KeptData) > 1)
+		c.printf("  kept aside: %s — the data of %s, kept aside %s (give it to %s: `%s`; remove it: `%s`)\n",
+			k.Path, (app.KeptData{Program: k.Program}).ProgramText(), k.At.Local().Format("2006-01-02 15:04"), s.Name, use, remove)
 	}
 }
 

@@ -508,6 +508,10 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 // that now runs something else is a new program for consent (its decisions
 // go) but keeps its settings (roots mode, confinement…).
 func addServers(o Options, h *Host, changes []Change) error {
+	stateDir := ""
+	if o.Store != nil {
+		stateDir = o.Store.Dir() // where a new program's predecessor's data is kept aside
+	}
 	_, err := o.update(func(s *app.State) error {
 		now := time.Now().UTC()
 		for i := range changes {
@@ -533,7 +537,7 @@ func addServers(o Options, h *Host, changes []Change) error {
 			ch.Server, ch.Program = srv, app.Program(srv)
 			// A host's entry states none of Rootkeeper's own settings:
 			// a server protected again keeps its roots mode, confinement…
-			res, err := s.PutServer(srv, app.PutOptions{Replace: true, Home: o.World.Home, Now: now})
+			res, err := s.PutServer(srv, app.PutOptions{Replace: true, Home: o.World.Home, Now: now, StateDir: stateDir})
 			if err != nil {
 				return err
 			}

@@ -535,6 +535,10 @@ func TestConfinedFailureSaysWhatItReachedFor(t *testing.T) {
 	if want := "desktop-commander wants to keep its own settings in " + own + ", and stopped while confined"; !strings.Contains(o.stderr, want) || !strings.Contains(o.stderr, "rootkeeper servers unconfine desktop-commander") {
 		t.Errorf("the host was not told %q and the way out:\n%s", want, o.stderr)
 	}
+	// The folder is offered first: allowed, it is the server's alone.
+	if way := "(rootkeeper grant desktop-commander " + own + ", or rootkeeper servers unconfine desktop-commander)"; !strings.Contains(o.stderr, way) {
+		t.Errorf("the host was not offered %q:\n%s", way, o.stderr)
+	}
 	if err := core.Update(func(s *app.State) error { return s.SetConfinement(rs.name, false) }); err != nil {
 		t.Fatal(err)
 	}
