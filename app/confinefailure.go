@@ -174,7 +174,7 @@ func homeFolderFor(f ConfineFailure, home string) (folder string, own bool) {
 	if !IsWithin(f.Tried, home) {
 		return f.Folder, false
 	}
-	makes := f.Op == OpCreate || f.Op == "write" || f.Op == "truncate" || f.Op == OpMkdir
+	makes := OpWrites(f.Op) && f.Op != OpRename
 	for _, base := range []string{filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"), filepath.Join(home, ".local", "state"), home} {
 		if !IsWithin(f.Tried, base) {
 			continue
@@ -223,7 +223,7 @@ func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Ti
 	// Nothing said: the last attempt that could be decided on, or that
 	// made something (a server's own place).
 	for j := len(refused) - 1; j >= 0; j-- {
-		if r := refused[j]; r.Folder != "" || r.Op == "create" || r.Op == "write" || r.Op == OpMkdir {
+		if r := refused[j]; r.Folder != "" || OpWrites(r.Op) && r.Op != OpRename {
 			f.Tried, f.Op, f.Folder = r.Path, r.Op, r.Folder
 			return f, true
 		}
