@@ -223,6 +223,9 @@ type State struct {
 	// Needs are folders confined servers need to run, each allowed to
 	// one server alone (see Need).
 	Needs []Need `json:"needs,omitempty"`
+	// Refusals are folders confined servers reached for that the person
+	// refused them, each one server's alone (see Refusal).
+	Refusals []Refusal `json:"refusals,omitempty"`
 	// Settings are the person's settings of how Rootkeeper behaves; nil
 	// means the defaults.
 	Settings *Settings `json:"settings,omitempty"`

@@ -149,6 +149,9 @@ func (s *State) AllowAsked(server, folder string, scope Scope, by Source, at tim
 	asked = asked && req.From == FromReach
 	fail, failed := s.ConfineFailureOf(server)
 	failed = failed && fail.Folder != "" && fail.Folder == folder
+	if s.Unrefuse(server, folder) {
+		asked = true // refused before: the person changes their mind
+	}
 	if !asked && !failed {
 		return false, inputErrorf("%s has asked for no folder %q (allowing a folder a server needs answers its reach or the failure of its confined start)", server, folder)
 	}
@@ -191,6 +194,11 @@ func (s *State) AnswerRequest(r Request, allow bool, scope Scope, by Source, at 
 	if allow && r.From == FromReach {
 		_, err := s.AllowAsked(r.Server, r.Path, scope, by, at, place)
 		return err
+	}
+	if !allow && r.From == FromReach {
+		if _, isRoot := s.Root(r.Path); !isRoot {
+			return s.DenyAsked(r.Server, r.Path, by, at)
+		}
 	}
 	return s.DecideRequest(RequestDecision(r, allow, scope, by))
 }
@@ -235,4 +243,70 @@ func NeedsChanged(before, after *Snapshot) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// A Refusal is a folder a confined server reached for (its request
+// FromReach) that the person refused it: that server is never asked about
+// it again, and, like a need, it is no root — it does not become every
+// other server's question. Revoking it (Unrefuse, `revoke`) lets the next
+// attempt ask again; allowing it (AllowAsked) replaces it. A server that
+// comes to run another program loses its refusals, as it loses its
+// decisions.
+type Refusal struct {
+	Server string    `json:"server"`
+	Path   string    `json:"path"`
+	At     time.Time `json:"at"`
+	By     Source    `json:"by"`
+}
+
+// DenyAsked is the person's deny of folder, which server reached for (its
+// open request FromReach): a Refusal, and the request goes. A folder that
+// is a root is decided as a root (a deny decision).
+func (s *State) DenyAsked(server, folder string, by Source, at time.Time) error {
+	req, asked := s.Request(server, folder)
+	if !asked || req.From != FromReach {
+		return inputErrorf("%s has asked for no folder %q", server, folder)
+	}
+	if _, isRoot := s.Root(folder); isRoot {
+		return s.DecideRequest(RequestDecision(req, false, Always, by))
+	}
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	s.Unrefuse(server, folder)
+	s.Refusals = append(s.Refusals, Refusal{Server: server, Path: folder, At: at, By: by})
+	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool {
+		return r.Server == server && (r.Path == folder || IsWithin(r.Path, folder))
+	})
+	return nil
+}
+
+// Refused reports whether path is inside (or is) a folder the person
+// refused server.
+func (s *State) Refused(server, path string) bool {
+	for _, r := range s.Refusals {
+		if r.Server == server && (path == r.Path || IsWithin(path, r.Path)) {
+			return true
+		}
+	}
+	return false
+}
+
+// RefusalsOf lists the folders the person refused server.
+func (s *State) RefusalsOf(server string) []Refusal {
+	var out []Refusal
+	for _, r := range s.Refusals {
+		if r.Server == server {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unrefuse forgets the person's refusal of path to server; it reports
+// whether there was one.
+func (s *State) Unrefuse(server, path string) bool {
+	n := len(s.Refusals)
+	s.Refusals = slices.DeleteFunc(s.Refusals, func(r Refusal) bool { return r.Server == server && r.Path == path })
+	return len(s.Refusals) != n
 }

@@ -207,3 +207,46 @@ func TestNeedsLifetime(t *testing.T) {
 		t.Errorf("removed: %v, %+v", err, st.Needs)
 	}
 }
+
+// TestDenyAskedMakesNoRoot: refusing a folder a confined server reached
+// for is that server's alone — no root appears for every other server to
+// be asked about — and it is never asked again; revoking the refusal lets
+// the next attempt ask, and allowing it afterwards makes it a need.
+func TestDenyAskedMakesNoRoot(t *testing.T) {
+	var s State
+	for _, name := range []string{"kube", "other"} {
+		if err := s.AddServer(Server{Name: name, Type: TransportStdio, Command: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC()
+	if _, err := s.AskReach("kube", "/home/me/.kube", ReachCall{ID: "1", Op: OpRead, Path: "/home/me/.kube/config"}, now, false); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := s.Request("kube", "/home/me/.kube")
+	if err := s.AnswerRequest(req, false, Always, ByDialog, now, NeedPlace{Home: "/home/me"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, isRoot := s.Root("/home/me/.kube"); isRoot {
+		t.Error("a refused reach folder became a root")
+	}
+	if !s.Refused("kube", "/home/me/.kube/config") || s.Refused("other", "/home/me/.kube") {
+		t.Errorf("refusals %+v", s.Refusals)
+	}
+	if _, open := s.Request("kube", "/home/me/.kube"); open {
+		t.Error("the request stayed")
+	}
+	if !s.Unrefuse("kube", "/home/me/.kube") || s.Refused("kube", "/home/me/.kube") {
+		t.Error("revoking the refusal")
+	}
+	s.AskReach("kube", "/home/me/.kube", ReachCall{ID: "2", Op: OpRead, Path: "/home/me/.kube/config"}, now, false)
+	if err := s.DenyAsked("kube", "/home/me/.kube", ByCommandLine, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AllowAsked("kube", "/home/me/.kube", Always, ByCommandLine, now, NeedPlace{Home: "/home/me"}); err != nil {
+		t.Fatalf("allowing a refused folder: %v", err)
+	}
+	if _, ok := s.Need("kube", "/home/me/.kube"); !ok || s.Refused("kube", "/home/me/.kube") {
+		t.Errorf("needs %+v refusals %+v", s.Needs, s.Refusals)
+	}
+}

@@ -41,6 +41,7 @@ func (s State) Clone() State {
 	c.ConfineOffer = slices.Clone(s.ConfineOffer)
 	c.ConfineFailures = slices.Clone(s.ConfineFailures)
 	c.Needs = slices.Clone(s.Needs)
+	c.Refusals = slices.Clone(s.Refusals)
 	c.Once = slices.Clone(s.Once)
 	for i := range c.Once {
 		c.Once[i].Calls = slices.Clone(c.Once[i].Calls)
@@ -167,6 +168,7 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 		n := len(s.Decisions) + len(s.Needs)
 		s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == srv.Name })
 		s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Server == srv.Name })
+		s.Refusals = slices.DeleteFunc(s.Refusals, func(x Refusal) bool { return x.Server == srv.Name })
 		dropped = n - len(s.Decisions) - len(s.Needs)
 	}
 	s.Servers[i] = srv
@@ -200,6 +202,7 @@ func (s *State) RemoveServer(name string) error {
 	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool { return r.Server == name })
 	s.Once = slices.DeleteFunc(s.Once, func(o Once) bool { return o.Server == name })
 	s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Server == name })
+	s.Refusals = slices.DeleteFunc(s.Refusals, func(x Refusal) bool { return x.Server == name })
 	return nil
 }
 

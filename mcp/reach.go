@@ -259,7 +259,7 @@ func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string
 			return v, true
 		}
 	}
-	if d, decided := snap.State.Decision(w.Server, folder); decided && d.Verdict == app.Deny {
+	if d, decided := snap.State.Decision(w.Server, folder); (decided && d.Verdict == app.Deny) || snap.State.Refused(w.Server, folder) {
 		e.Decided = audit.ReachRefused
 		return "", true
 	}

@@ -49,12 +49,20 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 		return c.grantOnce(pos[0], pos[1])
 	}
 	var root app.Root
-	var need string
+	var need, refused string
 	_, err = c.update(func(s *app.State) error {
 		if _, ok := s.Server(pos[0]); !ok {
 			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
 		}
 		d := app.Decision{Server: pos[0], Verdict: verdict, Scope: scope, By: app.ByCommandLine}
+		// A folder a confined server reached for, refused: that server's
+		// alone, unless it is a root already (then a deny decision).
+		if req, ok := requestFor(s, pos[0], pos[1], c.env.Cwd); ok && req.From == app.FromReach && verdict == app.Deny {
+			if _, isRoot := s.Root(req.Path); !isRoot {
+				refused = req.Path
+				return s.DenyAsked(pos[0], req.Path, app.ByCommandLine, time.Now().UTC())
+			}
+		}
 		// A folder a confined server reached for, or whose refusal
 		// stopped its start, is what it needs to run: allowed, it is
 		// that server's alone unless it is a root already.
@@ -89,6 +97,11 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 	})
 	if err != nil {
 		return err
+	}
+	if refused != "" {
+		c.printf("%s may not reach %s; it is not asked again (no root: no other server is asked about it; undo: `rootkeeper revoke %s %s`)\n",
+			app.SafeText(pos[0]), app.SafeText(refused), app.ShellQuote(pos[0]), app.ShellQuote(refused))
+		return nil
 	}
 	if need != "" {
 		c.printf("%s may now use %s to run: it is in its ruleset alone, read-write (no root: no other server is asked about it, nor is it in its roots); it restarts with it (take it away: `rootkeeper revoke %s %s`)\n",
@@ -174,17 +187,22 @@ func (c *command) revoke(args []string) error {
 	}
 	var had bool
 	var root app.Root
-	var need string
+	var need, unrefused string
 	_, err = c.update(func(s *app.State) error {
 		if _, ok := s.Server(pos[0]); !ok {
 			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
 		}
-		// A folder it needs to run goes from its ruleset.
+		// A folder it needs to run goes from its ruleset; a folder it
+		// was refused is asked about again.
 		canon, display, _ := app.CanonicalPath(pos[1], c.env.Cwd)
 		for _, p := range []string{canon, display} {
 			if _, ok := s.Need(pos[0], p); ok && p != "" {
 				need = p
 				s.RevokeNeed(pos[0], p)
+				return nil
+			}
+			if p != "" && s.Unrefuse(pos[0], p) {
+				unrefused = p
 				return nil
 			}
 		}
@@ -201,6 +219,10 @@ func (c *command) revoke(args []string) error {
 	}
 	if need != "" {
 		c.printf("revoked: %s no longer has %s in its ruleset; it restarts without it\n", app.SafeText(pos[0]), app.SafeText(need))
+		return nil
+	}
+	if unrefused != "" {
+		c.printf("revoked: %s was refused %s; its next attempt there asks again\n", app.SafeText(pos[0]), app.SafeText(unrefused))
 		return nil
 	}
 	if had {

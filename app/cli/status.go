@@ -63,6 +63,10 @@ type ServerView struct {
 	// reached for them or its confined start failed for want of them
 	// (app.Need): in its ruleset, never among its roots.
 	Needs []app.Need `json:"needs"`
+	// Refusals are the folders it reached for that the person refused it
+	// (its alone: no root was made of them); it is not asked about them
+	// again.
+	Refusals []app.Refusal `json:"refusals"`
 	// KeptData are data folders of programs it ran before, kept aside
 	// until you give one to it or remove it (app.KeptData).
 	KeptData []KeptDataView `json:"keptData"`
@@ -118,6 +122,10 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 		v.Needs = snap.State.NeedsOf(srv.Name)
 		if v.Needs == nil {
 			v.Needs = []app.Need{}
+		}
+		v.Refusals = snap.State.RefusalsOf(srv.Name)
+		if v.Refusals == nil {
+			v.Refusals = []app.Refusal{}
 		}
 		v.KeptData = []KeptDataView{}
 		if stateDir != "" {
@@ -285,6 +293,9 @@ func (c *command) printStatus(st Status) {
 // folders of its earlier programs kept aside, each with the commands that
 // answer it.
 func (c *command) printNeedsAndKept(s ServerView) {
+	for _, r := range s.Refusals {
+		c.printf("  refused: %s (never asked again; undo: `rootkeeper revoke %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+	}
 	for _, n := range s.Needs {
 		c.printf("  needs to run: %s (%s, its alone; take it away: `rootkeeper revoke %s %s`)\n",
 			app.HomeShort(n.Path, c.env.Home), n.Access, app.ShellQuote(s.Name), app.ShellQuote(n.Path))
