@@ -110,6 +110,9 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 			w.Pending = &a.m.reachRecs
 			w.CanAsk = a.m.opts.CanAsk
 			obs = &observed{obs: o, watch: w}
+			a.mu.Lock()
+			a.observer = o
+			a.mu.Unlock()
 		}
 	}
 	if err != nil {
@@ -125,7 +128,9 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 
 // confinedStale returns the restart command for a confined server in
 // protocol mode that runs under a ruleset for other paths than the visible
-// ones in snap, or 0. It notes the restart as done so that the pokes that
+// ones in snap, or 0 — also when only folders were added and its observer
+// can hand them (a grant reaches it without a restart; a revoke restarts
+// it, since a ruleset cannot be narrowed and what was handed stays open). It notes the restart as done so that the pokes that
 // come before it takes effect do not ask again. (Args and env modes
 // restart on any change already.)
 func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
@@ -140,7 +145,31 @@ func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
 	}
 	old := a.startedWith
 	a.startedWith = paths
+	if added, ok := Widened(old, paths); ok && a.observer != nil {
+		// A grant: the running server reaches the new folders through its
+		// observer (confine.Observer.Extend), keeps its pid and session,
+		// and is told by roots/list_changed; its next start has them in
+		// its ruleset.
+		a.observer.Extend(added)
+		return 0
+	}
 	return a.restartCommand(old, paths)
+}
+
+// Widened reports whether now holds every path of old (only folders were
+// added), and which paths it added.
+func Widened(old, now []string) (added []string, ok bool) {
+	for _, p := range old {
+		if !slices.Contains(now, p) {
+			return nil, false
+		}
+	}
+	for _, p := range now {
+		if !slices.Contains(old, p) {
+			added = append(added, p)
+		}
+	}
+	return added, true
 }
 
 // restartCommand is how to restart a server started with the paths old for

@@ -128,6 +128,8 @@ func hole(op, path string) (got string, ok bool, err error) {
 			got = "started " + strconv.Itoa(cmd.Process.Pid)
 			go cmd.Wait()
 		}
+	case "pid": // the process that answers
+		got = strconv.Itoa(os.Getpid())
 	case "truncrace": // LINK,A,B,N: truncate LINK while it is swapped between A and B
 		got, err = truncRace(path)
 	case "watchrace": // LINK,A,B,N: watch LINK while it is swapped; got: distinct watches
