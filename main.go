@@ -32,6 +32,7 @@ import (
 	"rootkeeper/app/health"
 	"rootkeeper/app/hosts"
 	"rootkeeper/app/link"
+	"rootkeeper/app/policy"
 	"rootkeeper/app/serverentry"
 	"rootkeeper/app/supervise"
 	"rootkeeper/app/trayhost"
@@ -64,6 +65,9 @@ func main() {
 	// package confine answers in its init, before main runs.
 	cli.Landlock = confine.ABI
 	cli.LandlockKernel = confine.KernelABI
+	// The organisation's policy, from the system's place only: every
+	// process (a command, a bridge, the app) decides under it.
+	app.SetPolicy(policy.Load())
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	code := cli.Run(ctx, os.Args[1:], cli.Env{
@@ -188,6 +192,13 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 	// The window's "Check again" and `roots check`.
 	ctl.Handle(cli.OpCheck, cli.CheckHandler(monitor))
 	loop := func(name string, run func(context.Context) error) { rt.supervise(ctx, logger, name, run) }
+	// The policy changes while the app runs: applied at once.
+	loop("policy watcher", func(ctx context.Context) error {
+		return policy.Watch(ctx, app.Policy(), func(p policy.Policy) {
+			logger.Info("the organisation's policy changed", "source", p.Source, "broken", p.Broken)
+			core.SetPolicy(p)
+		})
+	})
 	// A confined server's temp folder lives in the state folder and holds
 	// whatever it writes: the folder's size is kept within a budget.
 	keepBudget := func(ctx context.Context) error {

@@ -90,6 +90,9 @@ func (s *State) SetConfinement(server string, on bool) error {
 	if s.Servers[i].Type != TransportStdio {
 		return inputErrorf("server %q is remote (%s): only stdio servers can be confined", server, s.Servers[i].Type)
 	}
+	if !on && ConfinementRequired() {
+		return policyError("server %q cannot run unconfined: every stdio server runs confined here", server)
+	}
 	s.Servers[i].Confine = on
 	if !on {
 		s.Servers[i].ConfineRequired = false

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"rootkeeper/app/policy"
 	"slices"
 	"time"
 )
@@ -286,12 +287,17 @@ type Snapshot struct {
 	// Bridges are the running bridge sessions (hosts' servers in the path),
 	// by session id. Empty outside a running app.
 	Bridges map[int]BridgeSession
+	// Policy is the organisation's policy this snapshot was decided under
+	// (orgpolicy.go): the one rule reads it, as it reads State.
+	Policy policy.Policy
 	// Seq increases with every published snapshot.
 	Seq uint64
 	// StateGen, HealthGen, ServersGen, NoticesGen and BridgesGen increase
 	// with every change of State, Health, Servers, Notices and Bridges: a
 	// reader tells what changed between two snapshots by comparing them.
 	StateGen, HealthGen, ServersGen, NoticesGen, BridgesGen uint64
+	// PolicyGen increases with every change of Policy.
+	PolicyGen uint64
 
 	// vis is the visibility index of State and Health, built on first use
 	// (index.go).
@@ -301,7 +307,7 @@ type Snapshot struct {
 // SameRule reports whether a and b give every server the same roots by
 // the one rule: neither the state nor the health changed between them.
 func SameRule(a, b *Snapshot) bool {
-	return a != nil && b != nil && a.StateGen == b.StateGen && a.HealthGen == b.HealthGen
+	return a != nil && b != nil && a.StateGen == b.StateGen && a.HealthGen == b.HealthGen && a.PolicyGen == b.PolicyGen
 }
 
 // ServerState is where a server's connection stands.

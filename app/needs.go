@@ -170,6 +170,9 @@ func (s *State) AllowAsked(server, folder string, scope Scope, by Source, at tim
 	if err := CheckNeed(folder, place); err != nil {
 		return false, err
 	}
+	if err := policyRefusesGrant(folder); err != nil {
+		return false, err
+	}
 	if failed && fail.Own {
 		if err := os.MkdirAll(folder, 0o700); err != nil {
 			return false, fmt.Errorf("making %s: %w", folder, err)

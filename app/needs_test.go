@@ -112,8 +112,12 @@ func TestAllowedReachOfARoot(t *testing.T) {
 	if err := st.AnswerRequest(r, false, Always, ByDialog, needAt, NeedPlace{Home: home}); err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := st.Decision("k8s", kube); !ok || d.Verdict != Deny || len(st.Needs) != 0 {
-		t.Errorf("deny: %+v %v, needs %+v", d, ok, st.Needs)
+	// Refused, it is that server's alone: no root, no decision.
+	if _, ok := st.Decision("k8s", kube); ok || !st.Refused("k8s", kube) || len(st.Needs) != 0 {
+		t.Errorf("deny: refusals %+v, needs %+v", st.Refusals, st.Needs)
+	}
+	if _, isRoot := st.Root(kube); isRoot {
+		t.Error("a refused folder became a root")
 	}
 }
 

@@ -91,6 +91,9 @@ func (s *State) AddRoot(r Root) error {
 	if old, ok := s.Root(r.Path); ok {
 		return inputErrorf("root %q is already added (as %q)", r.Path, old.Name)
 	}
+	if rule := NeverGranted(r.Path); rule != "" {
+		return policyError("%s cannot be a root: the rule %q never grants it", r.Path, rule)
+	}
 	if r.Name == "" {
 		r.Name = baseName(r.Path)
 	}
@@ -221,6 +224,11 @@ func (s *State) Decide(d Decision) error {
 	}
 	if d.Verdict != Allow && d.Verdict != Deny {
 		return inputErrorf("invalid verdict %q (want allow or deny)", d.Verdict)
+	}
+	if d.Verdict == Allow {
+		if err := policyRefusesGrant(d.Root); err != nil {
+			return err
+		}
 	}
 	if d.Scope == "" {
 		d.Scope = Always

@@ -121,6 +121,9 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if !srv.Confine {
 		srv.ConfineRequired = false
 	}
+	if err := policyRefusesServer(srv); err != nil {
+		return res, err
+	}
 	// A definition given anew is whole: nothing is lost from it.
 	srv.Lost, srv.FoldersTakenOff = nil, false
 	srv.Slots = FindSlots(srv, o.Home)

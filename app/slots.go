@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"rootkeeper/app/policy"
 	"slices"
 	"strings"
 )
@@ -237,6 +238,10 @@ func AllowedSlotPaths(snap *Snapshot, server string) []string {
 // without the folder: it waits.
 type Hold struct {
 	Server string
+	// Blocked says why the organisation's policy blocks the server (a
+	// denied server, one that must run confined and does not): it is not
+	// started whatever the person decides.
+	Blocked string
 	// Paused: sharing is paused, and the server names folders or needs
 	// folders to run.
 	Paused bool
@@ -260,6 +265,14 @@ func HoldOf(snap *Snapshot, server string) *Hold {
 		return nil
 	}
 	srv, ok := snap.State.Server(server)
+	if ok {
+		if why := snap.Policy.Denied(policy.Server{Name: srv.Name, Command: srv.Command, Args: srv.Args, URL: srv.URL}); why != "" {
+			return &Hold{Server: server, Blocked: why}
+		}
+		if snap.Policy.RequireConfinement && srv.Type == TransportStdio && !srv.Confine {
+			return &Hold{Server: server, Blocked: "it must run confined, and it is set to run unconfined"}
+		}
+	}
 	var needs []string
 	if srv.Confine {
 		needs = NeedPaths(snap, server)
@@ -297,7 +310,7 @@ func HoldOf(snap *Snapshot, server string) *Hold {
 // an act of theirs elsewhere (a denied slot allowed, a server defined
 // again, sharing resumed).
 func (h *Hold) Waiting() bool {
-	return !h.Paused && len(h.Lost)+len(h.Denied)+len(h.Off) == 0 && len(h.Undecided) > 0
+	return h.Blocked == "" && !h.Paused && len(h.Lost)+len(h.Denied)+len(h.Off) == 0 && len(h.Undecided) > 0
 }
 
 // Text says in one line why the server is held and the way out, with
@@ -319,6 +332,9 @@ func (h *Hold) Text(home string) string {
 			return "~/" + ShellQuote(short[2:])
 		}
 		return ShellQuote(p)
+	}
+	if h.Blocked != "" {
+		return SafeText(fmt.Sprintf("your organisation blocks %s: %s (%s)", h.Server, h.Blocked, ByPolicy))
 	}
 	var parts []string
 	if len(h.Lost) > 0 {
@@ -412,6 +428,11 @@ func RootsChecked(snap *Snapshot, server string) bool {
 func ReachPaths(snap *Snapshot, server string, visible []string) []string {
 	out := append(slices.Clone(visible), AllowedSlotPaths(snap, server)...)
 	out = append(out, NeedPaths(snap, server)...)
+	if snap.Policy.Broken != "" {
+		out = nil // nothing is shared under a policy that cannot be read
+	}
+	home := homeForPolicy()
+	out = slices.DeleteFunc(out, func(p string) bool { return snap.Policy.NeverGranted(p, home) != "" })
 	slices.Sort(out)
 	out = slices.Compact(out)
 	if out == nil {

@@ -69,7 +69,14 @@ func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir strin
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	return confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: []string{stateDir}}, nil
+	// Rootkeeper's state, and what the organisation's policy never grants
+	// inside a folder it may reach (~/.ssh inside an allowed ~), stay out
+	// of its reach.
+	protect := []string{stateDir}
+	for _, p := range paths {
+		protect = append(protect, app.NeverGrantedBeneath(p)...)
+	}
+	return confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: protect}, nil
 }
 
 // EnvHome is HOME in env (a command's environment), or this process's

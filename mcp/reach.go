@@ -160,6 +160,11 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		}
 	}()
 	e.Decided = audit.ReachIgnored
+	if rule := app.NeverGranted(a.Path); rule != "" {
+		// The organisation never grants it: refused at once, never asked.
+		e.Decided = audit.ReachPolicy
+		return ""
+	}
 	if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename {
 		// What does not exist is not worth a question: runtimes probe for
 		// files, and the call fails as it would anyway.

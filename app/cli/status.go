@@ -19,8 +19,11 @@ import (
 type Status struct {
 	// Running says whether this came from a running app (live connection
 	// state and health) or was computed by the command line alone.
-	Running bool              `json:"running"`
-	Paused  bool              `json:"paused"`
+	Running bool `json:"running"`
+	Paused  bool `json:"paused"`
+	// Policy says what the organisation's policy sets, or why it cannot
+	// be used; empty when there is none.
+	Policy  string            `json:"policy,omitempty"`
 	Notices map[string]string `json:"notices,omitempty"`
 	Servers []ServerView      `json:"servers"`
 	// Bridges are the running bridge sessions (from a running app only).
@@ -88,7 +91,7 @@ type RootRef struct {
 // BuildStatus derives a Status from a snapshot. The running app calls it to
 // answer "status" on its control socket.
 func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
-	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
+	st := Status{Running: running, Paused: snap.State.Paused, Policy: app.PolicyText(), Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
 	for _, id := range slices.Sorted(maps.Keys(snap.Bridges)) {
 		st.Bridges = append(st.Bridges, snap.Bridges[id])
 	}
@@ -215,6 +218,9 @@ func (c *command) printStatus(st Status) {
 		c.printf("Sharing is on (app running).\n")
 	default:
 		c.printf("Sharing is on (app not running: connection state unknown).\n")
+	}
+	if st.Policy != "" {
+		c.printf("Policy: %s\n", app.SafeText(st.Policy))
 	}
 	for _, topic := range slices.Sorted(maps.Keys(st.Notices)) {
 		c.printf("Note: %s\n", app.SafeText(st.Notices[topic]))
