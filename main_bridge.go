@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"rootkeeper/app"
-	"rootkeeper/app/policy"
 	"rootkeeper/app/audit"
 	"rootkeeper/app/control"
 	"rootkeeper/app/health"
 	"rootkeeper/app/link"
 	"rootkeeper/app/logfile"
+	"rootkeeper/app/policy"
 	"rootkeeper/app/secrets"
 	"rootkeeper/mcp/bridge"
 	"rootkeeper/mcp/reap"
