@@ -170,6 +170,7 @@ func (l *Log) Append(e Entry) error {
 	if l.isTrail(e) {
 		err = errors.Join(err, l.flushHeld(s))
 		s.last, s.hasLast = e, true
+		forward(e)
 		return errors.Join(err, l.writeTrail(e))
 	}
 	return errors.Join(err, l.appendNoise(s, e))
