@@ -158,6 +158,10 @@ func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 		d.note.SetText("Allow once lets " + some + " through, each with only its own access, and grants nothing: the next attempt asks again.")
 		d.note.Show()
 		d.once.Enable()
+	case !app.OnceAllowed():
+		d.note.SetText("Allow once is not offered: only lasting decisions (" + app.ByPolicy + ").")
+		d.note.Show()
+		d.once.Disable()
 	default:
 		d.note.Hide()
 		d.once.Disable()

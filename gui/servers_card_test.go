@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/policy"
 	"rootkeeper/app/audit"
 )
 
@@ -375,5 +376,30 @@ func TestCardOffersTheKeptData(t *testing.T) {
 				t.Errorf("still kept after %q: %+v", action, srv.KeptData)
 			}
 		})
+	}
+}
+
+// Where the organisation requires confinement, the card's Confine switch
+// of a confined server does not offer turning it off, and says who set it;
+// and the reach dialog offers no Allow once where the organisation allows
+// lasting decisions only.
+func TestCardAndDialogShowWhatThePolicySets(t *testing.T) {
+	old := app.Policy()
+	t.Cleanup(func() { app.SetPolicy(old) })
+	no := false
+	app.SetPolicy(policy.Policy{Source: "/etc/rootkeeper/policy.json", RequireConfinement: true, AllowOnce: &no})
+	f := newFixture(t, Options{Landlock: abi(4)}, func(s *app.State) error {
+		srv := stdio("fs")
+		srv.Confine = true
+		return s.AddServer(srv)
+	})
+	text, check := cardOf(t, f, "fs")
+	if !check.Disabled() || !strings.Contains(text, app.ByPolicy) {
+		t.Errorf("the card under requireConfinement says\n%s(switch disabled: %v)", text, check.Disabled())
+	}
+	r := reachFixture(t, reachAt, call("c1", app.OpRead, "secret.txt", ""))
+	d := openRequest(t, r)
+	if !d.once.Disabled() || !strings.Contains(d.note.Text, app.ByPolicy) || d.once.Importance == widget.HighImportance {
+		t.Errorf("the reach dialog where allow once is off: once disabled %v, note %q", d.once.Disabled(), d.note.Text)
 	}
 }

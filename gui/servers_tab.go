@@ -251,6 +251,11 @@ func (t *serversTab) confineRow(srv app.Server, st app.ServerStatus) fyne.Canvas
 		text += " (" + unavailable.Error() + ")"
 		check.Disable()
 	}
+	if srv.Confine && app.ConfinementRequired() {
+		// Turning it off is refused anyway: the switch does not offer it.
+		text += " — confinement " + app.ByPolicy
+		check.Disable()
+	}
 	check.OnChanged = func(on bool) { t.setConfine(check, srv.Name, on) }
 	return container.NewBorder(nil, nil, check, nil, newPathLabel(text))
 }
