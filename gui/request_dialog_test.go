@@ -342,7 +342,12 @@ func TestReachDialogSaysWhatAllowOnceCannotDo(t *testing.T) {
 	f.capture("dialog-reach-mkdir.png")
 	typeKey(f.win.Canvas(), fyne.KeyReturn)
 	f.u.refresh()
-	f.wantDecisions("fs " + reqX + " deny always dialog")
+	// Refused, the folder (no root) is that server's alone: no decision,
+	// no root for every other server to be asked about.
+	f.wantDecisions()
+	if st := f.core.Snapshot().State; !st.Refused("fs", reqX) {
+		t.Errorf("after Deny: refusals %+v", st.Refusals)
+	}
 
 	g := reachFixture(t, reachAt, call("c1", app.OpRead, "a.txt", ""), call("c2", app.OpExecute, "run.sh", "a program cannot be run for it once"))
 	if d := openRequest(t, g); d.once.Disabled() || d.deny.Importance != widget.HighImportance {
