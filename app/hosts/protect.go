@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,6 +90,14 @@ type File struct {
 	// regular file, it is too large (readHostFile), or it is a project's
 	// link to a file outside the project.
 	Refused string `json:"refused,omitempty"`
+	// Managed: the organisation put it in the system's place (Claude
+	// Code's managed-mcp.json, managed-settings.json); its servers are
+	// listed as managed and protect leaves the file be.
+	Managed bool `json:"managed,omitempty"`
+	// Rules are the host's own allow and deny lists of servers in a
+	// managed file (Claude Code's allowedMcpServers, deniedMcpServers),
+	// as the file writes them.
+	Rules []string `json:"rules,omitempty"`
 
 	data   []byte
 	doc    doc
@@ -100,9 +109,11 @@ type Found struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Files []File `json:"files"`
-	// Servers and Protected count the entries of all its files.
+	// Servers and Protected count the entries of all its files, Managed
+	// those of its managed files.
 	Servers   int `json:"servers"`
 	Protected int `json:"protected"`
+	Managed   int `json:"managed"`
 }
 
 // filesFor lists a host's files for o: user files and, for hosts that have
@@ -132,6 +143,14 @@ func (h *Host) filesFor(o Options) []fileRef {
 	for _, p := range h.files(o.World) {
 		add(p, "")
 	}
+	if h.managed != nil {
+		for _, p := range h.managed(o.World) {
+			if !seen[filepath.Clean(p)] {
+				seen[filepath.Clean(p)] = true
+				out = append(out, fileRef{path: filepath.Clean(p), managed: true})
+			}
+		}
+	}
 	for _, dir := range o.Projects {
 		for _, p := range h.ProjectFiles(dir) {
 			add(p, dir)
@@ -144,6 +163,7 @@ func (h *Host) filesFor(o Options) []fileRef {
 type fileRef struct {
 	path    string
 	project string
+	managed bool // the organisation's (Host.managed): listed, never written
 }
 
 // readFile reads and parses one file; ok is false when it does not exist.
@@ -167,7 +187,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		f := File{Host: h.ID, Path: ref.path, Format: h.formatOf(ref.path), Project: true, ProjectDir: ref.project, Err: outside, Refused: outside}
 		return f, true, nil
 	}
-	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project}
+	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project, Managed: ref.managed}
 	// Read through the host's own path, so that a refusal names it (and
 	// where its links lead).
 	data, err := readHostFile(ref.path, MaxFileBytes)
@@ -190,6 +210,9 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 	}
 	f.doc = d
 	f.Entries = entriesOf(h, d)
+	if ref.managed {
+		f.Rules = managedRules(d)
+	}
 	for _, e := range f.Entries {
 		if e.Protected {
 			f.Protected++
@@ -232,6 +255,9 @@ func List(o Options) ([]Found, error) {
 			}
 			fd.Servers += len(f.Entries)
 			fd.Protected += f.Protected
+			if f.Managed {
+				fd.Managed += len(f.Entries)
+			}
 			fd.Files = append(fd.Files, f)
 		}
 		if len(fd.Files) > 0 {
@@ -304,6 +330,9 @@ func Protect(h *Host, o Options) ([]FileResult, error) {
 	var out []FileResult
 	err := withLock(o.Store.Dir(), func() error {
 		for _, ref := range h.filesFor(o) {
+			if ref.managed {
+				continue // the organisation's: never rewritten
+			}
 			res, found, err := protectFile(h, ref, o)
 			if err != nil {
 				return err
@@ -577,4 +606,25 @@ func localDir(e Entry) (string, bool) {
 		return e.Key[1], true
 	}
 	return "", false
+}
+
+// managedRules are the host's allow and deny lists of a managed file, one
+// line each as the file writes a rule: `denied {"serverName":"x"}`.
+func managedRules(d doc) []string {
+	var out []string
+	for _, key := range []string{"allowedMcpServers", "deniedMcpServers"} {
+		v, ok := d.value([]string{key})
+		list, isList := v.([]any)
+		if !ok || !isList {
+			continue
+		}
+		word := map[string]string{"allowedMcpServers": "allowed", "deniedMcpServers": "denied"}[key]
+		for _, r := range list {
+			b, err := json.Marshal(r)
+			if err == nil {
+				out = append(out, word+" "+string(b))
+			}
+		}
+	}
+	return out
 }
