@@ -192,21 +192,40 @@ func (p Policy) Set() bool { return p.Source != "" }
 // for a person whose home folder is home, "" when none does: a rule holds
 // a path that it, or a folder above it, matches.
 func (p Policy) NeverGranted(path, home string) string {
+	path = filepath.Clean(path)
 	for _, g := range p.NeverGrant {
 		pattern := expandHome(g, home)
 		if pattern == "" {
 			continue
 		}
-		for d := filepath.Clean(path); ; d = filepath.Dir(d) {
-			if ok, _ := filepath.Match(pattern, d); ok {
+		// A '*' never matches a '/': a pattern of k names can match only
+		// the folder of k names above path (or path itself), so that one
+		// folder is matched, not every folder above it.
+		if prefix, ok := leading(path, strings.Count(pattern, "/")); ok {
+			if matched, _ := filepath.Match(pattern, prefix); matched {
 				return g
-			}
-			if d == "/" || d == "." {
-				break
 			}
 		}
 	}
 	return ""
+}
+
+// leading is the first n names of the absolute path p ("/a/b" for n 2),
+// and whether p has that many.
+func leading(p string, n int) (string, bool) {
+	seen := 0
+	for i := 1; i < len(p); i++ {
+		if p[i] == '/' {
+			seen++
+			if seen == n {
+				return p[:i], true
+			}
+		}
+	}
+	if seen+1 == n && len(p) > 1 {
+		return p, true
+	}
+	return "", false
 }
 
 // NeverGrantedBeneath are the folders and files beneath root (existing
