@@ -13,8 +13,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
-	"rootkeeper/app/policy"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/policy"
 )
 
 // cardOf is what the card of server shows: its text, line by line, and its

@@ -200,6 +200,9 @@ type spec struct {
 	// env are variables Wrap sets for the server where its environment
 	// does not set them already (not sent to the child).
 	env []string
+	// direct holds the server's own Path, Args and Env, for a start from
+	// a confined thread (not sent to the child).
+	direct *exec.Cmd
 }
 
 // envSpec carries the spec from Wrap to the child.
@@ -362,33 +365,36 @@ func dedupe(rules []rule) []rule {
 // ABI the ruleset will use. Where Landlock is missing it fails with an
 // error wrapping ErrUnavailable and leaves cmd as it was.
 func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
-	abi, _, err := wrap(cmd, p, 0)
+	abi, _, _, err := wrap(cmd, p, 0)
 	return abi, err
 }
 
-// wrap is Wrap; notify is spec.Notify. It returns the spec too.
-func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
+// wrap is Wrap; notify is spec.Notify. It returns the spec too, and
+// whether the server is to be started confined from a thread of
+// Rootkeeper's own (inprocess: an observed server that needs no network
+// namespace; see launch_linux.go), in which case cmd is not rewritten.
+func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, bool, error) {
 	abi, err := ABI()
 	if err != nil {
-		return 0, spec{}, err
+		return 0, spec{}, false, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return 0, spec{}, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
+		return 0, spec{}, false, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
 	}
 	if p.Temp != "" {
 		if err := os.MkdirAll(p.Temp, 0o700); err != nil {
-			return 0, spec{}, fmt.Errorf("private temp folder: %w", err)
+			return 0, spec{}, false, fmt.Errorf("private temp folder: %w", err)
 		}
 	}
 	if p.Data != "" {
 		if err := os.MkdirAll(p.Data, 0o700); err != nil {
-			return 0, spec{}, fmt.Errorf("data folder: %w", err)
+			return 0, spec{}, false, fmt.Errorf("data folder: %w", err)
 		}
 	}
 	for _, o := range p.Own {
 		if err := makeOwn(o); err != nil {
-			return 0, spec{}, err
+			return 0, spec{}, false, err
 		}
 	}
 	env := cmd.Env
@@ -397,7 +403,7 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 	}
 	s, err := plan(cmd, p, envHome(env))
 	if err != nil {
-		return 0, spec{}, err
+		return 0, spec{}, false, err
 	}
 	s.Notify = notify
 	s.ABI = abi
@@ -406,11 +412,11 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 		s.Net = isolateNetwork(cmd)
 	}
 	if s.Filter, err = nativeFilter(filterMode{abi: abi, observed: notify != 0, noInet: s.NoInet}); err != nil {
-		return 0, spec{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return 0, spec{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
-		return 0, spec{}, err
+		return 0, spec{}, false, err
 	}
 	env = slices.Clone(env)
 	for _, kv := range s.env {
@@ -420,10 +426,15 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 		}
 	}
 	env = privateFolders(env, p.Temp, p.Data, envHome(env))
+	// The command as it runs from a confined thread of Rootkeeper's
+	// (launch_linux.go), kept in the spec; cmd itself is always the
+	// re-executing form, so that a caller that starts it as any command
+	// still starts it confined.
+	s.direct = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: env}
 	cmd.Env = setEnv(env, envSpec, string(data))
 	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
 	cmd.Path = self
-	return abi, s, nil
+	return abi, s, notify != 0 && s.Net == nil && launchInProcess, nil
 }
 
 // carve grants root read-write, less the protected folders: a root inside

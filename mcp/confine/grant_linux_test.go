@@ -54,7 +54,7 @@ func TestGrantWithoutRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	obs.Start(func(context.Context, Attempt) string { return "" })

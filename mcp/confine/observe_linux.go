@@ -125,6 +125,17 @@ type Observer struct {
 	sandbox  *sandbox
 	upstream []netip.AddrPort // Policy.Upstream
 
+	// inprocess is the spec of a server started from a confined thread of
+	// Rootkeeper's own (launch_linux.go), nil for one started through the
+	// confining child; listener is then that thread's filter's listener,
+	// handed to run by launch.
+	inprocess *spec
+	cmdKey    *exec.Cmd // its entry in launches
+	listener  chan int
+	reachSet  chan struct{} // closed once Start gave the observer its Reach
+	reach     Reach         // set by Start before reachSet is closed
+	launched  chan struct{} // closed once the launching thread has started it (or failed)
+
 	// granted are folders granted since it started (Extend: grant_linux.go).
 	grantMu sync.RWMutex
 	granted []string
@@ -157,13 +168,19 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	unix.SetNonblock(fds[0], true)
 	o := &Observer{parent: os.NewFile(uintptr(fds[0]), "seccomp-parent"), child: os.NewFile(uintptr(fds[1]), "seccomp-child"), fd: -1}
 	fdInChild := 3 + len(cmd.ExtraFiles)
-	abi, s, err := wrap(cmd, p, fdInChild)
+	abi, s, inprocess, err := wrap(cmd, p, fdInChild)
 	if err != nil {
 		o.parent.Close()
 		o.child.Close()
 		return 0, nil, err
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
+	if inprocess {
+		// confine.Start starts it from a confined thread of
+		// Rootkeeper's instead (launch_linux.go).
+		o.inprocess, o.cmdKey = &s, cmd
+		launches.Store(cmd, o)
+	}
 	o.abi = abi
 	o.upstream = p.Upstream
 	for _, r := range s.Rules {
@@ -210,7 +227,26 @@ func (o *Observer) Start(reach Reach) error {
 	if o == nil {
 		return nil
 	}
+	if o.reachSet != nil {
+		// Observing since the launch (confine.Start): the attempts that
+		// came meanwhile wait for this Reach.
+		o.reach = reach
+		close(o.reachSet)
+		return nil
+	}
+	// Started as any command: through the confining child.
+	launches.Delete(o.cmdKey)
+	o.inprocess = nil
 	o.child.Close()
+	if err := o.prepare(); err != nil {
+		return err
+	}
+	go o.run(reach)
+	return nil
+}
+
+// prepare makes what the observing loop needs.
+func (o *Observer) prepare() error {
 	if o.Wait == 0 {
 		o.Wait = 3 * time.Minute
 	}
@@ -223,7 +259,6 @@ func (o *Observer) Start(reach Reach) error {
 	o.waiting = make(chan struct{}, o.MaxWaiting)
 	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
-	go o.run(reach)
 	return nil
 }
 
@@ -262,9 +297,15 @@ func (o *Observer) run(reach Reach) {
 	defer close(o.done)
 	defer unix.Close(o.stop[0])
 	defer unix.Close(o.stop[1])
-	fd, err := o.receive()
+	var fd int
+	var err error
+	if o.listener != nil {
+		fd, err = o.takeListener()
+	} else {
+		fd, err = o.receive()
+	}
 	if err != nil {
-		return // the child failed before the exec, or Close
+		return // the child (or the launching thread) failed before the exec, or Close
 	}
 	o.mu.Lock()
 	o.fd = fd
@@ -303,7 +344,7 @@ func (o *Observer) run(reach Reach) {
 		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
 			continue // ENOENT: the caller was interrupted; EINTR
 		}
-		if o.seen.Add(1) == 1 {
+		if o.seen.Add(1) == 1 && o.inprocess == nil {
 			// The first call seen is the server's exec, by its first
 			// process.
 			o.root.Store(int32(tgidOf(int(n.pid))))

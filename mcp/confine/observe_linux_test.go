@@ -28,7 +28,7 @@ func runObserved(t *testing.T, p Policy, reach Reach, ops ...string) ([]outcome,
 	var seen []Attempt
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
+	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	if err := obs.Start(func(ctx context.Context, a Attempt) string {
@@ -167,7 +167,7 @@ func benchOps(b *testing.B, op string, observe bool) {
 			b.Fatal(err)
 		}
 		cmd.Stdout = nil
-		if err := cmd.Start(); err != nil {
+		if err := Start(cmd); err != nil {
 			b.Fatal(err)
 		}
 		if obs != nil {
@@ -245,7 +245,7 @@ func TestObserverResolvesRelativePaths(t *testing.T) {
 		var seen []Attempt
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout
-		if err := cmd.Start(); err != nil {
+		if err := Start(cmd); err != nil {
 			t.Fatal(err)
 		}
 		obs.Start(func(ctx context.Context, a Attempt) string {
