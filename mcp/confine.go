@@ -147,19 +147,26 @@ func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
 	paths := app.ReachPaths(snap, a.cfg.Name, app.VisiblePaths(snap, a.cfg.Name))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.sess == nil || slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {
+	if slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {
 		return 0
 	}
 	old := a.startedWith
-	a.startedWith = paths
 	if added, ok := Widened(old, paths); ok && a.observer != nil {
 		// A grant: the running server reaches the new folders through its
 		// observer (confine.Observer.Extend), keeps its pid and session,
 		// and is told by roots/list_changed; its next start has them in
-		// its ruleset.
+		// its ruleset. Also while it starts: a server that waits for a
+		// folder before it answers initialize gets it now.
+		a.startedWith = paths
 		a.observer.Extend(added)
 		return 0
 	}
+	if a.sess == nil {
+		// Still starting: the poke after its handshake compares again
+		// and restarts it (lost folders), within ConnectTimeout.
+		return 0
+	}
+	a.startedWith = paths
 	return a.restartCommand(old, paths)
 }
 
