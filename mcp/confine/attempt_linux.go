@@ -79,11 +79,39 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		a := o.changeName(fd, n, shape)
 		return a, how, a.Path != "" && !a.answered
 	}
+	outside, own := o.pathOutside(n, shape)
+	if own.own {
+		return own, how, true
+	}
+	if outside == "" {
+		return Attempt{}, how, false
+	}
+	// What was read is the caller's only if it is still waiting.
+	id := n.id
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		return Attempt{}, how, false
+	}
+	a := Attempt{PID: pid, Path: outside}
+	how, ok := describeOpen(&a, n, shape)
+	if !ok {
+		return Attempt{}, how, false
+	}
+	a.CanHand = a.Why == ""
+	if a.CanHand && (shape.op == opOpen || shape.op == opOpen2 || shape.op == opCreat) && o.handGranted(fd, n.id, a, how) {
+		a.answered = true
+	}
+	return a, how, true
+}
+
+// pathOutside is the first path the call names that its ruleset does not
+// cover, as an absolute path ("" if none); or, for an open of the server's
+// own /proc entries, the attempt that hands them (own set).
+func (o *Observer) pathOutside(n *seccompNotif, shape callShape) (string, Attempt) {
+	pid := int(n.pid)
 	paths := [][2]int{{shape.dirfd, shape.path}}
 	if shape.path2 != 0 {
 		paths = append(paths, [2]int{shape.dirfd2, shape.path2})
 	}
-	outside := ""
 	for _, p := range paths {
 		name, err := readString(pid, uintptr(n.args[p[1]]))
 		if err != nil || name == "" {
@@ -99,60 +127,49 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		}
 		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && app.IsWithin(abs, "/proc") {
 			if dir, rest, ok := o.ownProc(pid, abs); ok {
-				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
+				return "", Attempt{PID: pid, Path: dir, rest: rest, own: true}
 			}
 		}
-		if o.covered(abs) {
-			continue
+		if !o.covered(abs) {
+			return abs, Attempt{}
 		}
-		outside = abs
-		break
 	}
-	if outside == "" {
-		return Attempt{}, how, false
-	}
-	// What was read is the caller's only if it is still waiting.
-	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
-		return Attempt{}, how, false
-	}
-	a := Attempt{PID: pid, Path: outside}
+	return "", Attempt{}
+}
+
+// describeOpen reads how an open, creat or exec call opens a.Path and
+// names its operation (and why it cannot be handed, if it cannot); ok is
+// false for a call with nothing to ask (an O_PATH open, which Landlock
+// does not check, or an open_how the kernel cannot read either).
+func describeOpen(a *Attempt, n *seccompNotif, shape callShape) (how openHow, ok bool) {
 	switch shape.op {
 	case opOpen, opOpen2:
 		if shape.op == opOpen2 {
 			var h unix.OpenHow
-			if readMem(pid, uintptr(n.args[shape.flags]), unsafe.Slice((*byte)(unsafe.Pointer(&h)), unsafe.Sizeof(h))) != nil {
-				// The kernel cannot read it either: the call fails with
-				// EFAULT whatever is answered.
-				return Attempt{}, how, false
+			if readMem(a.PID, uintptr(n.args[shape.flags]), unsafe.Slice((*byte)(unsafe.Pointer(&h)), unsafe.Sizeof(h))) != nil {
+				return how, false // the call fails with EFAULT whatever is answered
 			}
 			how = openHow{flags: h.Flags, mode: h.Mode, resolve: h.Resolve}
 			a.Why = unhonoured(h.Resolve)
 		} else {
 			how = openHow{flags: n.args[shape.flags], mode: n.args[shape.mode]}
 		}
-		_, err := os.Stat(outside)
+		_, err := os.Stat(a.Path)
 		a.Op = openOp(how.flags, err == nil)
 		if how.flags&unix.O_PATH != 0 {
-			// Landlock does not check an O_PATH open: it succeeds, and
-			// there is nothing to ask.
-			return Attempt{}, how, false
+			return how, false
 		}
 		if how.flags&unix.O_TMPFILE == unix.O_TMPFILE {
 			a.Why = "it makes a nameless file in the folder"
 		}
 	case opCreat:
 		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}
-		_, err := os.Stat(outside)
+		_, err := os.Stat(a.Path)
 		a.Op = openOp(how.flags, err == nil)
 	case opExec:
 		a.Op, a.Why = "execute", "a program cannot be run for it once"
 	}
-	a.CanHand = a.Why == ""
-	if a.CanHand && (shape.op == opOpen || shape.op == opOpen2 || shape.op == opCreat) && o.handGranted(fd, n.id, a, how) {
-		a.answered = true
-	}
-	return a, how, true
+	return how, true
 }
 
 // changesNames reports whether op makes, removes, renames or links a name.

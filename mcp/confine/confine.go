@@ -238,20 +238,59 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 	if cmd.Err != nil {
 		return spec{}, cmd.Err
 	}
-	exe := cmd.Path
-	if !filepath.IsAbs(exe) {
-		base := cmd.Dir
-		if base == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return spec{}, err
-			}
-			base = wd
-		}
-		exe = filepath.Join(base, exe)
+	exe, err := absoluteProgram(cmd)
+	if err != nil {
+		return spec{}, err
 	}
 	s := spec{Path: exe}
-	add := func(access string, paths ...string) {
+	add := s.adder()
+	add(accessRead, systemRead...)
+	add(accessWrite, systemWrite...)
+	for _, root := range p.Roots {
+		s.Rules = append(s.Rules, carve(filepath.Clean(root), p.Protect)...)
+	}
+	add(accessWrite, p.Temp, p.Data)
+	add(accessWrite, p.Own...)
+	add(accessRead, p.ReadOnly...)
+	interp := interpreter(exe, envPath(cmd.Env))
+	programs := s.addPrograms(cmd, exe, interp, home)
+	// Argument parsers and find-up walk from a program's folder to the
+	// nearest manifest above it: those folders may be listed (names
+	// only, nothing in them read).
+	add(accessList, manifestWalk(programs, home)...)
+	s.addLaunchers(cmd, []string{exe, interp}, home)
+	if home != "" {
+		for _, rel := range programHomes {
+			add(accessRead, filepath.Join(home, rel))
+		}
+	}
+	s.env = append(s.env, p.Env...)
+	s.Rules = dedupe(s.Rules)
+	s.Rules = outsideProtected(s.Rules, p)
+	return s, nil
+}
+
+// absoluteProgram is the command's program as an absolute path.
+func absoluteProgram(cmd *exec.Cmd) (string, error) {
+	exe := cmd.Path
+	if filepath.IsAbs(exe) {
+		return exe, nil
+	}
+	base := cmd.Dir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		base = wd
+	}
+	return filepath.Join(base, exe), nil
+}
+
+// adder returns a function that adds a rule of one access for each path
+// given (none for "").
+func (s *spec) adder() func(access string, paths ...string) {
+	return func(access string, paths ...string) {
 		for _, path := range paths {
 			if path == "" {
 				continue
@@ -259,26 +298,19 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 			s.Rules = append(s.Rules, rule{Path: filepath.Clean(path), Access: access})
 		}
 	}
-	add(accessRead, systemRead...)
-	add(accessWrite, systemWrite...)
-	for _, root := range p.Roots {
-		s.Rules = append(s.Rules, carve(filepath.Clean(root), p.Protect)...)
-	}
-	add(accessWrite, p.Temp, p.Data)
-	for _, o := range p.Own {
-		add(accessWrite, o)
-	}
-	add(accessRead, p.ReadOnly...)
-	// The command, as named and as resolved: a node_modules/.bin link and
-	// the package it points into, a venv's python and the system one.
-	path := envPath(cmd.Env)
+}
+
+// addPrograms lets the command be read and run, as named and as resolved:
+// a node_modules/.bin link and the package it points into, a venv's python
+// and the system one, the script a runtime is started on; a data file
+// named on the command line (a config, say) is readable itself, not its
+// folder. It returns the program folders.
+func (s *spec) addPrograms(cmd *exec.Cmd, exe, interp, home string) []string {
+	add := s.adder()
 	programs := programFolders(exe, home)
-	interp := interpreter(exe, path)
 	if interp != "" {
 		programs = append(programs, programFolders(interp, home)...)
 	}
-	// A runtime started on a script (node /x/dist/index.js, python
-	// server.py) needs the script's package.
 	for _, arg := range cmd.Args[1:] {
 		f := scriptArg(arg, cmd.Dir)
 		switch {
@@ -286,17 +318,19 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		case isProgram(f):
 			programs = append(programs, programFolders(f, home)...)
 		default:
-			// A data file named on the command line (a config, say): that
-			// file, not its folder.
 			add(accessRead, f)
 		}
 	}
 	add(accessRead, programs...)
-	// Argument parsers and find-up walk from a program's folder to the
-	// nearest manifest above it: those folders may be listed (names
-	// only, nothing in them read).
-	add(accessList, manifestWalk(programs, home)...)
-	for _, prog := range []string{exe, interp} {
+	return programs
+}
+
+// addLaunchers lets a runtime manager or a package launcher (npx, uvx…)
+// among progs read what it reads: its own folders in home and, run in a
+// project, that project's installed packages and manifests.
+func (s *spec) addLaunchers(cmd *exec.Cmd, progs []string, home string) {
+	add := s.adder()
+	for _, prog := range progs {
 		if m := runtimeManager(prog, home); m != "" {
 			add(accessRead, m)
 		}
@@ -318,17 +352,13 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 			}
 		}
 	}
-	if home != "" {
-		for _, rel := range programHomes {
-			add(accessRead, filepath.Join(home, rel))
-		}
-	}
-	s.env = append(s.env, p.Env...)
-	s.Rules = dedupe(s.Rules)
-	// Nothing beneath a protected folder but the private temp folder and
-	// the data folder, even where a data file or a program was named
-	// there.
-	s.Rules = slices.DeleteFunc(s.Rules, func(r rule) bool {
+}
+
+// outsideProtected drops every rule beneath a protected folder but the
+// private temp folder and the data folder, even where a data file or a
+// program was named there.
+func outsideProtected(rules []rule, p Policy) []rule {
+	return slices.DeleteFunc(rules, func(r rule) bool {
 		if (p.Temp != "" && r.Path == filepath.Clean(p.Temp)) || (p.Data != "" && r.Path == filepath.Clean(p.Data)) {
 			return false
 		}
@@ -339,7 +369,6 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		}
 		return false
 	})
-	return s, nil
 }
 
 // dedupe drops repeated rules; for a path given twice the wider access wins.

@@ -349,39 +349,44 @@ func (o *Observer) run(reach Reach) {
 			// process.
 			o.root.Store(int32(tgidOf(int(n.pid))))
 		}
-		if shape, ok := metaCalls[uint32(n.nr)]; ok {
-			o.answerMeta(fd, &n, shape)
-			continue
+		o.dispatch(ctx, &wg, fd, &n, reach)
+	}
+}
+
+// dispatch answers one call the filter sent: at once where nothing needs to
+// be asked, else in the background through ask.
+func (o *Observer) dispatch(ctx context.Context, wg *sync.WaitGroup, fd int, n *seccompNotif, reach Reach) {
+	if shape, ok := metaCalls[uint32(n.nr)]; ok {
+		o.answerMeta(fd, n, shape)
+		return
+	}
+	if n.nr == unix.SYS_CONNECT {
+		o.answerConnect(fd, *n)
+		return
+	}
+	var a Attempt
+	var how openHow
+	var ask bool
+	switch pathCalls[uint32(n.nr)].op {
+	case opWatch:
+		a, ask = o.answerWatch(fd, n)
+	case opTruncate:
+		a, ask = o.answerTruncate(fd, n)
+	default:
+		a, how, ask = o.attempt(fd, n)
+		switch {
+		case a.answered:
+			return
+		case !ask:
+			o.cont(fd, n.id)
+			return
+		case a.own:
+			o.handOwnProc(fd, n, a)
+			return
 		}
-		if n.nr == unix.SYS_CONNECT {
-			o.answerConnect(fd, n)
-			continue
-		}
-		var a Attempt
-		var how openHow
-		var ask bool
-		switch pathCalls[uint32(n.nr)].op {
-		case opWatch:
-			a, ask = o.answerWatch(fd, &n)
-		case opTruncate:
-			a, ask = o.answerTruncate(fd, &n)
-		default:
-			a, how, ask = o.attempt(fd, &n)
-			if a.answered {
-				continue
-			}
-			if !ask {
-				o.cont(fd, n.id)
-				continue
-			}
-			if a.own {
-				o.handOwnProc(fd, &n, a)
-				continue
-			}
-		}
-		if ask {
-			o.ask(ctx, &wg, fd, n.id, a, how, reach)
-		}
+	}
+	if ask {
+		o.ask(ctx, wg, fd, n.id, a, how, reach)
 	}
 }
 
