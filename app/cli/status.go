@@ -229,69 +229,101 @@ func (c *command) printStatus(st Status) {
 		c.printf("No servers configured: add one with `rootkeeper servers add` or `rootkeeper import`.\n")
 	}
 	for _, s := range st.Servers {
-		line := fmt.Sprintf("%s (%s, roots: %s)", s.Name, s.Type, s.RootsMode)
-		if s.Live != nil {
-			line += " — " + string(s.Live.State)
-			if s.Live.ProtocolVersion != "" {
-				line += ", protocol " + s.Live.ProtocolVersion
-			}
-			if s.Live.ServerName != "" {
-				line += ", " + strings.TrimSpace(s.Live.ServerName+" "+s.Live.ServerVersion)
-			}
-			if s.Live.Error != "" {
-				line += ": " + s.Live.Error
-			}
+		c.printServer(s, st.Bridges, now)
+	}
+}
+
+// printServer prints one server of the status: its headline, then
+// indented what holds it back, what it is configured with, how it is
+// confined, what it needs and was refused, why its confined start failed,
+// what it sees and asks for, and the bridge sessions (of bridges) that
+// reach it.
+func (c *command) printServer(s ServerView, bridges []app.BridgeSession, now time.Time) {
+	c.printf("%s\n", app.SafeText(serverHeadline(s)))
+	if s.Live != nil && s.Live.LogProblem != "" {
+		c.printf("  its log is not being written: %s\n", app.SafeText(s.Live.LogProblem))
+	}
+	if s.Held != "" {
+		c.printf("  held, not started: %s\n", s.Held)
+	}
+	for _, sl := range s.Slots {
+		c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
+	}
+	c.printf("  %s\n", app.SafeText(s.Confinement))
+	if s.Data != "" {
+		c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
+	}
+	c.printNeedsAndKept(s)
+	c.printFailure(s)
+	c.printSight(s, now)
+	for _, b := range bridges {
+		if b.Server != s.Name {
+			continue
 		}
-		c.printf("%s\n", app.SafeText(line))
-		if s.Live != nil && s.Live.LogProblem != "" {
-			c.printf("  its log is not being written: %s\n", app.SafeText(s.Live.LogProblem))
+		c.printf("  %s\n", app.BridgeText(b))
+	}
+}
+
+// serverHeadline is the first line of a server in the status: its name,
+// transport and roots mode, and when the app runs it, its state, what it
+// says it is, and its error.
+func serverHeadline(s ServerView) string {
+	line := fmt.Sprintf("%s (%s, roots: %s)", s.Name, s.Type, s.RootsMode)
+	if s.Live == nil {
+		return line
+	}
+	line += " — " + string(s.Live.State)
+	if s.Live.ProtocolVersion != "" {
+		line += ", protocol " + s.Live.ProtocolVersion
+	}
+	if s.Live.ServerName != "" {
+		line += ", " + strings.TrimSpace(s.Live.ServerName+" "+s.Live.ServerVersion)
+	}
+	if s.Live.Error != "" {
+		line += ": " + s.Live.Error
+	}
+	return line
+}
+
+// printFailure prints why server s's confined start failed, if it did,
+// and the ways out: allowing the folder it reached for, when one, or
+// running it unconfined.
+func (c *command) printFailure(s ServerView) {
+	f := s.Failure
+	if f == nil {
+		return
+	}
+	c.printf("  %s\n", f.Text(c.env.Home))
+	way := f.WayOut()
+	if f.Folder != "" {
+		c.printf("    allow %s for %s (it alone): %s\n", app.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
+		way = way[1:]
+	}
+	c.printf("    run it unconfined: %s\n", way[0])
+}
+
+// printSight prints the roots server s sees, those undecided for it, and
+// the folders it asks for, each with the command that grants it.
+func (c *command) printSight(s ServerView, now time.Time) {
+	if len(s.Visible) == 0 {
+		c.printf("  sees nothing\n")
+	}
+	for i, r := range s.Visible {
+		label := "  sees     "
+		if i > 0 {
+			label = "           "
 		}
-		if s.Held != "" {
-			c.printf("  held, not started: %s\n", s.Held)
+		c.printf("%s%s\n", label, app.SafeText(r.Path))
+	}
+	for _, r := range s.Pending {
+		c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+	}
+	for _, r := range s.Requests {
+		if r.From == app.FromReach {
+			c.printReach(s.Name, r, now)
+			continue
 		}
-		for _, sl := range s.Slots {
-			c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
-		}
-		c.printf("  %s\n", app.SafeText(s.Confinement))
-		if s.Data != "" {
-			c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
-		}
-		c.printNeedsAndKept(s)
-		if f := s.Failure; f != nil {
-			c.printf("  %s\n", f.Text(c.env.Home))
-			way := f.WayOut()
-			if f.Folder != "" {
-				c.printf("    allow %s for %s (it alone): %s\n", app.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
-				way = way[1:]
-			}
-			c.printf("    run it unconfined: %s\n", way[0])
-		}
-		if len(s.Visible) == 0 {
-			c.printf("  sees nothing\n")
-		}
-		for i, r := range s.Visible {
-			label := "  sees     "
-			if i > 0 {
-				label = "           "
-			}
-			c.printf("%s%s\n", label, app.SafeText(r.Path))
-		}
-		for _, r := range s.Pending {
-			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
-		}
-		for _, r := range s.Requests {
-			if r.From == app.FromReach {
-				c.printReach(s.Name, r, now)
-				continue
-			}
-			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
-		}
-		for _, b := range st.Bridges {
-			if b.Server != s.Name {
-				continue
-			}
-			c.printf("  %s\n", app.BridgeText(b))
-		}
+		c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
 	}
 }
 

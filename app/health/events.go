@@ -95,6 +95,13 @@ func (l *loop) markAll() {
 	}
 }
 
+// enqueueAll schedules a check of every root now.
+func (l *loop) enqueueAll() {
+	for _, rs := range l.roots {
+		l.enqueue(rs)
+	}
+}
+
 // enqueue schedules a check of rs now.
 func (l *loop) enqueue(rs *rootState) {
 	switch {

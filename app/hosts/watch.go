@@ -62,35 +62,13 @@ func Watch(ctx context.Context, o WatchOptions) error {
 		return err
 	}
 	defer w.Close()
-	// The record lives in STATE/hosts, made by the first protect: the
-	// state folder is watched for it to appear.
-	dir := hostsDir(o.Store.Dir())
-	if err := w.Add(o.Store.Dir()); err != nil {
+	ws, err := startWatching(o, w)
+	if err != nil {
 		return err
 	}
-	if err := w.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	ws := &watchState{o: o, w: w, dirs: map[string]bool{}, files: map[string]bool{}, notices: map[string]bool{}, told: map[string]bool{},
-		reprotects: map[string][]time.Time{}}
-	ws.reload()
-	// Look once at every file now: a host may have written its file back
-	// while the app was not running. (The watches are in place already:
-	// what a host writes from here on is seen.)
-	for f := range ws.files {
-		ws.check(f)
-	}
-	ws.log("watching %d protected host files", len(ws.files))
-	timers := map[string]*time.Timer{}
-	fire := make(chan string, 64)
-	var mu sync.Mutex
-	defer func() {
-		mu.Lock()
-		for _, t := range timers {
-			t.Stop()
-		}
-		mu.Unlock()
-	}()
+	dir, record := hostsDir(o.Store.Dir()), recordPath(o.Store.Dir())
+	quiet := newDebouncer(o.Debounce)
+	defer quiet.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -106,36 +84,95 @@ func Watch(ctx context.Context, o WatchOptions) error {
 			}
 			name := filepath.Clean(ev.Name)
 			if name == dir && ev.Has(fsnotify.Create) {
+				// The first protect made STATE/hosts: watch it, and
+				// read the record it made.
 				if err := w.Add(dir); err != nil {
 					return err
 				}
-				name = recordPath(o.Store.Dir())
+				name = record
 			}
-			if name != recordPath(o.Store.Dir()) && !ws.files[name] {
-				continue
+			if name == record || ws.files[name] {
+				quiet.touch(ctx, name)
 			}
-			mu.Lock()
-			if t, ok := timers[name]; ok {
-				t.Reset(o.Debounce)
-			} else {
-				timers[name] = time.AfterFunc(o.Debounce, func() {
-					select {
-					case fire <- name:
-					case <-ctx.Done():
-					}
-				})
-			}
-			mu.Unlock()
-		case name := <-fire:
-			mu.Lock()
-			delete(timers, name)
-			mu.Unlock()
-			if name == recordPath(o.Store.Dir()) {
+		case name := <-quiet.fire:
+			quiet.fired(name)
+			if name == record {
 				ws.reload()
 				continue
 			}
 			ws.check(name)
 		}
+	}
+}
+
+// startWatching puts w's watches in place and looks once at every
+// protected file: a host may have written its file back while the app was
+// not running. (The watches are in place first: what a host writes from
+// then on is seen.) The record lives in STATE/hosts, made by the first
+// protect: the state folder is watched for it to appear.
+func startWatching(o WatchOptions, w *fsnotify.Watcher) (*watchState, error) {
+	dir := hostsDir(o.Store.Dir())
+	if err := w.Add(o.Store.Dir()); err != nil {
+		return nil, err
+	}
+	if err := w.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	ws := &watchState{o: o, w: w, dirs: map[string]bool{}, files: map[string]bool{}, notices: map[string]bool{}, told: map[string]bool{},
+		reprotects: map[string][]time.Time{}}
+	ws.reload()
+	for f := range ws.files {
+		ws.check(f)
+	}
+	ws.log("watching %d protected host files", len(ws.files))
+	return ws, nil
+}
+
+// debouncer turns a burst of writes to one file into one look at it (a
+// host writes its file in bursts): the file's name reaches fire once it
+// has been quiet for wait since its last write.
+type debouncer struct {
+	wait   time.Duration
+	fire   chan string
+	mu     sync.Mutex
+	timers map[string]*time.Timer // the files waiting to be quiet
+}
+
+func newDebouncer(wait time.Duration) *debouncer {
+	return &debouncer{wait: wait, fire: make(chan string, 64), timers: map[string]*time.Timer{}}
+}
+
+// touch says name was written: it reaches fire wait from now, unless
+// touched again meanwhile or ctx ends.
+func (q *debouncer) touch(ctx context.Context, name string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t, ok := q.timers[name]; ok {
+		t.Reset(q.wait)
+		return
+	}
+	q.timers[name] = time.AfterFunc(q.wait, func() {
+		select {
+		case q.fire <- name:
+		case <-ctx.Done():
+		}
+	})
+}
+
+// fired forgets the timer of name, received from fire: its next write
+// starts a new wait.
+func (q *debouncer) fired(name string) {
+	q.mu.Lock()
+	delete(q.timers, name)
+	q.mu.Unlock()
+}
+
+// stop stops the timers still waiting.
+func (q *debouncer) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, t := range q.timers {
+		t.Stop()
 	}
 }
 
