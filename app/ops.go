@@ -151,13 +151,13 @@ func (s *State) AddServer(srv Server) error {
 	return nil
 }
 
-// ReplaceServer changes the configuration of an existing server. A change of
-// what the server runs (see SameProgram) makes it a new program as far as
-// consent goes: its decisions are dropped, unless keepDecisions says the
-// person saw the old and the new program and chose to keep them. A change of
-// anything else (roots mode, sampling) keeps them. It reports how many
-// decisions were dropped.
-func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
+// replaceServer changes the configuration of an existing server; PutServer
+// is the way in. A change of what the server runs (see SameProgram) makes
+// it a new program as far as consent goes: its decisions are dropped,
+// unless keepDecisions says the person saw the old and the new program and
+// chose to keep them. A change of anything else (roots mode, sampling)
+// keeps them. It reports how many decisions were dropped.
+func (s *State) replaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
 	if err := ValidateServer(srv); err != nil {
 		return 0, err
 	}
