@@ -20,7 +20,7 @@ import (
 // allow (AllowAsked); a folder that is already a root is decided as a
 // root instead. Revoking it (RevokeNeed) restarts the server under the
 // narrower ruleset. A server that comes to run another program loses its
-// needs, as it loses its decisions (ReplaceServer).
+// needs, as it loses its decisions (PutServer).
 type Need struct {
 	Server string `json:"server"`
 	// Path is the folder's canonical path.

@@ -151,13 +151,13 @@ func (s *State) AddServer(srv Server) error {
 	return nil
 }
 
-// ReplaceServer changes the configuration of an existing server. A change of
-// what the server runs (see SameProgram) makes it a new program as far as
-// consent goes: its decisions are dropped, unless keepDecisions says the
-// person saw the old and the new program and chose to keep them. A change of
-// anything else (roots mode, sampling) keeps them. It reports how many
-// decisions were dropped.
-func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
+// replaceServer changes the configuration of an existing server; PutServer
+// is the way in. A change of what the server runs (see SameProgram) makes
+// it a new program as far as consent goes: its decisions are dropped,
+// unless keepDecisions says the person saw the old and the new program and
+// chose to keep them. A change of anything else (roots mode, sampling)
+// keeps them. It reports how many decisions were dropped.
+func (s *State) replaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
 	if err := ValidateServer(srv); err != nil {
 		return 0, err
 	}
@@ -187,11 +187,21 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 // reference it was sealed into, or another secret in its place, compare
 // equal, wherever they are.
 func SameProgram(a, b Server) bool {
-	return a.Type == b.Type && a.Command == b.Command && a.Cwd == b.Cwd &&
-		slices.Equal(spot.ShowArgs(a.Name, a.Args), spot.ShowArgs(b.Name, b.Args)) &&
-		maps.Equal(spot.ShowEnv(a.Name, a.Env), spot.ShowEnv(b.Name, b.Env)) &&
-		spot.ShowURL(a.Name, a.URL) == spot.ShowURL(b.Name, b.URL) &&
-		maps.Equal(spot.ShowHeaders(a.Name, a.Headers), spot.ShowHeaders(b.Name, b.Headers))
+	if a.Type != b.Type || a.Command != b.Command || a.Cwd != b.Cwd {
+		return false
+	}
+	a, b = secretsShown(a), secretsShown(b)
+	return slices.Equal(a.Args, b.Args) && maps.Equal(a.Env, b.Env) &&
+		a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
+}
+
+// secretsShown is srv with every secret and every reference to one
+// spot.Redacted.
+func secretsShown(srv Server) Server {
+	EachSecretField(&srv, func(f SecretField) string {
+		return spot.Replace(f.Value, f.Hidden(srv.Name), spot.Redacted)
+	})
+	return srv
 }
 
 // RemoveServer forgets a server and every decision about it.

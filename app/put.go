@@ -42,6 +42,14 @@ type PutOptions struct {
 	StateDir string
 	// Now is when the requests are recorded; zero means now.
 	Now time.Time
+	// Repair: the definition is the replaced server's own, its folders put
+	// back as the person wrote it (a server an earlier version stored with
+	// them taken off, Server.FoldersTakenOff), not a new one. The folders it
+	// had lost stay lost unless the definition names them again, and an
+	// organisation's policy that blocks it does not refuse it: it was
+	// stored before, and the policy keeps it from starting (BlockedServer).
+	// Only a server so marked can be repaired.
+	Repair bool
 }
 
 // PutResult says what PutServer did.
@@ -86,19 +94,11 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if exists && !o.Replace {
 		return res, inputErrorf("server %q already exists (use --replace to overwrite it)", srv.Name)
 	}
+	if o.Repair && !(exists && old.FoldersTakenOff) {
+		return res, inputErrorf("server %q has no folders taken off to put back", srv.Name)
+	}
 	if exists {
-		carry := func(set Setting, apply func()) {
-			if o.Given&set == 0 {
-				apply()
-			}
-		}
-		carry(SetRootsMode, func() { srv.RootsMode = old.RootsMode })
-		carry(SetSampling, func() { srv.Sampling = old.Sampling })
-		carry(SetHostRoots, func() { srv.HostRoots = old.HostRoots })
-		if old.Type == TransportStdio {
-			carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
-		}
-		carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+		carrySettings(&srv, old, o.Given)
 	}
 	// Whose data the data folder holds: the old server's program (a
 	// server stored before this was recorded: what it ran), or nobody's
@@ -121,14 +121,20 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if !srv.Confine {
 		srv.ConfineRequired = false
 	}
-	if err := policyRefusesServer(srv); err != nil {
-		return res, err
+	if !o.Repair {
+		if err := policyRefusesServer(srv); err != nil {
+			return res, err
+		}
 	}
-	// A definition given anew is whole: nothing is lost from it.
+	// A definition given anew is whole: nothing is lost from it. A
+	// repaired one has lost what it does not name again.
 	srv.Lost, srv.FoldersTakenOff = nil, false
 	srv.Slots = FindSlots(srv, o.Home)
+	if o.Repair {
+		srv.Lost = stillLost(old.Lost, srv.Slots)
+	}
 	if exists {
-		dropped, err := s.ReplaceServer(srv, o.KeepDecisions)
+		dropped, err := s.replaceServer(srv, o.KeepDecisions)
 		if err != nil {
 			return res, err
 		}
@@ -157,6 +163,35 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// carrySettings gives srv the settings of old, the server it replaces,
+// that given does not name.
+func carrySettings(srv *Server, old Server, given Setting) {
+	carry := func(set Setting, apply func()) {
+		if given&set == 0 {
+			apply()
+		}
+	}
+	carry(SetRootsMode, func() { srv.RootsMode = old.RootsMode })
+	carry(SetSampling, func() { srv.Sampling = old.Sampling })
+	carry(SetHostRoots, func() { srv.HostRoots = old.HostRoots })
+	if old.Type == TransportStdio {
+		carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
+	}
+	carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+}
+
+// stillLost is the folders of lost that are no slot: those a repair could
+// not put back (nil when there are none).
+func stillLost(lost []string, slots []Slot) []string {
+	still := slices.DeleteFunc(slices.Clone(lost), func(p string) bool {
+		return slices.ContainsFunc(slots, func(sl Slot) bool { return sl.Path == p })
+	})
+	if len(still) == 0 {
+		return nil
+	}
+	return still
 }
 
 // requestSlots records srv's undecided slots as requests and drops its open

@@ -123,4 +123,3 @@ func recvName(e ast.Expr) string {
 	}
 	return "?"
 }
-

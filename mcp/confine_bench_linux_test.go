@@ -39,7 +39,7 @@ func BenchmarkConfinedStart(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	f, c := median(free), median(confined)
+	f, c := apptest.Median(free), apptest.Median(confined)
 	b.ReportMetric(ms(f), "unconfined-ms")
 	b.ReportMetric(ms(c), "confined-ms")
 	b.ReportMetric(float64(c)/float64(f), "ratio")
@@ -143,18 +143,12 @@ func BenchmarkConfinedGrant(b *testing.B) {
 		starts = append(starts, cold(false))
 	}
 	b.StopTimer()
-	o, c, st := median(open), median(fs), median(starts)
+	o, c, st := apptest.Median(open), apptest.Median(fs), apptest.Median(starts)
 	b.ReportMetric(ms(o), "unconfined-ms")
 	b.ReportMetric(ms(c), "confined-ms")
 	b.ReportMetric(float64(c)/float64(o), "ratio")
 	b.ReportMetric(ms(st), "start-ms")
 	b.ReportMetric(float64(c)/float64(st), "restart/start")
-}
-
-func median(d []time.Duration) time.Duration {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -202,7 +196,7 @@ func BenchmarkConfinedGrantGo(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(ms(median(lat)), "grant-to-serving-ms")
+	b.ReportMetric(ms(apptest.Median(lat)), "grant-to-serving-ms")
 }
 
 // BenchmarkGrantToConfinedServer: from a grant (core.Update) to the moment
@@ -248,6 +242,6 @@ func BenchmarkGrantToConfinedServer(b *testing.B) {
 	if now := e.status("nosy").PID; now != pid {
 		b.Errorf("a grant restarted the server: pid %d, then %d", pid, now)
 	}
-	b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(lat, 0.5)), "p50-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(lat, 0.99)), "p99-ms")
 }

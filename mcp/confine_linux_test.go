@@ -324,12 +324,7 @@ func TestConfineSwitchRestartsTheServer(t *testing.T) {
 	}
 
 	setConfine := func(on bool) {
-		e.update(func(s *app.State) error {
-			srv, _ := s.Server("nosy")
-			srv.Confine = on
-			_, err := s.ReplaceServer(srv, false)
-			return err
-		})
+		e.update(func(s *app.State) error { return s.SetConfinement("nosy", on) })
 	}
 	setConfine(true)
 	st = e.waitRestarted("nosy", st.PID)

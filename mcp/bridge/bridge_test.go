@@ -724,18 +724,25 @@ func TestChangedServerEndsTheSession(t *testing.T) {
 		"args": func(s *app.State) error {
 			srv, _ := s.Server("fs")
 			srv.Args = []string{"--other"}
-			_, err := s.ReplaceServer(srv, true)
+			_, err := s.PutServer(srv, app.PutOptions{Replace: true, KeepDecisions: true})
 			return err
 		},
 		"removed": func(s *app.State) error { return s.RemoveServer("fs") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := start(t, app.Server{}, nil)
+			// Stored as the app stores a server (PutServer), so that
+			// only what the test changes changes.
+			inputserver := app.Server{Command: apptest.Program(t, "mcp/bridge/testdata/inputserver")}
+			f := startPrepared(t, inputserver, func(s *app.State) error {
+				srv, _ := s.Server("fs")
+				_, err := s.PutServer(srv, app.PutOptions{Replace: true})
+				return err
+			}, nil)
 			f.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
 			f.core.Update(func(s *app.State) error {
 				srv, _ := s.Server("fs")
 				srv.Sampling = app.SamplingOff
-				_, err := s.ReplaceServer(srv, true)
+				_, err := s.PutServer(srv, app.PutOptions{Replace: true, Given: app.SetSampling})
 				return err
 			})
 			f.h.call("ping", map[string]any{})

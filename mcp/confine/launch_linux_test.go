@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,11 +146,7 @@ func BenchmarkStartInProcess(b *testing.B) {
 			}
 		}
 	}
-	med := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2]) / float64(time.Millisecond)
-	}
-	r, in := med(reexec), med(inproc)
+	r, in := apptest.Millis(apptest.Median(reexec)), apptest.Millis(apptest.Median(inproc))
 	b.ReportMetric(r, "reexec-ms")
 	b.ReportMetric(in, "inprocess-ms")
 	b.ReportMetric(in/r, "ratio")
