@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -340,6 +341,12 @@ func (ws *watchState) check(path string) {
 	}
 	ws.reprotects[path] = append(recent, now)
 	res, err := ws.reprotect(h, ref, f)
+	if errors.Is(err, errMovedOn) {
+		// Restored, no longer kept, or written again meanwhile: the
+		// event of that change checks it afresh.
+		ws.reprotects[path] = recent
+		return
+	}
 	if err != nil {
 		ws.notify(path, fmt.Sprintf("%s; protecting it again failed: %v", what, err))
 		return
@@ -349,10 +356,26 @@ func (ws *watchState) check(path string) {
 	ws.notify(path, fmt.Sprintf("%s; Rootkeeper protected it again (the file before: %s)", what, res.Backup))
 }
 
-// reprotect backs up the file as the host left it, then protects it again.
+// errMovedOn: what reprotect was to protect again is no longer there.
+var errMovedOn = errors.New("the file or its record changed meanwhile")
+
+// reprotect backs up the file as the host left it, then protects it again:
+// only if, under the lock that protect and restore hold, the file is still
+// recorded as kept and still holds what was checked (a restore that ran
+// in between is not undone).
 func (ws *watchState) reprotect(h *Host, ref fileRef, f File) (FileResult, error) {
 	var res FileResult
 	err := withLock(ws.o.Store.Dir(), func() error {
+		rec, err := loadRecord(ws.o.Store.Dir())
+		if err != nil {
+			return err
+		}
+		if fr, ok := rec.file(f.Path); !ok || !fr.Keep {
+			return errMovedOn
+		}
+		if now, err := readHostFile(f.Path, MaxFileBytes); err != nil || !bytes.Equal(now, f.data) {
+			return errMovedOn
+		}
 		b, err := backup(ws.o.Store.Dir(), h.ID, f.Path, f.data, ws.o.now())
 		if err != nil {
 			return err
