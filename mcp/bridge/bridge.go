@@ -223,6 +223,10 @@ func Run(ctx context.Context, o Options) error {
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 3 * time.Second
 	}
+	// A pipe or a socket is read and written raw (pipes_linux.go).
+	var endHost func()
+	o.HostIn, o.HostOut, endHost = hostSide(o.HostIn, o.HostOut)
+	defer endHost()
 	snap := o.Core.Snapshot()
 	srv, ok := snap.State.Server(o.Server)
 	if !ok {

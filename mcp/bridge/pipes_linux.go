@@ -1,0 +1,304 @@
+package bridge
+
+// The bridge's pipes, read and written without waking what need not wake.
+//
+// A call through the bridge is two messages, each read from one side and
+// written to the other. Read and written through *os.File the ordinary
+// way, each message cost Rootkeeper 5-8 thread wake-ups and 70-120 µs of
+// CPU (BenchmarkHeldOutEcho, wakes/call and cpu-µs/call): a blocking read
+// of the host's stdin keeps a P in a system call, so the runtime's monitor
+// thread polls every 20 µs; every read and write enters the scheduler's
+// system call path, which wakes that monitor from its sleep; and every
+// write to a pollable pipe or socket registers for writability, so the
+// network poller wakes again when the other side drains it. Here:
+//
+//   - what is read (the host's stdin, the server's stdout) is a pollable
+//     file read with raw, non-blocking system calls: a goroutine waits in
+//     the network poller, one thread wakes when a message comes;
+//   - what is written (the server's stdin, the host's stdout) is not
+//     registered with the poller: a raw, non-blocking write, which on a
+//     full pipe (the other side not reading) waits in poll(2) instead;
+//   - the host's stdin and stdout are never switched to non-blocking mode
+//     (another process may share them: a terminal, a shell's pipe): a
+//     pipe is opened again through /proc with a description of its own,
+//     and a socket is read and written with MSG_DONTWAIT.
+//
+// A raw system call does not tell the scheduler it runs; each one here
+// returns at once (non-blocking), so nothing waits holding a P.
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// errWriterClosed is a write to a closed rawWriter.
+var errWriterClosed = errors.New("write to a closed pipe")
+
+// rawReader reads a pollable file with raw non-blocking reads (recv with
+// MSG_DONTWAIT for a socket, whose own mode is left blocking), waiting for
+// data in the network poller.
+type rawReader struct {
+	f      *os.File
+	rc     syscall.RawConn
+	socket bool
+}
+
+func newRawReader(f *os.File, socket bool) (*rawReader, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &rawReader{f: f, rc: rc, socket: socket}, nil
+}
+
+func (r *rawReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			var m uintptr
+			var e syscall.Errno
+			if r.socket {
+				m, _, e = syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
+			} else {
+				m, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			}
+			switch e {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait in the poller
+			}
+			n, errno = int(m), e
+			return true
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Close ends the reader: a Read waiting in the poller returns an error.
+func (r *rawReader) Close() error { return r.f.Close() }
+
+// rawWriter writes to a file descriptor with raw non-blocking writes
+// (send with MSG_DONTWAIT for a socket, whose own mode is left blocking);
+// while the other side does not read, it waits in poll(2).
+type rawWriter struct {
+	mu     sync.Mutex // held across each write attempt; Close takes it
+	fd     int
+	socket bool
+	owned  bool // Close closes fd
+	closed bool
+}
+
+// pollWait bounds one wait of a writer whose other side does not read, so
+// that it sees a Close.
+const pollWait = 500 * time.Millisecond
+
+func (w *rawWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return n, errWriterClosed
+		}
+		var m uintptr
+		var e syscall.Errno
+		if w.socket {
+			m, _, e = syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(w.fd), uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n), syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+		} else {
+			m, _, e = syscall.RawSyscall(syscall.SYS_WRITE, uintptr(w.fd), uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+		}
+		fd := w.fd
+		w.mu.Unlock()
+		switch e {
+		case 0:
+			n += int(m)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			// Full: wait, as an ordinary (scheduler-aware) system call.
+			unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, int(pollWait/time.Millisecond))
+		default:
+			return n, e
+		}
+	}
+	return n, nil
+}
+
+// Close ends the writer (and closes its descriptor if it owns it); a write
+// waiting for the other side returns within pollWait.
+func (w *rawWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.owned {
+		return syscall.Close(w.fd)
+	}
+	return nil
+}
+
+// serverPipes makes the pipes of a server's stdin and stdout: the ends the
+// child gets (ordinary, blocking) and the bridge's (see the top of this
+// file). The caller closes the child's ends once it has started.
+func serverPipes() (stdin io.WriteCloser, childIn *os.File, stdout io.ReadCloser, childOut *os.File, err error) {
+	var in, out [2]int
+	if err := syscall.Pipe2(in[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := syscall.Pipe2(out[:], syscall.O_CLOEXEC); err != nil {
+		syscall.Close(in[0])
+		syscall.Close(in[1])
+		return nil, nil, nil, nil, err
+	}
+	syscall.SetNonblock(in[1], true)
+	syscall.SetNonblock(out[0], true)
+	r, err := newRawReader(os.NewFile(uintptr(out[0]), "|0"), false)
+	if err != nil {
+		for _, fd := range []int{in[0], in[1], out[0], out[1]} {
+			syscall.Close(fd)
+		}
+		return nil, nil, nil, nil, err
+	}
+	w := &rawWriter{fd: in[1], owned: true}
+	return w, os.NewFile(uintptr(in[0]), "|0"), r, os.NewFile(uintptr(out[1]), "|1"), nil
+}
+
+// hostSide returns how the bridge reads the host's in and writes its out:
+// raw and non-blocking when they are a pipe or a socket (see the top of
+// this file), as given otherwise. end releases what it opened; a read
+// waiting on in then returns an error.
+func hostSide(in io.Reader, out io.Writer) (io.Reader, io.Writer, func()) {
+	var ends []func()
+	if f, ok := in.(*os.File); ok {
+		if r, err := hostReader(f); err == nil {
+			in = r
+			ends = append(ends, func() { r.Close() })
+		}
+	}
+	if f, ok := out.(*os.File); ok {
+		if w, err := hostWriter(f); err == nil {
+			out = w
+			ends = append(ends, func() { w.Close() })
+		}
+	}
+	return in, out, func() {
+		for _, end := range ends {
+			end()
+		}
+	}
+}
+
+// fileType is the S_IFMT bits of what fd refers to.
+func fileType(fd int) (uint32, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Mode & syscall.S_IFMT, nil
+}
+
+// errNotPipe is a host side that is neither a pipe nor a socket (a
+// terminal, a file): it is used as given.
+var errNotPipe = errors.New("neither a pipe nor a socket")
+
+// hostReader is the host's stdin f read raw. A pipe is opened again, non-
+// blocking; a socket gets a descriptor of its own (a dup) registered with
+// the poller while non-blocking for a moment, and is read with
+// MSG_DONTWAIT (the poller waits on it whatever its mode).
+func hostReader(f *os.File) (*rawReader, error) {
+	fd, t, err := fdOf(f)
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case syscall.S_IFIFO:
+		d, err := reopen(fd, syscall.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		return newRawReader(os.NewFile(uintptr(d), f.Name()), false)
+	case syscall.S_IFSOCK:
+		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		// os.NewFile registers a non-blocking descriptor with the
+		// poller; the mode is put back at once, as the host's stdin may
+		// be shared.
+		syscall.SetNonblock(d, true)
+		g := os.NewFile(uintptr(d), f.Name())
+		syscall.SetNonblock(d, false)
+		return newRawReader(g, true)
+	}
+	return nil, errNotPipe
+}
+
+// hostWriter is the host's stdout f written raw: a pipe opened again,
+// non-blocking; a socket written with MSG_DONTWAIT.
+func hostWriter(f *os.File) (*rawWriter, error) {
+	fd, t, err := fdOf(f)
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case syscall.S_IFIFO:
+		d, err := reopen(fd, syscall.O_WRONLY)
+		if err != nil {
+			return nil, err
+		}
+		return &rawWriter{fd: d, owned: true}, nil
+	case syscall.S_IFSOCK:
+		return &rawWriter{fd: fd, socket: true}, nil
+	}
+	return nil, errNotPipe
+}
+
+// reopen opens the pipe fd refers to again with a description of its own,
+// non-blocking (fd's mode is left as it is).
+func reopen(fd, flag int) (int, error) {
+	d, err := syscall.Open("/proc/self/fd/"+strconv.Itoa(fd), flag|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if t, err := fileType(d); err != nil || t != syscall.S_IFIFO {
+		syscall.Close(d)
+		return -1, errNotPipe
+	}
+	return d, nil
+}
+
+// fdOf is f's descriptor and its file type, f's mode left as it is (Fd
+// would make a pollable file blocking).
+func fdOf(f *os.File) (fd int, typ uint32, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, 0, err
+	}
+	if cerr := rc.Control(func(d uintptr) { fd = int(d) }); cerr != nil {
+		return -1, 0, cerr
+	}
+	typ, err = fileType(fd)
+	return fd, typ, err
+}
