@@ -179,7 +179,7 @@ type bridge struct {
 	hostRoots       []string // the host's folders, canonical
 	ownPending      map[string]bool
 	pending         map[string]*pendingRequest // host requests that may get input requests, by id
-	inflight        map[string]json.RawMessage // host requests not answered yet, by id (restartable servers only)
+	inflight        map[string]struct{}        // ids of host requests not answered yet (restartable servers only)
 	stash           map[string]json.RawMessage // roots input responses held for a retry, by requestState
 	initMsg         json.RawMessage            // the host's initialize as the server got it, to replay
 	initialized     bool                       // the host sent notifications/initialized
@@ -244,7 +244,7 @@ func Run(ctx context.Context, o Options) error {
 		ended:      make(chan error, 1),
 		ownPending: map[string]bool{},
 		pending:    map[string]*pendingRequest{},
-		inflight:   map[string]json.RawMessage{},
+		inflight:   map[string]struct{}{},
 		stash:      map[string]json.RawMessage{},
 		session:    Session{ID: os.Getpid(), Server: srv.Name, LastSent: []string{}},
 	}

@@ -333,7 +333,7 @@ func (b *bridge) restart() {
 	b.mu.Lock()
 	init, initialized := b.initMsg, b.initialized
 	unanswered := b.inflight
-	b.inflight = map[string]json.RawMessage{}
+	b.inflight = map[string]struct{}{}
 	clear(b.pending)
 	clear(b.stash)
 	b.lastVisible, b.lastVisibleInit = nil, false
@@ -348,8 +348,8 @@ func (b *bridge) restart() {
 	}
 	b.rmu.Unlock()
 	b.log.Info("server started again: its roots changed", "pid", p.pid, "roots", p.paths)
-	for _, id := range unanswered {
-		b.host.writeJSON(errorResponse(id, &jsonrpc.Error{Code: mcp.CodeInternalError,
+	for id := range unanswered {
+		b.host.writeJSON(errorResponse(json.RawMessage(id), &jsonrpc.Error{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("rootkeeper bridge: server %q was started again because its roots changed; send the request again", b.srv.Name)}))
 	}
 	go b.stop(old)
