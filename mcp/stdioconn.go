@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sjson "github.com/segmentio/encoding/json"
+
+	"rootkeeper/mcp/rawio"
 )
 
 // stdioConn is Rootkeeper's end of a stdio server's pipes: newline-delimited
@@ -39,6 +41,7 @@ import (
 type stdioConn struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
+	stdout    io.Closer     // closed once the server has exited, as StdoutPipe's by Wait
 	terminate time.Duration // how long to wait for an exit before SIGTERM, then SIGKILL
 	version   func() string // the protocol version negotiated, "" until then
 
@@ -75,21 +78,26 @@ type inBatch struct {
 // the server's unanswered requests (zero fields take the defaults);
 // onHostile, if not nil, is told when the server is found hostile.
 func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, limits BacklogLimits, onHostile func(error)) (*stdioConn, error) {
-	stdout, err := cmd.StdoutPipe()
+	// Pipes of our own (package rawio), read and written without the
+	// scheduler's system call path: a grant's fifty list_changed, requests
+	// and answers woke its monitor thread every time.
+	stdin, inR, stdout, outW, err := rawio.Pipes()
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := cmd.StdinPipe()
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = StartServer(cmd)
+	inR.Close()
+	outW.Close()
 	if err != nil {
-		return nil, err
-	}
-	if err := StartServer(cmd); err != nil {
+		stdin.Close()
+		stdout.Close()
 		return nil, err
 	}
 	if terminate <= 0 {
 		terminate = 5 * time.Second // the SDK's default
 	}
-	c := &stdioConn{cmd: cmd, stdin: stdin, terminate: terminate, version: version, closed: make(chan struct{}),
+	c := &stdioConn{cmd: cmd, stdin: stdin, stdout: stdout, terminate: terminate, version: version, closed: make(chan struct{}),
 		backlog: NewBacklog(limits), onHostile: onHostile, unanswered: map[jsonrpc.ID]int{}}
 	c.incoming = readFrames(stdout, MaxMessageBytes, c.closed)
 	return c, nil
@@ -358,6 +366,8 @@ func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = c.stop()
+		// A descendant may hold the server's stdout: the reader ends now.
+		c.stdout.Close()
 		close(c.closed)
 	})
 	return c.closeErr

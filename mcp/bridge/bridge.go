@@ -57,6 +57,7 @@ import (
 	"rootkeeper/app/secrets"
 	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/rawio"
 )
 
 // Wire names the bridge looks for.
@@ -223,9 +224,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 3 * time.Second
 	}
-	// A pipe or a socket is read and written raw (pipes_linux.go).
+	// A pipe or a socket is read and written raw (package rawio).
 	var endHost func()
-	o.HostIn, o.HostOut, endHost = hostSide(o.HostIn, o.HostOut)
+	o.HostIn, o.HostOut, endHost = rawio.Stdio(o.HostIn, o.HostOut)
 	defer endHost()
 	snap := o.Core.Snapshot()
 	srv, ok := snap.State.Server(o.Server)

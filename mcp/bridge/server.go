@@ -21,6 +21,7 @@ import (
 	"rootkeeper/app/audit"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
+	"rootkeeper/mcp/rawio"
 )
 
 // lineSink takes messages for the server, one line each.
@@ -184,8 +185,8 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	}
 	// Pipes of our own, not StdinPipe and StdoutPipe: Wait must not close
 	// stdout before everything the server wrote has been relayed, and the
-	// bridge's ends are read and written raw (pipes_linux.go).
-	stdin, inR, outR, outW, err := serverPipes()
+	// bridge's ends are read and written raw (package rawio).
+	stdin, inR, outR, outW, err := rawio.Pipes()
 	if err != nil {
 		return nil, err
 	}

@@ -1,30 +1,4 @@
-package bridge
-
-// The bridge's pipes, read and written without waking what need not wake.
-//
-// A call through the bridge is two messages, each read from one side and
-// written to the other. Read and written through *os.File the ordinary
-// way, each message cost Rootkeeper 5-8 thread wake-ups and 70-120 µs of
-// CPU (BenchmarkHeldOutEcho, wakes/call and cpu-µs/call): a blocking read
-// of the host's stdin keeps a P in a system call, so the runtime's monitor
-// thread polls every 20 µs; every read and write enters the scheduler's
-// system call path, which wakes that monitor from its sleep; and every
-// write to a pollable pipe or socket registers for writability, so the
-// network poller wakes again when the other side drains it. Here:
-//
-//   - what is read (the host's stdin, the server's stdout) is a pollable
-//     file read with raw, non-blocking system calls: a goroutine waits in
-//     the network poller, one thread wakes when a message comes;
-//   - what is written (the server's stdin, the host's stdout) is not
-//     registered with the poller: a raw, non-blocking write, which on a
-//     full pipe (the other side not reading) waits in poll(2) instead;
-//   - the host's stdin and stdout are never switched to non-blocking mode
-//     (another process may share them: a terminal, a shell's pipe): a
-//     pipe is opened again through /proc with a description of its own,
-//     and a socket is read and written with MSG_DONTWAIT.
-//
-// A raw system call does not tell the scheduler it runs; each one here
-// returns at once (non-blocking), so nothing waits holding a P.
+package rawio
 
 import (
 	"errors"
@@ -121,18 +95,12 @@ func (w *rawWriter) Write(p []byte) (int, error) {
 			w.mu.Unlock()
 			return n, errWriterClosed
 		}
-		var m uintptr
-		var e syscall.Errno
-		if w.socket {
-			m, _, e = syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(w.fd), uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n), syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
-		} else {
-			m, _, e = syscall.RawSyscall(syscall.SYS_WRITE, uintptr(w.fd), uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-		}
+		m, e := w.write(p[n:])
 		fd := w.fd
 		w.mu.Unlock()
 		switch e {
 		case 0:
-			n += int(m)
+			n += m
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			// Full: wait, as an ordinary (scheduler-aware) system call.
@@ -142,6 +110,18 @@ func (w *rawWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// write is one raw write of p; w.mu is held.
+func (w *rawWriter) write(p []byte) (int, syscall.Errno) {
+	var m uintptr
+	var e syscall.Errno
+	if w.socket {
+		m, _, e = syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(w.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+	} else {
+		m, _, e = syscall.RawSyscall(syscall.SYS_WRITE, uintptr(w.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	}
+	return int(m), e
 }
 
 // Close ends the writer (and closes its descriptor if it owns it); a write
@@ -159,10 +139,11 @@ func (w *rawWriter) Close() error {
 	return nil
 }
 
-// serverPipes makes the pipes of a server's stdin and stdout: the ends the
-// child gets (ordinary, blocking) and the bridge's (see the top of this
-// file). The caller closes the child's ends once it has started.
-func serverPipes() (stdin io.WriteCloser, childIn *os.File, stdout io.ReadCloser, childOut *os.File, err error) {
+// Pipes makes the pipes of a child's stdin and stdout: the ends the child
+// gets (ordinary, blocking) and ours (see the package doc). The caller
+// closes the child's ends once it has started, and stdin and stdout once
+// it is done with them (Wait does not).
+func Pipes() (stdin io.WriteCloser, childIn *os.File, stdout io.ReadCloser, childOut *os.File, err error) {
 	var in, out [2]int
 	if err := syscall.Pipe2(in[:], syscall.O_CLOEXEC); err != nil {
 		return nil, nil, nil, nil, err
@@ -185,20 +166,20 @@ func serverPipes() (stdin io.WriteCloser, childIn *os.File, stdout io.ReadCloser
 	return w, os.NewFile(uintptr(in[0]), "|0"), r, os.NewFile(uintptr(out[1]), "|1"), nil
 }
 
-// hostSide returns how the bridge reads the host's in and writes its out:
-// raw and non-blocking when they are a pipe or a socket (see the top of
-// this file), as given otherwise. end releases what it opened; a read
-// waiting on in then returns an error.
-func hostSide(in io.Reader, out io.Writer) (io.Reader, io.Writer, func()) {
+// Stdio returns how to read in and write out, this process's own stdin and
+// stdout (or the like): raw and non-blocking when they are a pipe or a
+// socket (see the package doc), as given otherwise. end releases what it
+// opened; a read waiting on in then returns an error.
+func Stdio(in io.Reader, out io.Writer) (_ io.Reader, _ io.Writer, end func()) {
 	var ends []func()
 	if f, ok := in.(*os.File); ok {
-		if r, err := hostReader(f); err == nil {
+		if r, err := reader(f); err == nil {
 			in = r
 			ends = append(ends, func() { r.Close() })
 		}
 	}
 	if f, ok := out.(*os.File); ok {
-		if w, err := hostWriter(f); err == nil {
+		if w, err := writer(f); err == nil {
 			out = w
 			ends = append(ends, func() { w.Close() })
 		}
@@ -223,11 +204,11 @@ func fileType(fd int) (uint32, error) {
 // terminal, a file): it is used as given.
 var errNotPipe = errors.New("neither a pipe nor a socket")
 
-// hostReader is the host's stdin f read raw. A pipe is opened again, non-
+// reader is the stdin f read raw. A pipe is opened again, non-
 // blocking; a socket gets a descriptor of its own (a dup) registered with
 // the poller while non-blocking for a moment, and is read with
 // MSG_DONTWAIT (the poller waits on it whatever its mode).
-func hostReader(f *os.File) (*rawReader, error) {
+func reader(f *os.File) (*rawReader, error) {
 	fd, t, err := fdOf(f)
 	if err != nil {
 		return nil, err
@@ -245,8 +226,8 @@ func hostReader(f *os.File) (*rawReader, error) {
 			return nil, err
 		}
 		// os.NewFile registers a non-blocking descriptor with the
-		// poller; the mode is put back at once, as the host's stdin may
-		// be shared.
+		// poller; the mode is put back at once, as the stdin may be
+		// shared.
 		syscall.SetNonblock(d, true)
 		g := os.NewFile(uintptr(d), f.Name())
 		syscall.SetNonblock(d, false)
@@ -255,9 +236,9 @@ func hostReader(f *os.File) (*rawReader, error) {
 	return nil, errNotPipe
 }
 
-// hostWriter is the host's stdout f written raw: a pipe opened again,
+// writer is the stdout f written raw: a pipe opened again,
 // non-blocking; a socket written with MSG_DONTWAIT.
-func hostWriter(f *os.File) (*rawWriter, error) {
+func writer(f *os.File) (*rawWriter, error) {
 	fd, t, err := fdOf(f)
 	if err != nil {
 		return nil, err
