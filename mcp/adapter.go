@@ -51,6 +51,7 @@ type adapter struct {
 
 	wake     chan struct{}   // roots may have changed (buffered 1)
 	inputs   chan struct{}   // what it may see or start with may have changed (buffered 1)
+	starting atomic.Bool     // in waitToStart: inputs are what it waits on
 	cmds     chan adapterCmd // restart, stop (buffered)
 	cancel   context.CancelFunc
 	ctxReady chan struct{} // closed once cancel is set
@@ -200,8 +201,14 @@ func (a *adapter) poke() {
 }
 
 // inputsChanged tells the adapter that the snapshot's inputs changed: a
-// held server may start, a running one may have to be held.
+// held server may start, a running one may have to be held. Only an
+// adapter waiting to start, or whose server names folders in its
+// configuration, has anything to look at: the rest are not woken (a grant
+// to fifty servers woke fifty goroutines for nothing).
 func (a *adapter) inputsChanged() {
+	if !a.starting.Load() && len(a.cfg.Slots) == 0 && len(a.cfg.Lost) == 0 {
+		return
+	}
 	select {
 	case a.inputs <- struct{}{}:
 	default:
