@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -24,8 +25,8 @@ import (
 // (Linux: from /proc): on two cores, half their sum is the least any grant
 // can take once the servers have work to do. rw-syscalls and wakes are
 // this process's read and write system calls and the times its threads
-// were put on a CPU, a grant (Linux), which load changes far less than
-// time.
+// were put on a CPU, a grant (Linux), and allocs and alloc-KiB what it
+// allocated: load changes them far less than time.
 //
 // It runs with two servers: "sdk", testdata/rootserver on the go-sdk, and
 // "raw", testdata/rawserver, a few dozen lines of JSON-RPC with no SDK, so
@@ -80,6 +81,9 @@ func benchGrant(b *testing.B, kind string, n int) {
 		pids = append(pids, e.status(name).PID)
 	}
 	clientBefore, rwBefore, wakesBefore := selfCPU(), selfRW(), selfWakes()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	allocsBefore, bytesBefore := mem.Mallocs, mem.TotalAlloc
 	serversBefore, measured := processesCPU(pids)
 	b.ResetTimer()
 	for range b.N {
@@ -118,6 +122,9 @@ func benchGrant(b *testing.B, kind string, n int) {
 	b.ReportMetric(perGrant(selfCPU()-clientBefore), "cpu-client-ms")
 	b.ReportMetric(float64(selfRW()-rwBefore)/float64(b.N), "rw-syscalls")
 	b.ReportMetric(float64(selfWakes()-wakesBefore)/float64(b.N), "wakes")
+	runtime.ReadMemStats(&mem)
+	b.ReportMetric(float64(mem.Mallocs-allocsBefore)/float64(b.N), "allocs")
+	b.ReportMetric(float64(mem.TotalAlloc-bytesBefore)/1024/float64(b.N), "alloc-KiB")
 	if serversAfter, ok := processesCPU(pids); measured && ok {
 		b.ReportMetric(perGrant(serversAfter-serversBefore), "cpu-servers-ms")
 	}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -167,6 +168,12 @@ type Manager struct {
 	statusWake  chan struct{}
 
 	resourceListeners resourceListeners // see OnResourceEvent
+
+	// rootsJSON is the last roots/list result encoded (encodeRoots), of
+	// the list rootsJSONOf.
+	rootsJSONMu sync.Mutex
+	rootsJSON   json.RawMessage
+	rootsJSONOf []app.Root
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
 	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)

@@ -28,3 +28,9 @@
 // returns at once (non-blocking), so nothing waits holding a P. Elsewhere
 // than Linux the files are used as they are.
 package rawio
+
+import "errors"
+
+// ErrWouldBlock is what TryWrite returns when the other side is not
+// reading: the rest of what was given is not written.
+var ErrWouldBlock = errors.New("the pipe is full")

@@ -112,6 +112,30 @@ func (w *rawWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// TryWrite writes what it can of p without waiting: all of it, or what
+// the pipe took and ErrWouldBlock.
+func (w *rawWriter) TryWrite(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for n < len(p) {
+		if w.closed {
+			return n, errWriterClosed
+		}
+		m, e := w.write(p[n:])
+		switch e {
+		case 0:
+			n += m
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return n, ErrWouldBlock
+		default:
+			return n, e
+		}
+	}
+	return n, nil
+}
+
 // write is one raw write of p; w.mu is held.
 func (w *rawWriter) write(p []byte) (int, syscall.Errno) {
 	var m uintptr
