@@ -298,3 +298,53 @@ func TestCoreReloadsChangesFromAnotherWriter(t *testing.T) {
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
+
+// A change whose save fails is not kept: the core publishes the state on
+// disk again (the revoke did not happen), and the next change starts from
+// it. (The temp file is taken away before the rename, which then fails.)
+func TestFailedSaveRepublishesTheStateOnDisk(t *testing.T) {
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := core.Update(func(s *State) error {
+		if err := s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "x"}); err != nil {
+			return err
+		}
+		if err := s.AddRoot(Root{Path: root, Enabled: true, Source: SourcePicked}); err != nil {
+			return err
+		}
+		return s.Decide(Decision{Server: "fs", Root: root, Verdict: Allow, By: ByCommandLine})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	core.SetHealth(root, Health{Status: HealthOK})
+	dir := core.Store().Dir()
+	beforeRename = func() {
+		temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+		for _, f := range temps {
+			os.Remove(f)
+		}
+	}
+	err = core.Update(func(s *State) error { s.Revoke("fs", root); return nil })
+	beforeRename = func() {}
+	if err == nil {
+		t.Fatal("the save did not fail")
+	}
+	if got := VisiblePaths(core.Snapshot(), "fs"); !slices.Equal(got, []string{root}) {
+		t.Fatalf("after a failed save the core shows %q; want the state on disk (%q)", got, root)
+	}
+	if err := core.Update(func(s *State) error {
+		return s.AddServer(Server{Name: "other", Type: TransportStdio, Command: "x"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := VisiblePaths(core.Snapshot(), "fs"); !slices.Equal(got, []string{root}) {
+		t.Fatalf("the next change started from the unsaved one: %q", got)
+	}
+}

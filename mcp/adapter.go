@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
@@ -52,6 +53,7 @@ type adapter struct {
 
 	wake     chan struct{}   // roots may have changed (buffered 1)
 	inputs   chan struct{}   // what it may see or start with may have changed (buffered 1)
+	starting atomic.Bool     // in waitToStart: inputs are what it waits on
 	cmds     chan adapterCmd // restart, stop (buffered)
 	cancel   context.CancelFunc
 	ctxReady chan struct{} // closed once cancel is set
@@ -145,26 +147,35 @@ func (a *adapter) gateMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if isNotification(method) {
 			return next(ctx, method, req)
 		}
-		g, enter := a.gate, a.gate.enter
+		enter := a.gate.enter
 		if method == methodListRoots {
-			g, enter = a.rootsGate, a.rootsGate.enter
-			if a.takeAsked() {
-				enter = g.enterUnmetered
-			}
+			enter = a.enterRoots
 		}
 		done, refused := enter(method)
 		if refused != nil {
-			if method == methodListRoots && !a.owed.Swap(true) {
-				// The server keeps whatever it had: tell it again, with a
-				// fresh list_changed, as soon as it may ask (a revoke must
-				// land however fast the changes came).
-				time.AfterFunc(g.retryAfter(), a.poke)
-			}
 			return nil, refused
 		}
 		defer done()
 		return next(ctx, method, req)
 	}
+}
+
+// enterRoots admits a roots/list through the roots gate (unmetered when
+// it follows a list_changed of Rootkeeper's), for gateMiddleware and the
+// stdio connection's own answer alike (stdioConn.roots).
+func (a *adapter) enterRoots(method string) (done func(), refused *jsonrpc.Error) {
+	g, enter := a.rootsGate, a.rootsGate.enter
+	if a.takeAsked() {
+		enter = g.enterUnmetered
+	}
+	done, refused = enter(method)
+	if refused != nil && !a.owed.Swap(true) {
+		// The server keeps whatever it had: tell it again, with a fresh
+		// list_changed, as soon as it may ask (a revoke must land however
+		// fast the changes came).
+		time.AfterFunc(g.retryAfter(), a.poke)
+	}
+	return done, refused
 }
 
 // maxAsked bounds the roots/list requests let through unmetered: a burst of
@@ -204,8 +215,14 @@ func (a *adapter) poke() {
 }
 
 // inputsChanged tells the adapter that the snapshot's inputs changed: a
-// held server may start, a running one may have to be held.
+// held server may start, a running one may have to be held. Only an
+// adapter waiting to start, or whose server names folders in its
+// configuration, has anything to look at: the rest are not woken (a grant
+// to fifty servers woke fifty goroutines for nothing).
 func (a *adapter) inputsChanged() {
+	if !a.starting.Load() && len(a.cfg.Slots) == 0 && len(a.cfg.Lost) == 0 {
+		return
+	}
 	select {
 	case a.inputs <- struct{}{}:
 	default:

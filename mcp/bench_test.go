@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -18,9 +19,13 @@ import (
 // nothing). p50-ms and p99-ms are of the last server's arrival (every
 // server holds the change); p50-each-ms and p99-each-ms of each server's own.
 // cpu-client-ms and cpu-servers-ms are the CPU time one grant costs this
-// process (Rootkeeper's side, with the benchmark's report listener) and all
-// the servers together (Linux: from /proc): on two cores, half their sum is
-// the least any grant can take once the servers have work to do.
+// process (Rootkeeper's side: the servers' reports are collected by a
+// process of its own, collector_test.go) and all the servers together
+// (Linux: from /proc): on two cores, half their sum is the least any grant
+// can take once the servers have work to do. rw-syscalls and wakes are
+// this process's read and write system calls and the times its threads
+// were put on a CPU, a grant (Linux), and allocs and alloc-KiB what it
+// allocated: load changes them far less than time.
 //
 // It runs with two servers: "sdk", testdata/rootserver on the go-sdk, and
 // "raw", testdata/rawserver, a few dozen lines of JSON-RPC with no SDK, so
@@ -38,13 +43,15 @@ func benchGrant(b *testing.B, kind string, n int) {
 	if kind == "raw" {
 		bin = rawServer(b)
 	}
-	r := listenReports(b)
 	e := newEnv(b)
 	base, x := mkRoot(b, "base"), mkRoot(b, "x")
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("s%02d", i)
-		e.addRootServer(bin, r, names[i], "")
+	}
+	c := startCollector(b, names)
+	for _, name := range names {
+		e.addRootServer(bin, &reports{sock: c.sock}, name, "")
 	}
 	e.addRoots(base, x)
 	e.update(func(s *app.State) error {
@@ -57,10 +64,9 @@ func benchGrant(b *testing.B, kind string, n int) {
 	})
 	opts := e.fastOptions()
 	opts.Logger = nil
+	c.expect(b, 1)
 	e.start(opts)
-	for _, name := range names {
-		r.expectRoots(b, name, app.URIFromPath(base))
-	}
+	c.arrivals(b)
 
 	lat := make([]time.Duration, 0, b.N)
 	each := make([]time.Duration, 0, b.N*n) // every server's own latency
@@ -73,7 +79,10 @@ func benchGrant(b *testing.B, kind string, n int) {
 		}
 		pids = append(pids, e.status(name).PID)
 	}
-	clientBefore := selfCPU()
+	clientBefore, rwBefore, wakesBefore := selfCPU(), selfRW(), selfWakes()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	allocsBefore, bytesBefore := mem.Mallocs, mem.TotalAlloc
 	serversBefore, measured := processesCPU(pids)
 	b.ResetTimer()
 	for range b.N {
@@ -82,6 +91,7 @@ func benchGrant(b *testing.B, kind string, n int) {
 		if granted {
 			want = 2
 		}
+		c.expect(b, want)
 		start := time.Now()
 		e.update(func(s *app.State) error {
 			for _, name := range names {
@@ -97,16 +107,10 @@ func benchGrant(b *testing.B, kind string, n int) {
 		})
 		updated := time.Now()
 		var last time.Time
-		for _, name := range names {
-			for {
-				rep := r.next(b, name, "roots")
-				if len(rep.uris()) == want {
-					each = append(each, rep.at.Sub(start))
-					if rep.at.After(last) {
-						last = rep.at
-					}
-					break
-				}
+		for _, at := range c.arrivals(b) {
+			each = append(each, at.Sub(start))
+			if at.After(last) {
+				last = at
 			}
 		}
 		lat = append(lat, last.Sub(start))
@@ -115,6 +119,11 @@ func benchGrant(b *testing.B, kind string, n int) {
 	b.StopTimer()
 	perGrant := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(perGrant(selfCPU()-clientBefore), "cpu-client-ms")
+	b.ReportMetric(float64(selfRW()-rwBefore)/float64(b.N), "rw-syscalls")
+	b.ReportMetric(float64(selfWakes()-wakesBefore)/float64(b.N), "wakes")
+	runtime.ReadMemStats(&mem)
+	b.ReportMetric(float64(mem.Mallocs-allocsBefore)/float64(b.N), "allocs")
+	b.ReportMetric(float64(mem.TotalAlloc-bytesBefore)/1024/float64(b.N), "alloc-KiB")
 	if serversAfter, ok := processesCPU(pids); measured && ok {
 		b.ReportMetric(perGrant(serversAfter-serversBefore), "cpu-servers-ms")
 	}

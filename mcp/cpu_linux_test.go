@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,4 +38,42 @@ func processesCPU(pids []int) (_ time.Duration, ok bool) {
 		}
 	}
 	return sum, true
+}
+
+// selfRW is how many read and write system calls this process has made.
+func selfRW() int64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			c, _ := strconv.ParseInt(v, 10, 64)
+			n += c
+		}
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			c, _ := strconv.ParseInt(v, 10, 64)
+			n += c
+		}
+	}
+	return n
+}
+
+// selfWakes is how many times this process's threads have been put on a
+// CPU (schedstat).
+func selfWakes() int64 {
+	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
+	var n int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(data)); len(f) == 3 {
+			c, _ := strconv.ParseInt(f[2], 10, 64)
+			n += c
+		}
+	}
+	return n
 }

@@ -25,12 +25,17 @@
 // A stdio server's messages are read by stdioConn, not by the SDK's own
 // stdio connection: the same framing, exact keys, batches, 16 MiB bound and
 // shutdown, but each message decoded in place, where the SDK made a 32 KiB
-// stream decoder for every decode (most of what the client allocated).
-// BenchmarkGrantToServer at 50 go-sdk servers on two cores: a grant costs
-// Rootkeeper's side 6.3–7.0 ms of CPU (9.2–10.0 before, interleaved runs)
-// and the servers 15–19 ms together, so their own work, not the client,
-// bounds how soon the last of them holds the change (p50 11.5–13.6 ms,
-// p99 20.4–23.6 ms; raw JSON-RPC servers: p50 5.8–8.0 ms, p99 11–15 ms).
+// stream decoder for every decode (most of what the client allocated). Its
+// pipes are read and written raw (package rawio), and its roots/list is
+// answered in the connection itself (answerWire: the same gate, answer and
+// audit as through the SDK, the result encoded once for every server given
+// the same list), without a goroutine of the SDK's each time.
+// BenchmarkGrantToServer at 50 go-sdk servers on two cores (the servers'
+// reports collected by a process of its own): a grant costs Rootkeeper's
+// side about 5 ms of CPU and 160 thread wake-ups, most of them the
+// kernel's cost of waking a thread on this virtual machine, and the
+// servers 15–20 ms together, so their own work, not the client, bounds how
+// soon the last of them holds the change.
 //
 // A server whose visible set becomes empty is restarted (unless
 // Options.NoRestartOnEmpty): some servers, server-filesystem among them,

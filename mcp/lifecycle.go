@@ -172,6 +172,10 @@ func (a *adapter) run(parent context.Context) {
 // so that it is started once with what it may see rather than at once and
 // again a moment later. It reports false when ctx ended.
 func (a *adapter) waitToStart(ctx context.Context) bool {
+	// Set before the first snapshot is read: a change published after
+	// it wakes this loop (inputsChanged).
+	a.starting.Store(true)
+	defer a.starting.Store(false)
 	settle := time.NewTimer(a.m.opts.SettleTimeout)
 	defer settle.Stop()
 	settled := !a.holdsRootsFromStart()

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -168,6 +169,12 @@ type Manager struct {
 
 	resourceListeners resourceListeners // see OnResourceEvent
 
+	// rootsJSON is the last roots/list result encoded (encodeRoots), of
+	// the list rootsJSONOf.
+	rootsJSONMu sync.Mutex
+	rootsJSON   json.RawMessage
+	rootsJSONOf []app.Root
+
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
 	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
 }
@@ -315,16 +322,36 @@ func (m *Manager) statusChanged(a *adapter) {
 	}
 }
 
-// publishStatuses publishes the queued statuses, all in one snapshot, after
-// each wake-up, until ctx ends: when a change reaches many servers, their
-// answers arrive together and cost the core one publish.
+// statusGather is how often statuses are published at most: a change
+// after a quiet spell is published at once, those that follow within
+// statusGather together at its end. A grant's answers to fifty servers
+// come over 10-20 ms, and each publish copies the statuses and wakes every
+// subscriber (the manager itself, the window, the tray, the app's link):
+// thirty publishes a grant became two or three. A person does not see
+// 25 ms.
+const statusGather = 25 * time.Millisecond
+
+// publishStatuses publishes the queued statuses, all in one snapshot, at
+// most once every statusGather, until ctx ends.
 func (m *Manager) publishStatuses(ctx context.Context) {
+	gather := time.NewTimer(0)
+	<-gather.C
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-m.statusWake:
 		}
+		if wait := statusGather - time.Since(last); wait > 0 {
+			gather.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-gather.C:
+			}
+		}
+		last = time.Now()
 		m.statusMu.Lock()
 		batch := make([]*adapter, 0, len(m.statusDirty))
 		for a := range m.statusDirty {

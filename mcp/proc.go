@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,10 +47,15 @@ type stdioTransport struct {
 	proc      *process
 	obs       *observed     // a confined server's reach, or nil
 	backlog   BacklogLimits // bounds its unanswered requests
+	// roots answers its roots/list in the connection (stdioConn.roots).
+	roots func() (json.RawMessage, *jsonrpc.Error)
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	conn, err := startStdio(t.cmd, t.terminate, t.version, t.backlog, t.proc.foundHostile)
+	if conn != nil {
+		conn.roots = t.roots
+	}
 	if p := t.cmd.Process; p != nil {
 		t.proc.pid.Store(int64(p.Pid))
 	}

@@ -71,10 +71,13 @@ func TestServerFilesystemFollowsGrants(t *testing.T) {
 			e.setPaused(false)
 			waitAllowed(t, e, "fs", a, b)
 
-			st = e.status("fs")
-			if want := []string{app.URIFromPath(a), app.URIFromPath(b)}; !slices.Equal(sorted(st.LastSent), sorted(want)) {
-				t.Errorf("LastSent = %q, want %q", st.LastSent, want)
-			}
+			// The status is published in batches (statusGather), soon
+			// after the answer the server already holds.
+			want := []string{app.URIFromPath(a), app.URIFromPath(b)}
+			apptest.Eventually(t, "the status to show what the server was sent", func() (bool, string) {
+				st = e.status("fs")
+				return slices.Equal(sorted(st.LastSent), sorted(want)), fmt.Sprintf("LastSent = %q, want %q", st.LastSent, want)
+			})
 			entries, err := audit.Read(e.dir, "fs")
 			if err != nil || len(entries) == 0 {
 				t.Fatalf("audit: %v, %d entries", err, len(entries))

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,6 +78,17 @@ func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRoots
 		version = a.handshake // asked during the handshake
 	}
 	a.mu.Unlock()
+	roots, err := a.answer(version, via)
+	if err != nil {
+		return nil, err
+	}
+	return RootsResult(roots), nil
+}
+
+// answer is the roots answer to server a over protocol version (via
+// roots/list or an input request), recorded in the audit log and the
+// status: the roots, or the error to send instead.
+func (a *adapter) answer(version, via string) ([]app.Root, *jsonrpc.Error) {
 	roots, err := a.m.rootsFor(a)
 	e := AnswerEntry(a.cfg.Name, version, via, roots, err)
 	a.m.writeAudit(e)
@@ -84,7 +96,43 @@ func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRoots
 		return nil, err
 	}
 	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
-	return RootsResult(roots), nil
+	return roots, nil
+}
+
+// answerWire answers a stdio server's roots/list in its connection
+// (stdioConn.roots): admitted by the roots gate, answered and recorded by
+// answer, as through the SDK; the result comes encoded, once for every
+// server given the same list (Manager.encodeRoots). A grant to fifty
+// servers went through the SDK's dispatch fifty times: a goroutine each,
+// the result encoded each time.
+func (a *adapter) answerWire() (json.RawMessage, *jsonrpc.Error) {
+	done, refused := a.enterRoots(methodListRoots)
+	if refused != nil {
+		return nil, refused
+	}
+	defer done()
+	roots, err := a.answer(a.negotiated(), audit.ViaRootsList)
+	if err != nil {
+		return nil, err
+	}
+	return a.m.encodeRoots(roots), nil
+}
+
+// encodeRoots is roots as a roots/list result, encoded as the SDK encodes
+// it; the last list encoded is kept, so that the servers a change reaches
+// with the same list share one encoding.
+func (m *Manager) encodeRoots(roots []app.Root) json.RawMessage {
+	m.rootsJSONMu.Lock()
+	defer m.rootsJSONMu.Unlock()
+	same := m.rootsJSON != nil && slices.EqualFunc(roots, m.rootsJSONOf, func(x, y app.Root) bool { return x.Path == y.Path && x.Name == y.Name })
+	if !same {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as the SDK's encoder
+		enc.Encode(RootsResult(roots))
+		m.rootsJSON, m.rootsJSONOf = bytes.TrimRight(buf.Bytes(), "\n"), slices.Clone(roots)
+	}
+	return m.rootsJSON
 }
 
 func (m *Manager) writeAudit(e audit.Entry) {

@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
+
+	"rootkeeper/mcp/rawio"
 )
 
 // stdioConn is Rootkeeper's end of a stdio server's pipes: newline-delimited
@@ -39,6 +43,7 @@ import (
 type stdioConn struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
+	stdout    io.Closer     // closed once the server has exited, as StdoutPipe's by Wait
 	terminate time.Duration // how long to wait for an exit before SIGTERM, then SIGKILL
 	version   func() string // the protocol version negotiated, "" until then
 
@@ -52,6 +57,10 @@ type stdioConn struct {
 	writeMu sync.Mutex
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*inBatch // requests of an incoming batch, until answered
+
+	// roots, when set, answers the server's roots/list here (Read): the
+	// encoded result, or the error to send instead.
+	roots func() (json.RawMessage, *jsonrpc.Error)
 
 	backlog    *Backlog
 	onHostile  func(error)        // told once when the server is found hostile; may be nil
@@ -75,21 +84,26 @@ type inBatch struct {
 // the server's unanswered requests (zero fields take the defaults);
 // onHostile, if not nil, is told when the server is found hostile.
 func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, limits BacklogLimits, onHostile func(error)) (*stdioConn, error) {
-	stdout, err := cmd.StdoutPipe()
+	// Pipes of our own (package rawio), read and written without the
+	// scheduler's system call path: a grant's fifty list_changed, requests
+	// and answers woke its monitor thread every time.
+	stdin, inR, stdout, outW, err := rawio.Pipes()
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := cmd.StdinPipe()
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = StartServer(cmd)
+	inR.Close()
+	outW.Close()
 	if err != nil {
-		return nil, err
-	}
-	if err := StartServer(cmd); err != nil {
+		stdin.Close()
+		stdout.Close()
 		return nil, err
 	}
 	if terminate <= 0 {
 		terminate = 5 * time.Second // the SDK's default
 	}
-	c := &stdioConn{cmd: cmd, stdin: stdin, terminate: terminate, version: version, closed: make(chan struct{}),
+	c := &stdioConn{cmd: cmd, stdin: stdin, stdout: stdout, terminate: terminate, version: version, closed: make(chan struct{}),
 		backlog: NewBacklog(limits), onHostile: onHostile, unanswered: map[jsonrpc.ID]int{}}
 	c.incoming = readFrames(stdout, MaxMessageBytes, c.closed)
 	return c, nil
@@ -158,52 +172,146 @@ func (f *frameLimit) Read(p []byte) (int, error) {
 // SessionID is empty: a stdio connection has no session id.
 func (c *stdioConn) SessionID() string { return "" }
 
-// Read returns the next message from the server.
+// Read returns the next message from the server. A roots/list (alone on
+// its line) is answered here when the connection has a roots answer, and
+// not returned: the next message is.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, answered, err := c.read(ctx)
+		if !answered {
+			return msg, err
+		}
+	}
+}
+
+// read is Read, which it calls again while answered.
+func (c *stdioConn) read(ctx context.Context) (_ jsonrpc.Message, answered bool, _ error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(c.queue) > 0 {
 		next := c.queue[0]
 		c.queue = c.queue[1:]
-		return next, nil
+		return next, false, nil
 	}
 	// Room for what the next message may ask, or wait until answers drain.
 	if err := c.backlog.Wait(ctx, c.closed); err != nil {
 		if IsHostile(err) && c.onHostile != nil {
 			c.onHostile(err)
 		}
-		return nil, err
+		return nil, false, err
 	}
 	var raw json.RawMessage
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	case v := <-c.incoming:
 		if v.err != nil {
-			return nil, v.err
+			return nil, false, v.err
 		}
 		raw = v.raw
 	case <-c.closed:
-		return nil, io.EOF
+		return nil, false, io.EOF
 	}
 	msgs, batch, err := decodeFrame(raw)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if req, ok := msgs[0].(*jsonrpc.Request); ok && !batch && c.roots != nil && isRootsList(req) {
+		return nil, true, c.answerRoots(req, len(raw))
 	}
 	if batch {
 		if v := c.version(); v >= "2025-06-18" {
-			return nil, fmt.Errorf("JSON-RPC batching is not supported in 2025-06-18 and later (the session's version: %s)", v)
+			return nil, false, fmt.Errorf("JSON-RPC batching is not supported in 2025-06-18 and later (the session's version: %s)", v)
 		}
 		if err := c.addBatch(msgs); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := c.countRequests(msgs, len(raw)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	c.queue = msgs[1:]
-	return msgs[0], nil
+	return msgs[0], false, nil
+}
+
+// isRootsList reports whether req is a roots/list call whose params the
+// SDK would take (none, null or an object of ListRootsParams' shape): one
+// the connection may answer as the SDK's dispatch would.
+func isRootsList(req *jsonrpc.Request) bool {
+	if req.Method != methodListRoots || !req.IsCall() {
+		return false
+	}
+	p := bytes.TrimSpace(req.Params)
+	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
+		return true
+	}
+	var params sdk.ListRootsParams
+	return p[0] == '{' && json.Unmarshal(p, &params) == nil
+}
+
+// answerRoots answers the server's roots/list req (size bytes) with
+// c.roots, as a response written from here. It counts against the backlog
+// like any request until its answer is written, and this goroutine never
+// waits to write: an answer the server's stdin cannot take now (it does
+// not read, or another write is under way) is written from a goroutine of
+// its own, while this one goes on reading until the backlog is full and,
+// if nothing drains, finds the server hostile.
+func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
+	if err := c.countRequests([]jsonrpc.Message{req}, size); err != nil {
+		return err
+	}
+	result, rerr := c.roots()
+	var line []byte
+	if rerr != nil {
+		data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: rerr})
+		if err != nil {
+			c.settle(req.ID)
+			return fmt.Errorf("encoding a message: %w", err)
+		}
+		line = append(data, '\n')
+	} else {
+		line = append(line, `{"jsonrpc":"2.0","id":`...)
+		line = appendID(line, req.ID)
+		line = append(line, `,"result":`...)
+		line = append(append(line, result...), "}\n"...)
+	}
+	later := func(rest []byte, locked bool) {
+		if !locked {
+			c.writeMu.Lock()
+		}
+		defer c.writeMu.Unlock()
+		c.stdin.Write(rest)
+		c.settle(req.ID)
+	}
+	tw, ok := c.stdin.(interface{ TryWrite([]byte) (int, error) })
+	if !ok || !c.writeMu.TryLock() {
+		// Another write is under way (to a server that may not be
+		// reading): this one waits its turn elsewhere.
+		go later(line, false)
+		return nil
+	}
+	n, err := tw.TryWrite(line)
+	if errors.Is(err, rawio.ErrWouldBlock) {
+		go later(line[n:], true)
+		return nil
+	}
+	c.writeMu.Unlock()
+	c.settle(req.ID)
+	return err
+}
+
+// appendID appends id as JSON, as the SDK's encoder writes it (no HTML
+// escapes).
+func appendID(b []byte, id jsonrpc.ID) []byte {
+	if v, ok := id.Raw().(int64); ok {
+		return strconv.AppendInt(b, v, 10)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(id.Raw())
+	return append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
 }
 
 // countRequests adds the requests among msgs, read in a frame of size
@@ -358,6 +466,8 @@ func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = c.stop()
+		// A descendant may hold the server's stdout: the reader ends now.
+		c.stdout.Close()
 		close(c.closed)
 	})
 	return c.closeErr

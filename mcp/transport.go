@@ -85,6 +85,7 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			proc:      proc,
 			obs:       obs,
 			backlog:   a.m.opts.Backlog,
+			roots:     a.answerWire,
 		}}, proc, nil
 	case app.TransportHTTP:
 		hc := httpClient(srv.URL, srv.Headers)

@@ -38,7 +38,12 @@
 //	fromserver.go  the server's messages: relayed, roots and input requests answered
 //	framing.go     JSON-RPC lines, batches and error responses
 //	wire.go        exact-key decoding of what the bridge decides on
+//	ids.go         the ids of what passes untouched, read without decoding it
 //	http.go        servers reached over streamable HTTP or SSE
+//
+// The host's and the server's pipes are read and written raw (package
+// mcp/rawio): a call through the bridge costs it about two thread
+// wake-ups, one a message.
 package bridge
 
 import (
@@ -57,6 +62,7 @@ import (
 	"rootkeeper/app/secrets"
 	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/rawio"
 )
 
 // Wire names the bridge looks for.
@@ -179,7 +185,7 @@ type bridge struct {
 	hostRoots       []string // the host's folders, canonical
 	ownPending      map[string]bool
 	pending         map[string]*pendingRequest // host requests that may get input requests, by id
-	inflight        map[string]json.RawMessage // host requests not answered yet, by id (restartable servers only)
+	inflight        map[string]struct{}        // ids of host requests not answered yet (restartable servers only)
 	stash           map[string]json.RawMessage // roots input responses held for a retry, by requestState
 	initMsg         json.RawMessage            // the host's initialize as the server got it, to replay
 	initialized     bool                       // the host sent notifications/initialized
@@ -223,6 +229,10 @@ func Run(ctx context.Context, o Options) error {
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 3 * time.Second
 	}
+	// A pipe or a socket is read and written raw (package rawio).
+	var endHost func()
+	o.HostIn, o.HostOut, endHost = rawio.Stdio(o.HostIn, o.HostOut)
+	defer endHost()
 	snap := o.Core.Snapshot()
 	srv, ok := snap.State.Server(o.Server)
 	if !ok {
@@ -240,7 +250,7 @@ func Run(ctx context.Context, o Options) error {
 		ended:      make(chan error, 1),
 		ownPending: map[string]bool{},
 		pending:    map[string]*pendingRequest{},
-		inflight:   map[string]json.RawMessage{},
+		inflight:   map[string]struct{}{},
 		stash:      map[string]json.RawMessage{},
 		session:    Session{ID: os.Getpid(), Server: srv.Name, LastSent: []string{}},
 	}

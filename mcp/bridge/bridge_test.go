@@ -79,6 +79,24 @@ func startWith(t *testing.T, srv app.Server, hostAnswer func(json.RawMessage) an
 // the fixture's own setup and before the bridge starts.
 func startPrepared(t *testing.T, srv app.Server, prepare func(*app.State) error, hostAnswer func(json.RawMessage) any, tune ...func(*Options)) *fixture {
 	t.Helper()
+	return startOn(t, memoryPipes, srv, prepare, hostAnswer, tune...)
+}
+
+// hostPipes makes the two pipes between the test's host and the bridge:
+// the bridge reads hostIn and writes hostOut; the host writes bridgeIn and
+// reads bridgeOut.
+type hostPipes func(t *testing.T) (hostIn io.ReadCloser, bridgeIn io.WriteCloser, bridgeOut io.ReadCloser, hostOut io.WriteCloser)
+
+// memoryPipes are io.Pipes: no file descriptor between host and bridge.
+func memoryPipes(*testing.T) (io.ReadCloser, io.WriteCloser, io.ReadCloser, io.WriteCloser) {
+	hostIn, bridgeIn := io.Pipe()
+	bridgeOut, hostOut := io.Pipe()
+	return hostIn, bridgeIn, bridgeOut, hostOut
+}
+
+// startOn is startPrepared with the host's pipes made by pipes.
+func startOn(t *testing.T, pipes hostPipes, srv app.Server, prepare func(*app.State) error, hostAnswer func(json.RawMessage) any, tune ...func(*Options)) *fixture {
+	t.Helper()
 	core, dir := apptest.NewCore(t)
 	srv.Name = "fs"
 	if srv.Type == "" {
@@ -106,8 +124,7 @@ func startPrepared(t *testing.T, srv app.Server, prepare func(*app.State) error,
 	}
 	setHealthy(core, a, b)
 	f := &fixture{t: t, core: core, dir: dir, a: a, b: b, done: make(chan error, 1), audit: audit.NewLog(dir)}
-	hostIn, bridgeIn := io.Pipe()
-	bridgeOut, hostOut := io.Pipe()
+	hostIn, bridgeIn, bridgeOut, hostOut := pipes(t)
 	f.h = &host{t: t, in: bridgeIn, waits: map[string]chan json.RawMessage{}, answer: hostAnswer}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -118,6 +135,7 @@ func startPrepared(t *testing.T, srv app.Server, prepare func(*app.State) error,
 		}
 		f.done <- Run(ctx, o)
 		hostOut.Close()
+		hostIn.Close()
 	}()
 	go f.h.read(bridgeOut)
 	t.Cleanup(func() {

@@ -128,28 +128,33 @@ type lineReader struct{ r *bufio.Reader }
 
 func newLineReader(r io.Reader) *lineReader { return &lineReader{r: bufio.NewReaderSize(r, 1<<20)} }
 
-// next returns the next non-empty line, without its newline. A line
+// next returns the next non-empty line, without its newline. A line that
+// fits in the reader's buffer, as nearly all do, is lent from it: it is
+// valid until the next call, and whoever keeps any of it copies it. A line
 // longer than maxLine is read to its end and dropped, and next returns a
 // *tooLongError holding its first bytes: the reader can go on.
 func (l *lineReader) next() ([]byte, error) {
 	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if err == nil {
+			if line := bytes.TrimRight(chunk, "\r\n"); !blank(line) {
+				return line, nil
+			}
+			continue
+		}
 		var buf []byte
 		for {
-			chunk, err := l.r.ReadSlice('\n')
 			if len(buf)+len(chunk) > maxLine {
 				return nil, l.skip(append(buf, chunk...), err)
 			}
 			if err == bufio.ErrBufferFull {
 				buf = append(buf, chunk...)
+				chunk, err = l.r.ReadSlice('\n')
 				continue
 			}
-			if buf == nil {
-				buf = append([]byte(nil), chunk...)
-			} else {
-				buf = append(buf, chunk...)
-			}
+			buf = append(buf, chunk...)
 			if err != nil {
-				if len(bytes.TrimSpace(buf)) > 0 && errors.Is(err, io.EOF) {
+				if !blank(buf) && errors.Is(err, io.EOF) {
 					return bytes.TrimRight(buf, "\r\n"), nil
 				}
 				return nil, err
@@ -157,11 +162,14 @@ func (l *lineReader) next() ([]byte, error) {
 			break
 		}
 		buf = bytes.TrimRight(buf, "\r\n")
-		if len(bytes.TrimSpace(buf)) > 0 {
+		if !blank(buf) {
 			return buf, nil
 		}
 	}
 }
+
+// blank reports whether b is only white space.
+func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 // shown bounds and neutralises a name a host or server gave of itself
 // (clientInfo, protocol version): it is shown in the app, in status, and

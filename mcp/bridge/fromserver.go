@@ -70,18 +70,26 @@ func (b *bridge) settle(p *serverProc, line []byte) bool {
 		return !p.replaced.Load()
 	}
 	t := bytes.TrimSpace(line)
-	var msgs []json.RawMessage
 	if len(t) > 0 && t[0] == '[' {
-		msgs = splitBatch(t)
-	} else {
-		msgs = []json.RawMessage{t}
-	}
-	var ids []json.RawMessage
-	for _, m := range msgs {
-		if id, ok := responseID(m); ok {
-			ids = append(ids, id)
+		var ids []json.RawMessage
+		for _, m := range splitBatch(t) {
+			if id, ok := responseID(m); ok {
+				ids = append(ids, id)
+			}
 		}
+		return b.settled(p, ids...)
 	}
+	// One message, as nearly every line is: no slice to make.
+	id, ok := responseID(t)
+	if !ok {
+		return b.settled(p)
+	}
+	return b.settled(p, id)
+}
+
+// settled drops the pending and in-flight entries of ids, responses about
+// to be relayed. It reports false when p was replaced.
+func (b *bridge) settled(p *serverProc, ids ...json.RawMessage) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Checked under mu: restart marks p replaced before it takes the
@@ -95,45 +103,6 @@ func (b *bridge) settle(p *serverProc, line []byte) bool {
 		delete(b.inflight, string(id))
 	}
 	return true
-}
-
-// responseID returns the id of a response without decoding the whole of
-// it: a megabyte result is not parsed to learn its id, which senders put
-// before the result.
-func responseID(msg []byte) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	var id json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		switch tok {
-		case "method":
-			return nil, false // a request or a notification
-		case "id":
-			if dec.Decode(&id) != nil {
-				return nil, false
-			}
-			return id, true
-		case "result", "error":
-			// The id comes after the payload: read it the long way.
-			var h header
-			if json.Unmarshal(msg, &h) != nil || !h.isResponse() {
-				return nil, false
-			}
-			return h.ID, true
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil, false
-			}
-		}
-	}
-	return nil, false
 }
 
 // serverOne handles one message from the server; nil drops it.

@@ -46,41 +46,6 @@ func (b *bridge) fromHost(in io.Reader) error {
 	}
 }
 
-// requestID returns the id of a request (a message with a method and an
-// id), reading no more of it than it must.
-func requestID(msg []byte) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	var id json.RawMessage
-	method := false
-	for dec.More() && (id == nil || !method) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		switch tok {
-		case "id":
-			if dec.Decode(&id) != nil {
-				return nil, false
-			}
-		case "method":
-			method = true
-			fallthrough
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil, false
-			}
-		}
-	}
-	if !method || id == nil || string(id) == "null" {
-		return nil, false
-	}
-	return id, true
-}
-
 // hostMessage rewrites (or drops, returning nil) one line from the host.
 func (b *bridge) hostMessage(line []byte) []byte {
 	// Most messages need nothing: pass them without decoding them.

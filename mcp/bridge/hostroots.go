@@ -27,7 +27,7 @@ func (b *bridge) noteRequests(line []byte) {
 	if id, ok := requestID(t); ok {
 		b.mu.Lock()
 		if len(b.inflight) < 10_000 {
-			b.inflight[string(id)] = id
+			b.inflight[string(id)] = struct{}{}
 		}
 		b.mu.Unlock()
 	}

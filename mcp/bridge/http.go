@@ -161,12 +161,14 @@ func (c *httpConn) write(line []byte) error {
 	// answers in JSON holds the reply until the result is ready, and the
 	// host's next messages (a cancellation, a ping) must not wait for it.
 	// Initialize, notifications and responses go in order.
+	// The caller's line is lent (lineReader.next); a request's body and a
+	// refusal may outlive this call.
+	line = bytes.Clone(line)
 	if !bytes.Contains(line, []byte(`"`+methodInitialize+`"`)) && slices.ContainsFunc(splitBatch(line), func(m json.RawMessage) bool {
 		_, ok := requestID(m)
 		return ok
 	}) {
-		line = bytes.Clone(line) // the caller reuses its buffer
-		go c.post(line)          // it fails only when the bridge ends
+		go c.post(line) // it fails only when the bridge ends
 		return nil
 	}
 	return c.post(line)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"rootkeeper/app/audit"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
+	"rootkeeper/mcp/rawio"
 )
 
 // lineSink takes messages for the server, one line each.
@@ -187,17 +187,14 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
 		}
 	}
-	stdin, err := cmd.StdinPipe()
+	// Pipes of our own, not StdinPipe and StdoutPipe: Wait must not close
+	// stdout before everything the server wrote has been relayed, and the
+	// bridge's ends are read and written raw (package rawio).
+	stdin, inR, outR, outW, err := rawio.Pipes()
 	if err != nil {
 		return nil, err
 	}
-	// Stdout is a pipe of our own, not StdoutPipe: Wait must not close it
-	// before everything the server wrote has been relayed.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout = outW
+	cmd.Stdin, cmd.Stdout = inR, outW
 	stderr := []io.Writer{b.o.Stderr}
 	if b.o.Log != nil {
 		stderr = append(stderr, b.o.Log)
@@ -211,12 +208,13 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
 	err = mcp.StartServer(cmd)
 	observe()
+	inR.Close()
+	outW.Close()
 	if err != nil {
+		stdin.Close()
 		outR.Close()
-		outW.Close()
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
 	}
-	outW.Close()
 	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{}), witness: wit, obs: obs}
 	answers := newAnswerQueue(b.o.Backlog, func(err error) { b.hostile(p, err) })
 	p.answers = answers
@@ -231,6 +229,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		err := cmd.Wait()
 		hidden.Flush() // its stderr is all copied once Wait returns
 		close(answers.gone)
+		stdin.Close() // as StdinPipe's is once Wait returns
 		// What it wrote before exiting is relayed; a descendant holding
 		// its stdout open does not hold the bridge.
 		select {
@@ -339,7 +338,7 @@ func (b *bridge) restart() {
 	b.mu.Lock()
 	init, initialized := b.initMsg, b.initialized
 	unanswered := b.inflight
-	b.inflight = map[string]json.RawMessage{}
+	b.inflight = map[string]struct{}{}
 	clear(b.pending)
 	clear(b.stash)
 	b.lastVisible, b.lastVisibleInit = nil, false
@@ -354,8 +353,8 @@ func (b *bridge) restart() {
 	}
 	b.rmu.Unlock()
 	b.log.Info("server started again: its roots changed", "pid", p.pid, "roots", p.paths)
-	for _, id := range unanswered {
-		b.host.writeJSON(errorResponse(id, &jsonrpc.Error{Code: mcp.CodeInternalError,
+	for id := range unanswered {
+		b.host.writeJSON(errorResponse(json.RawMessage(id), &jsonrpc.Error{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("rootkeeper bridge: server %q was started again because its roots changed; send the request again", b.srv.Name)}))
 	}
 	go b.stop(old)

@@ -1,0 +1,122 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"rootkeeper/app"
+)
+
+// bufConn is a stdin that keeps what is written, and always has room (a
+// rawio writer's TryWrite).
+type bufConn struct{ bytes.Buffer }
+
+func (*bufConn) Close() error { return nil }
+
+func (b *bufConn) TryWrite(p []byte) (int, error) { return b.Write(p) }
+
+// A roots/list answered by the connection is the line the SDK's dispatch
+// would write (the same envelope, the result encoded as the SDK encodes
+// it), for numeric and string ids; the encoding kept for one list is not
+// given for another.
+func TestRootsAnsweredInTheConnectionAreTheSDKsAnswer(t *testing.T) {
+	m := &Manager{}
+	lists := [][]app.Root{
+		{{Path: "/src/a", Name: "a"}},
+		{{Path: "/src/a", Name: "a"}, {Path: "/src/b c#d", Name: "b <&> c"}},
+		{},
+		{{Path: "/src/a", Name: "a"}},
+	}
+	ids := []jsonrpc.ID{id(float64(7)), id("x\"<y>"), id(float64(-1)), id("")}
+	for i, roots := range lists {
+		stdin := &bufConn{}
+		c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
+			roots: func() (json.RawMessage, *jsonrpc.Error) { return m.encodeRoots(roots), nil }}
+		req := &jsonrpc.Request{ID: ids[i], Method: methodListRoots}
+		if err := c.answerRoots(req, 100); err != nil {
+			t.Fatal(err)
+		}
+		// As the SDK's jsonrpc2 encodes a result (marshalToRaw).
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.Encode(RootsResult(roots))
+		line, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: ids[i], Result: bytes.TrimRight(want.Bytes(), "\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stdin.String(); got != string(line)+"\n" {
+			t.Errorf("list %d: wrote\n%s\nwant\n%s", i, got, line)
+		}
+		msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(stdin.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res sdk.ListRootsResult
+		if err := json.Unmarshal(msg.(*jsonrpc.Response).Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(RootsResult(roots), &res); diff != "" {
+			t.Errorf("list %d (-want +got):\n%s", i, diff)
+		}
+		if len(c.unanswered) != 0 {
+			t.Errorf("list %d: the request still counts against the backlog", i)
+		}
+	}
+}
+
+// A refusal is answered as the SDK would answer an error.
+func TestRootsRefusedInTheConnection(t *testing.T) {
+	stdin := &bufConn{}
+	refusal := &jsonrpc.Error{Code: CodeTooManyRequests, Message: "too many"}
+	c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
+		roots: func() (json.RawMessage, *jsonrpc.Error) { return nil, refusal }}
+	if err := c.answerRoots(&jsonrpc.Request{ID: id(float64(3)), Method: methodListRoots}, 10); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id(float64(3)), Error: refusal})
+	if got := stdin.String(); got != string(want)+"\n" {
+		t.Errorf("wrote %s, want %s", got, want)
+	}
+}
+
+// Only a roots/list call whose params the SDK would take is answered in
+// the connection; anything else goes to the SDK, which answers as it does.
+func TestWhichRootsListTheConnectionAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		id     jsonrpc.ID
+		params string
+		want   bool
+	}{
+		{methodListRoots, id(float64(1)), "", true},
+		{methodListRoots, id(float64(1)), "null", true},
+		{methodListRoots, id(float64(1)), "{}", true},
+		{methodListRoots, id(float64(1)), ` {"_meta":{"progressToken":1}} `, true},
+		{methodListRoots, id(float64(1)), `{"_meta":5}`, false},
+		{methodListRoots, id(float64(1)), `5`, false},
+		{methodListRoots, id(float64(1)), `[]`, false},
+		{methodListRoots, jsonrpc.ID{}, "{}", false},
+		{"roots/List", id(float64(1)), "{}", false},
+		{"ping", id(float64(1)), "{}", false},
+	} {
+		req := &jsonrpc.Request{ID: tc.id, Method: tc.method, Params: json.RawMessage(tc.params)}
+		if got := isRootsList(req); got != tc.want {
+			t.Errorf("%s %v %q: %v, want %v", tc.method, tc.id.Raw(), tc.params, got, tc.want)
+		}
+	}
+}
+
+// id is v as a JSON-RPC id.
+func id(v any) jsonrpc.ID {
+	i, err := jsonrpc.MakeID(v)
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
