@@ -203,6 +203,9 @@ type spec struct {
 	// direct holds the server's own Path, Args and Env, for a start from
 	// a confined thread (not sent to the child).
 	direct *exec.Cmd
+	// threadFilter is the filter for such a start: as Filter, but its
+	// execs unseen (filterMode.execUnseen).
+	threadFilter []byte
 }
 
 // envSpec carries the spec from Wrap to the child.
@@ -463,7 +466,14 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, bool, error) {
 	cmd.Env = setEnv(env, envSpec, string(data))
 	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
 	cmd.Path = self
-	return abi, s, notify != 0 && s.Net == nil && launchInProcess, nil
+	inprocess := notify != 0 && s.Net == nil && launchInProcess
+	if inprocess {
+		m := filterMode{abi: abi, observed: true, noInet: s.NoInet, execUnseen: true}
+		if s.threadFilter, err = nativeFilter(m); err != nil {
+			return 0, spec{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	return abi, s, inprocess, nil
 }
 
 // carve grants root read-write, less the protected folders: a root inside

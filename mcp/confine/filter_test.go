@@ -80,11 +80,14 @@ func run(t testing.TB, prog []insn, d seccompData) (uint32, int) {
 var arches = map[uint32]string{archX86_64: "x86-64", archAArch64: "arm64"}
 
 // modes are every mode a filter is built for: each Landlock ABI from 1 to
-// the newest this package knows, observed or not.
+// the newest this package knows, observed or not, with and without inet,
+// and observed from a thread of Rootkeeper's.
 func modes() []filterMode {
 	var out []filterMode
 	for abi := 1; abi <= 9; abi++ {
-		out = append(out, filterMode{abi: abi, observed: true}, filterMode{abi: abi})
+		out = append(out, filterMode{abi: abi, observed: true}, filterMode{abi: abi},
+			filterMode{abi: abi, observed: true, noInet: true}, filterMode{abi: abi, noInet: true},
+			filterMode{abi: abi, observed: true, noInet: true, execUnseen: true})
 	}
 	return out
 }
@@ -347,12 +350,16 @@ func TestFilterChecks(t *testing.T) {
 					unixStream = retErrno | errACCES
 				}
 			}
+			inet := uint32(retAllow)
+			if m.noInet {
+				inet = retErrno | errACCES
+			}
 			sockets := []struct {
 				args []uint64
 				want uint32
 			}{
-				{[]uint64{afInet, sockStream}, retAllow},
-				{[]uint64{afInet6, sockDgram | 0x80000 /* SOCK_CLOEXEC */}, retAllow},
+				{[]uint64{afInet, sockStream}, inet},
+				{[]uint64{afInet6, sockDgram | 0x80000 /* SOCK_CLOEXEC */}, inet},
 				{[]uint64{afNetlink, 3, netlinkRoute}, retAllow},
 				{[]uint64{afNetlink, 3, 9 /* NETLINK_AUDIT */}, retErrno | errPROTONOSUPP},
 				{[]uint64{17 /* AF_PACKET */, 3}, retErrno | errAFNOSUPPORT},
@@ -364,6 +371,17 @@ func TestFilterChecks(t *testing.T) {
 			for _, s := range sockets {
 				if got := try("socket", s.args...); got != s.want {
 					t.Errorf("%s: socket%v: %s, want %s", where, s.args, retText(got), retText(s.want))
+				}
+			}
+			// exec: asked about where observed, unseen from a thread of
+			// Rootkeeper's (filterMode.execUnseen).
+			wantExec := uint32(retAllow)
+			if m.observed && !m.execUnseen {
+				wantExec = retNotify
+			}
+			for _, call := range []string{"execve", "execveat"} {
+				if got := try(call); got != wantExec {
+					t.Errorf("%s: %s: %s, want %s", where, call, retText(got), retText(wantExec))
 				}
 			}
 			if got := try("socketpair", afUnix, sockStream); got != retAllow {

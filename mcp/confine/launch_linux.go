@@ -106,7 +106,7 @@ func (o *Observer) launchOnThread(cmd *exec.Cmd, started chan<- error, locked ch
 	fd := -1
 	err := restrict(s.ABI, s.Rules, s.NoInet)
 	if err == nil {
-		fd, err = installFilter(s.Filter, true)
+		fd, err = installFilter(s.threadFilter, true)
 	}
 	if err != nil {
 		o.listener <- -1

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -150,4 +151,60 @@ func BenchmarkStartInProcess(b *testing.B) {
 	b.ReportMetric(r, "reexec-ms")
 	b.ReportMetric(in, "inprocess-ms")
 	b.ReportMetric(in/r, "ratio")
+}
+
+// TestStartWhileTheWorldStops: servers started from a confined thread
+// while garbage collections stop the world over and over. The launching
+// thread sits in vfork until the server's first execve, holding its place
+// in the runtime; were that execve sent to the observer, a stop-the-world
+// begun meanwhile would wait for the thread while the observer it waits
+// for is stopped, and everything would hang.
+func TestStartWhileTheWorldStops(t *testing.T) {
+	needLandlock(t)
+	prog := nosy(t)
+	p := Policy{Roots: []string{t.TempDir()}, Temp: filepath.Join(t.TempDir(), "tmp"), Network: NetworkOff}
+	stop := make(chan struct{})
+	var gc sync.WaitGroup
+	gc.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		for range 40 {
+			cmd := exec.Command(prog, "-try")
+			_, obs, err := WrapObserved(cmd, p)
+			if err == nil {
+				err = Start(cmd)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+			obs.Start(nil)
+			err = cmd.Wait()
+			obs.Close()
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Error("40 starts did not end in 60 s: the launch hangs the runtime")
+	}
+	close(stop)
+	gc.Wait()
 }

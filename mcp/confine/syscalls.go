@@ -70,6 +70,15 @@ type filterMode struct {
 	observed bool
 	// noInet: the server may have no inet socket (Policy.Network off).
 	noInet bool
+	// execUnseen: an observed server started from a confined thread of
+	// Rootkeeper's (launch_linux.go) runs its programs unasked, Landlock
+	// alone deciding. Its first execve, the server's own, is made by a
+	// vfork child while the launching thread holds its place in the Go
+	// runtime: a stop-the-world that began meanwhile would wait for that
+	// thread while the observer, which must answer the execve, is
+	// stopped. An exec cannot be handed once anyway: the observer only
+	// asks, to offer a lasting grant.
+	execUnseen bool
 }
 
 // An action is what the filter does with one call: a seccomp return
@@ -121,6 +130,15 @@ func errno(e uint32) action { return action{ret: retErrno | e} }
 func always(a action) func(filterMode) action { return func(filterMode) action { return a } }
 
 // observedElse sends the call to the observer, or, unobserved, does a.
+// execAction: an exec is notified where the server is observed and its
+// first exec can be answered.
+func execAction(m filterMode) action {
+	if m.observed && !m.execUnseen {
+		return notified
+	}
+	return allowed
+}
+
 func observedElse(a action) func(filterMode) action {
 	return func(m filterMode) action {
 		if m.observed {
@@ -158,8 +176,10 @@ var syscallTable = []sysRule{
 		why: "Landlock decides read, write and create; an observed server's open past its folders is asked about. Below ABI 3 Landlock does not govern truncation and an open for reading with O_TRUNC empties a file it may only read: the filter refuses O_TRUNC without write access there (EACCES)"},
 	{calls: []string{"openat2"}, class: classLandlock, act: openat2Action,
 		why: "as openat; its flags are in memory the filter cannot read, so below ABI 3 (see open) it fails with ENOSYS and libc uses openat"},
-	{calls: []string{"creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "execve", "execveat"}, class: classLandlock, act: observedElse(allowed),
+	{calls: []string{"creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2"}, class: classLandlock, act: observedElse(allowed),
 		why: "Landlock decides; an observed server's call past its folders is asked about"},
+	{calls: []string{"execve", "execveat"}, class: classLandlock, act: execAction,
+		why: "Landlock decides; an observed server's program past its folders is asked about, except for a server started from a thread of Rootkeeper's (its first exec could not be answered: see filterMode.execUnseen)"},
 	{calls: []string{"link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat", "rmdir"}, class: classLandlock, act: observedElse(allowed),
 		why: "Landlock decides (make and remove rights; a link needs refer from ABI 2 and cannot cross folders at ABI 1); an observed server's call in a folder granted while it runs is done by the observer"},
 	{calls: []string{"mknod", "mknodat"}, class: classLandlock, act: always(allowed),
