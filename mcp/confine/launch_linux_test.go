@@ -109,48 +109,61 @@ func TestStartFromAConfinedThread(t *testing.T) {
 }
 
 // BenchmarkStartInProcess: the start of an observed confined server whose
-// network is off (nosy -try, which does nothing, to its end), from a
-// confined thread of this process against the anchor, a re-execution of
-// this program that confines itself and then runs the server; the two
-// interleaved, medians reported with their ratio.
+// network is off (nosy -try, a small Go program that does nothing, to its
+// end), from a confined thread of this process, against two anchors: the
+// same server started unconfined, and a re-execution of this program that
+// confines itself and then runs the server. The three interleaved; medians
+// reported, with what confinement adds over unconfined and the ratio to
+// the re-execution.
 func BenchmarkStartInProcess(b *testing.B) {
 	needLandlock(b)
 	prog := nosy(b)
 	p := Policy{Roots: []string{b.TempDir()}, Temp: filepath.Join(b.TempDir(), "tmp"), Network: NetworkOff}
-	start := func(inProcess bool) time.Duration {
-		launchInProcess = inProcess
+	const (
+		unconfined = iota
+		reexec
+		inProcess
+	)
+	start := func(how int) time.Duration {
+		launchInProcess = how == inProcess
 		defer func() { launchInProcess = true }()
 		began := time.Now()
 		cmd := exec.Command(prog, "-try")
-		_, obs, err := WrapObserved(cmd, p)
-		if err != nil {
-			b.Fatal(err)
-		}
 		cmd.Stderr = os.Stderr
+		var obs *Observer
+		if how != unconfined {
+			var err error
+			if _, obs, err = WrapObserved(cmd, p); err != nil {
+				b.Fatal(err)
+			}
+		}
 		if err := Start(cmd); err != nil {
 			b.Fatal(err)
 		}
-		obs.Start(nil)
+		if obs != nil {
+			obs.Start(nil)
+		}
 		if err := cmd.Wait(); err != nil {
 			b.Fatal(err)
 		}
-		obs.Close()
+		if obs != nil {
+			obs.Close()
+		}
 		return time.Since(began)
 	}
-	var reexec, inproc []time.Duration
+	took := make([][]time.Duration, 3)
 	for i := 0; b.Loop(); i++ {
-		for _, in := range []bool{i%2 == 0, i%2 != 0} {
-			if d := start(in); in {
-				inproc = append(inproc, d)
-			} else {
-				reexec = append(reexec, d)
-			}
+		for k := range 3 {
+			how := (i + k) % 3
+			took[how] = append(took[how], start(how))
 		}
 	}
-	r, in := apptest.Millis(apptest.Median(reexec)), apptest.Millis(apptest.Median(inproc))
-	b.ReportMetric(r, "reexec-ms")
-	b.ReportMetric(in, "inprocess-ms")
-	b.ReportMetric(in/r, "ratio")
+	u, r, in := apptest.Median(took[unconfined]), apptest.Median(took[reexec]), apptest.Median(took[inProcess])
+	b.ReportMetric(apptest.Millis(u), "unconfined-ms")
+	b.ReportMetric(apptest.Millis(r), "reexec-ms")
+	b.ReportMetric(apptest.Millis(in), "inprocess-ms")
+	b.ReportMetric(apptest.Millis(in-u), "added-ms")
+	b.ReportMetric(float64(in)/float64(r), "ratio-to-reexec")
 }
 
 // TestStartWhileTheWorldStops: servers started from a confined thread
