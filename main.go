@@ -63,6 +63,7 @@ func main() {
 	// package confine answers in its init, before main runs.
 	cli.Landlock = confine.ABI
 	cli.LandlockKernel = confine.KernelABI
+	cli.NetworkIsolation = confine.Isolation
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	code := cli.Run(ctx, os.Args[1:], cli.Env{
@@ -218,6 +219,7 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 		"control channel":     ctl.Serve,
 		"state folder budget": keepBudget,
 		"bridge expiry":       expireBridges,
+		"network records":     core.RunNetwork,
 	} {
 		loop(name, run)
 	}
@@ -434,7 +436,8 @@ func runWindow(ctx context.Context, store *app.Store) error {
 	case err != nil:
 		return err
 	}
-	go core.Run(ctx) // the state file, as the running app writes it
+	go core.Run(ctx)        // the state file, as the running app writes it
+	go core.RunNetwork(ctx) // what servers reached, as the app and bridges record it
 	go func() {
 		// The app quit: the window goes with it.
 		if err := w.Run(ctx); err != nil {
@@ -459,6 +462,7 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		// Landlock is missing.
 		Landlock:       confine.ABI,
 		LandlockKernel: confine.KernelABI,
+		Isolation:      confine.Isolation,
 		Shows:          w.Shows(),
 		Later:          w.Later(),
 		OnLater:        w.SetLater,

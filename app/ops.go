@@ -52,6 +52,7 @@ func (s State) Clone() State {
 		srv.Lost = slices.Clone(srv.Lost)
 		srv.Env = cloneMap(srv.Env)
 		srv.Headers = cloneMap(srv.Headers)
+		srv.Network = srv.Network.Clone()
 		c.Servers[i] = srv
 	}
 	if s.Servers == nil {

@@ -17,7 +17,12 @@ const (
 	SetHostRoots
 	SetConfine
 	SetKeepArgs
+	SetNetwork
 )
+
+// allSettings are every Setting: a definition that gives them all (a
+// server changed in place) carries nothing over.
+const allSettings = SetRootsMode | SetSampling | SetHostRoots | SetConfine | SetKeepArgs | SetNetwork
 
 // PutOptions says how PutServer stores a server.
 type PutOptions struct {
@@ -85,6 +90,15 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 			carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
 		}
 		carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+		carry(SetNetwork, func() { srv.Network = old.Network.Clone() })
+	}
+	// A new server's network: off for one known to need none, open and
+	// watched for any other (DefaultNetwork); a remote server has none.
+	if !exists && o.Given&SetNetwork == 0 {
+		srv.Network = DefaultNetwork(srv)
+	}
+	if srv.Type != TransportStdio {
+		srv.Network = nil
 	}
 	// Confined by default: a stdio server is confined unless the
 	// definition says otherwise or the server it replaces was not.

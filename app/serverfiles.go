@@ -29,8 +29,8 @@ func ServerDataPath(stateDir, name string) (string, bool) {
 }
 
 // RemoveServerFiles deletes everything on disk that belongs to server name
-// in stateDir: its private temp folder and the link to it, its data folder
-// and its stderr log with the log's older generations. A link is removed,
+// in stateDir: its private temp folder and the link to it, its data folder,
+// its network record and its stderr log with the log's older generations. A link is removed,
 // never followed. What is already gone is no error; the errors of what
 // could not be removed are joined.
 //
@@ -50,6 +50,7 @@ func RemoveServerFiles(stateDir, name string) error {
 	if data, ok := ServerDataPath(stateDir, name); ok {
 		remove(os.RemoveAll(data))
 	}
+	remove(RemoveNetworkRecord(stateDir, name))
 	log := ServerLogPath(stateDir, name)
 	entries, err := os.ReadDir(filepath.Dir(log))
 	remove(err)

@@ -65,6 +65,10 @@ type requestDialog struct {
 
 func (d *requestDialog) reach() bool { return d.Request.From == app.FromReach }
 
+// asks reports whether the request is an attempt of a confined server
+// (a folder it reached for, or a network destination): calls wait on it.
+func (d *requestDialog) asks() bool { return d.reach() || d.network() }
+
 func (d *requestDialog) content(now time.Time) fyne.CanvasObject {
 	d.keys = newDialogKeys()
 	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
@@ -79,6 +83,9 @@ func (d *requestDialog) content(now time.Time) fyne.CanvasObject {
 	d.intro = widget.NewLabel("")
 	d.intro.Wrapping = fyne.TextWrapWord
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
+	if d.network() {
+		return d.networkContent(now)
+	}
 	if !d.reach() {
 		after := ". It does not see it until you allow it."
 		if d.Request.From == app.FromCommandLine {
@@ -125,7 +132,7 @@ func (d *requestDialog) content(now time.Time) fyne.CanvasObject {
 // waits any more, and the safe default button.
 func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 	d.Request = r
-	if !d.reach() || d.calls == nil {
+	if !d.asks() || d.calls == nil {
 		return
 	}
 	q := app.ReachQuestionOf(r, now, hosts.DisplayName)
@@ -156,6 +163,9 @@ func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 			}
 		}
 		d.note.SetText("Allow once lets " + some + " through, each with only its own access, and grants nothing: the next attempt asks again.")
+		if d.network() {
+			d.note.SetText("Allow once lets exactly the connects above through and allows nothing more: the next connect asks again.")
+		}
 		d.note.Show()
 		d.once.Enable()
 	default:
@@ -206,6 +216,9 @@ func (d *requestDialog) Show(parent fyne.Window, now time.Time) {
 	if d.reach() {
 		title = personName(d.Request.Server) + " tried to reach past its folders"
 	}
+	if d.network() {
+		title = personName(d.Request.Server) + " tried to reach the network"
+	}
 	d.dlg = dialog.NewCustomWithoutButtons(title, body, parent)
 	buttons := []fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow}
 	if d.once != nil {
@@ -221,7 +234,7 @@ func (d *requestDialog) Show(parent fyne.Window, now time.Time) {
 // once for reads, Deny for anything else; Allow for a host's request).
 func (d *requestDialog) pressDefault() {
 	switch {
-	case !d.reach():
+	case !d.asks():
 		press(d.allow, d.allow.OnTapped)()
 	case d.question.Default == app.ReachOnce:
 		press(d.once, d.once.OnTapped)()
@@ -253,7 +266,11 @@ func (u *ui) askRequest(r app.Request) {
 	u.consent = key
 	home := u.home()
 	u.async(func() {
-		info := u.inspect([]app.Root{app.RequestRoot(r)}, home)[0]
+		var info rootInfo
+		if r.From != app.FromNetwork {
+			// A folder: where it is, its access check and its warnings.
+			info = u.inspect([]app.Root{app.RequestRoot(r)}, home)[0]
+		}
 		u.do(func() {
 			if u.consent != key {
 				return
@@ -287,6 +304,9 @@ func (u *ui) askRequest(r app.Request) {
 				u.openDialog = nil
 				u.queue.AnsweringRequest(r)
 				u.update("record the decision for "+r.Server, func(s *app.State) error {
+					if r.From == app.FromNetwork {
+						return s.NetworkAnswer(r, allow, home)
+					}
 					return s.DecideRequest(app.RequestDecision(r, allow, scope, app.ByDialog))
 				}, func(error) { u.queue.AnsweredRequest(r) })
 			}

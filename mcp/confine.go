@@ -67,7 +67,12 @@ func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir strin
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	return confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: []string{stateDir}}, nil
+	p := confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: []string{stateDir}}
+	if srv.NetworkOf().Mode == app.NetworkOff {
+		p.Network = confine.NetworkOff
+	}
+	p.Upstream = sandboxNameservers()
+	return p, nil
 }
 
 // EnvHome is HOME in env (a command's environment), or this process's
@@ -107,7 +112,10 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 			w.Limiter = a.m.reachLimit
 			w.Pending = &a.m.reachRecs
 			w.CanAsk = a.m.opts.CanAsk
-			obs = &observed{obs: o, watch: w}
+			nw := NewNetWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
+			nw.Pending = &a.m.reachRecs
+			nw.CanAsk = a.m.opts.CanAsk
+			obs = &observed{obs: o, watch: w, net: nw}
 		}
 	}
 	if err != nil {

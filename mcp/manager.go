@@ -254,7 +254,9 @@ func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
 	for _, srv := range snap.State.Servers {
 		want[srv.Name] = true
 		old := m.adapters[srv.Name]
-		if old != nil && reflect.DeepEqual(old.cfg, srv) {
+		if old != nil && (reflect.DeepEqual(old.cfg, srv) || app.SameRunButNetwork(old.cfg, srv)) {
+			// The same, or a network widened: each contact is decided
+			// as it is made, from the state.
 			continue
 		}
 		if old != nil {

@@ -311,6 +311,8 @@ type observed struct {
 	watch *ReachWatch
 	// witness notes what the run refused (confinefail.go); may be nil.
 	witness *RunWitness
+	// net decides and records its network (netwatch.go).
+	net *NetWatch
 }
 
 // start starts observing once the server has started (a nil observed
@@ -320,6 +322,7 @@ func (o *observed) start() {
 	if o == nil {
 		return
 	}
+	o.net.observe(o.obs, o.witness)
 	if err := o.obs.Start(o.witness.Wrap(o.watch, o.watch.Reach)); err != nil {
 		o.watch.Log.Error("cannot observe the server's reach", "server", o.watch.Server, "error", err)
 	}

@@ -62,7 +62,7 @@ func (l *Log) isTrail(e Entry) bool {
 		return true // the person's decision, each time
 	case ViaSummary:
 		return false
-	case ViaReach:
+	case ViaReach, ViaNetwork:
 		return l.isTrailAttempt(e)
 	}
 	// An answer: the first one given on this way, and every change.

@@ -78,11 +78,15 @@ tray with the window closed (as at login).
   roots check ROOT [--json]         check ROOT's access again now (the running app's check, whose
                                     health servers follow at once); exit 1 if it does not pass
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] -- COMMAND [ARG...]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] [--network off|ask|open] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
+  servers network NAME [--json]     its network setting, and every destination it reached
+  servers network NAME off|ask|open|only DEST...|pin|allow DEST...|deny DEST...
+                                    where a confined server's sockets may reach (pin: only what
+                                    it reached so far; allow: always; deny: remembered)
   import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from a host's JSON config, in any host's shape
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
@@ -123,7 +127,15 @@ no app) the call is refused at once and the request waits in status. Allow
 once lets exactly the calls shown through, each with its own access: status
 lists each waiting call with a short id and the command for it; a write, a
 truncate, a create or a replace goes through once only when named by its id.
-Only grant (without --once) widens its folders. ROOTKEEPER_LANDLOCK_ABI=N
+Only grant (without --once) widens its folders.
+A confined server's network (N) is off (nothing outside its sandbox, loopback
+included), ask (each new destination asked at first contact, like a folder:
+allow once with grant --once --call ID, always with servers network allow, or
+deny), only DEST... (these, the rest asked) or open (every destination let
+through, watched). A new server known to need no network is off, any other
+open; status lists what each reached, by the name it looked up. DEST is
+NAME:PORT, *.NAME:PORT, IP:PORT, [IPv6]:PORT or unix:/PATH (PORT may be *).
+ROOTKEEPER_LANDLOCK_ABI=N
 confines at Landlock ABI N at most (status and doctor then say "capped").
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are

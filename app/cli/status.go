@@ -59,6 +59,9 @@ type ServerView struct {
 	// that the table of known servers gives it.
 	Data string   `json:"data,omitempty"`
 	Own  []string `json:"own,omitempty"`
+	// Network is a stdio server's network: its setting and what it
+	// reached (network.go); nil for a remote server.
+	Network *NetworkView `json:"network,omitempty"`
 }
 
 // SlotView is one slot of a server in a Status.
@@ -98,6 +101,7 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 			v.Live = &live
 		}
 		v.Confinement = confinement(srv, v.Live)
+		v.Network = networkView(snap, srv, runsConfined(srv, v.Live), stateDir)
 		v.Slots = []SlotView{}
 		for _, sl := range srv.Slots {
 			v.Slots = append(v.Slots, SlotView{Slot: sl, State: app.SlotStateOf(snap, srv.Name, sl)})
@@ -227,6 +231,7 @@ func (c *command) printStatus(st Status) {
 		if s.Data != "" {
 			c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
 		}
+		c.printNetwork(s.Name, s.Network, maxDestinationsShown)
 		if f := s.Failure; f != nil {
 			c.printf("  %s\n", f.Text(c.env.Home))
 			switch {
@@ -234,6 +239,8 @@ func (c *command) printStatus(st Status) {
 				c.printf("    allow: mkdir -m 700 -p %s && rootkeeper grant %s %s\n", app.ShellQuote(f.Folder), app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
 			case f.Folder != "":
 				c.printf("    allow: rootkeeper grant %s %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
+			case f.Destination != "":
+				c.printf("    allow: rootkeeper servers network %s allow %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Destination))
 			}
 			c.printf("    run it unconfined: rootkeeper servers unconfine %s\n", app.ShellQuote(s.Name))
 		}
@@ -253,6 +260,10 @@ func (c *command) printStatus(st Status) {
 		for _, r := range s.Requests {
 			if r.From == app.FromReach {
 				c.printReach(s.Name, r, now)
+				continue
+			}
+			if r.From == app.FromNetwork {
+				c.printNetworkRequest(s.Name, r, now)
 				continue
 			}
 			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))

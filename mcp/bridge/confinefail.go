@@ -26,6 +26,9 @@ func (b *bridge) confineFailed(p *serverProc) {
 	if f.Folder != "" {
 		line += ", or rootkeeper grant " + app.ShellQuote(b.srv.Name) + " " + app.ShellQuote(f.Folder)
 	}
+	if f.Destination != "" {
+		line += ", or rootkeeper servers network " + app.ShellQuote(b.srv.Name) + " allow " + app.ShellQuote(f.Destination)
+	}
 	b.o.Stderr.Write([]byte(line + ")\n"))
 }
 
