@@ -196,9 +196,9 @@ type NetworkRecorder struct {
 
 	mu      sync.Mutex
 	pending map[string]*Reached
-	armed   bool
-	last    time.Time // the last write
-	writing sync.WaitGroup
+	timer   *time.Timer // the write to come, while one is armed
+	last    time.Time   // the last write
+	writing sync.Mutex  // held while a write is under way
 }
 
 // Note records contact c at at, let through or not.
@@ -212,7 +212,9 @@ func (n *NetworkRecorder) Note(c NetContact, allowed bool, at time.Time) {
 	d, ok := n.pending[dest]
 	if !ok {
 		if len(n.pending) >= MaxReached {
-			return // a flood between two writes: the record keeps MaxReached anyway
+			// A flood between two writes: the record keeps the
+			// MaxReached most recent anyway.
+			n.evictOldest()
 		}
 		d = &Reached{Dest: dest, First: at}
 		n.pending[dest] = d
@@ -225,21 +227,17 @@ func (n *NetworkRecorder) Note(c NetContact, allowed bool, at time.Time) {
 	if !allowed {
 		d.Refused++
 	}
-	if n.armed {
+	if n.timer != nil {
 		return
 	}
-	n.armed = true
 	every := n.Every
 	if every <= 0 {
 		every = time.Second
 	}
-	wait := max(0, every-time.Since(n.last))
-	n.writing.Add(1)
 	if n.Pending != nil {
 		n.Pending.Add(1)
 	}
-	time.AfterFunc(wait, func() {
-		defer n.writing.Done()
+	n.timer = time.AfterFunc(max(0, every-time.Since(n.last)), func() {
 		if n.Pending != nil {
 			defer n.Pending.Done()
 		}
@@ -247,11 +245,30 @@ func (n *NetworkRecorder) Note(c NetContact, allowed bool, at time.Time) {
 	})
 }
 
+// evictOldest forgets the pending destination noted longest ago; n.mu is
+// held.
+func (n *NetworkRecorder) evictOldest() {
+	var oldest *Reached
+	for _, d := range n.pending {
+		if oldest == nil || d.Last.Before(oldest.Last) {
+			oldest = d
+		}
+	}
+	if oldest != nil {
+		delete(n.pending, oldest.Dest)
+	}
+}
+
 // Flush writes what was noted now.
 func (n *NetworkRecorder) Flush() {
+	n.writing.Lock()
+	defer n.writing.Unlock()
 	n.mu.Lock()
 	delta := n.pending
-	n.pending, n.armed, n.last = nil, false, time.Now()
+	if n.timer != nil && n.timer.Stop() && n.Pending != nil {
+		n.Pending.Done() // written now, not when it was armed for
+	}
+	n.pending, n.timer, n.last = nil, nil, time.Now()
 	n.mu.Unlock()
 	if len(delta) == 0 || n.StateDir == "" {
 		return
@@ -268,11 +285,8 @@ func (n *NetworkRecorder) Flush() {
 	}
 }
 
-// Close waits for a write under way and writes what is left.
-func (n *NetworkRecorder) Close() {
-	n.writing.Wait()
-	n.Flush()
-}
+// Close writes what is left now.
+func (n *NetworkRecorder) Close() { n.Flush() }
 
 // addToRecord merges delta into server's record file, under the records'
 // lock, and returns the record written.

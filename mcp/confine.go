@@ -114,6 +114,7 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 			w.CanAsk = a.m.opts.CanAsk
 			nw := NewNetWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
 			nw.Pending = &a.m.reachRecs
+			nw.Limiter = a.m.netLimit
 			nw.CanAsk = a.m.opts.CanAsk
 			obs = &observed{obs: o, watch: w, net: nw}
 		}

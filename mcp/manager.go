@@ -169,6 +169,7 @@ type Manager struct {
 	resourceListeners resourceListeners // see OnResourceEvent
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
+	netLimit   *app.ReachLimiter // the requests their networks raise
 	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
 }
 
@@ -189,6 +190,7 @@ func NewManager(core *app.Core, opts Options) *Manager {
 		m.audit = audit.NewLog(opts.StateDir)
 	}
 	m.reachLimit = app.NewReachLimiter()
+	m.netLimit = app.NewReachLimiter()
 	m.http = &http.Client{Transport: http.DefaultTransport}
 	m.SetReviewer(opts.Reviewer)
 	return m

@@ -39,8 +39,9 @@ type NetWatch struct {
 	Log    *slog.Logger
 	// CanAsk reports whether a person can be asked now; nil: nobody can.
 	CanAsk func() bool
-	// Limiter bounds the network requests raised; nil: the process's
-	// (netLimiter), apart from the folder requests'.
+	// Limiter bounds the network requests raised (shared by the servers
+	// of one process, apart from their folder requests'); nil: a limiter
+	// of this watch's own.
 	Limiter *app.ReachLimiter
 	// Pending counts the requests and records being written in the
 	// background, so that the owner can wait for them before it ends.
@@ -67,10 +68,6 @@ type hostLookup struct {
 	at    time.Time
 }
 
-// netLimiter bounds the network requests of the servers of this process
-// (5 new ones a minute each), apart from their folder requests.
-var netLimiter = app.NewReachLimiter()
-
 // NewNetWatch is the network watch of server, observed by this process,
 // with its record in stateDir ("" for none).
 func NewNetWatch(core *app.Core, al *audit.Log, log *slog.Logger, server, stateDir string) *NetWatch {
@@ -88,7 +85,7 @@ func NewNetWatch(core *app.Core, al *audit.Log, log *slog.Logger, server, stateD
 func (w *NetWatch) init() {
 	w.once.Do(func() {
 		if w.Limiter == nil {
-			w.Limiter = netLimiter
+			w.Limiter = app.NewReachLimiter()
 		}
 		if w.Log == nil {
 			w.Log = slog.New(slog.DiscardHandler)
