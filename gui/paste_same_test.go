@@ -47,6 +47,7 @@ func TestOneEntryOneServer(t *testing.T) {
 			norm := func(s app.Server) app.Server {
 				s.Name, s.Slots = "", nil
 				s.Confine, s.ConfineRequired = false, false
+				s.Network = nil // Rootkeeper's default, set when stored
 				return s
 			}
 

@@ -23,8 +23,8 @@ import (
 var networkChoices = []networkChoice{
 	{"Off", app.NetworkOff},
 	{"Ask", app.NetworkAsk},
-	{"Only these…", app.NetworkOnly},
-	{"Open (watched)", app.NetworkOpen},
+	{"Only…", app.NetworkOnly},
+	{"Open", app.NetworkOpen},
 }
 
 // networkChoice is one choice of the network select.
