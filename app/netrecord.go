@@ -85,7 +85,7 @@ func (r NetworkRecord) Used() []string {
 }
 
 // Text is d as a person reads it: "api.tavily.com:443 (203.0.113.7)
-// allowed, 12 times, first 2026-11-21 10:00:00, last 3m0s ago".
+// allowed, 12 times, first 2026-11-21 10:00:00, last 3 min ago".
 func (d Reached) Text(now time.Time) string {
 	what := d.Dest
 	if d.Name != "" && d.Address != "" {
@@ -106,7 +106,21 @@ func (d Reached) Text(now time.Time) string {
 		times += " (" + strconv.Itoa(d.Refused) + " refused)"
 	}
 	return SafeText(what + " " + state + ", " + times + ", first " + d.First.Local().Format("2006-01-02 15:04:05") +
-		", last " + max(0, now.Sub(d.Last)).Round(time.Second).String() + " ago")
+		", last " + agoText(now.Sub(d.Last)) + " ago")
+}
+
+// agoText is how long ago something was, as a person says it: "12 s",
+// "3 min", "5 h", "2 d".
+func agoText(d time.Duration) string {
+	switch d = max(d, 0); {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 24*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + " h"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + " d"
 }
 
 // networkDir is where the records are, in the state folder.

@@ -142,7 +142,10 @@ func (t *serversTab) networkRow(snap *app.Snapshot, srv app.Server, st app.Serve
 				return s.PinNetwork(name, rec, home)
 			}, nil)
 		})
-		box.Add(container.NewHBox(pin, hint("Only what it reached so far; anything else is asked.")))
+		note := widget.NewLabel("Only what it reached so far; anything else is then asked at first contact.")
+		note.TextStyle.Italic = true
+		note.Truncation = fyne.TextTruncateEllipsis
+		box.Add(container.NewBorder(nil, nil, pin, nil, note))
 	}
 	return box
 }
