@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
+	"rootkeeper/mcp/confine"
 )
 
 // benchNetEnv runs nosy managed, confined and observed with network n,
@@ -109,4 +112,39 @@ func BenchmarkWatchedConnectNetWatch(b *testing.B) {
 	b.ReportMetric(us(percentile(w, 0.5)), "watched-µs/connect")
 	b.ReportMetric(us(percentile(p, 0.5)), "unwatched-µs/connect")
 	b.ReportMetric(us(percentile(w, 0.5)-percentile(p, 0.5)), "extra-µs/connect")
+}
+
+// BenchmarkNetWatchContact: what NetWatch itself adds to each connect a
+// confined server makes (the mechanism — the observer's dial and the
+// relay — is BenchmarkWatchedConnect in mcp/confine): an allowed contact
+// of a server whose network is open (its decision from the snapshot, the
+// record noted, the audit line appended), against the anchor, a contact
+// denied by its setting, which notes and audits the same.
+func BenchmarkNetWatchContact(b *testing.B) {
+	e := newEnv(b)
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "s", Type: app.TransportStdio, Command: "server", Confine: true,
+			Network: &app.NetworkSetting{Mode: app.NetworkOpen, Deny: []string{"denied.example:443"}}})
+	})
+	al := audit.NewLog(e.dir)
+	defer al.Close()
+	w := NewNetWatch(e.core, al, nil, "s", e.dir)
+	defer w.Close()
+	addr := netip.MustParseAddrPort("203.0.113.7:443")
+	for _, tc := range []struct {
+		name string
+		c    confine.Contact
+		want bool
+	}{
+		{"allowed", confine.Contact{Proto: "tcp", Addr: addr, Name: "api.example"}, true},
+		{"denied", confine.Contact{Proto: "tcp", Addr: addr, Name: "denied.example"}, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if w.Contact(context.Background(), tc.c) != tc.want {
+					b.Fatalf("%s: not %v", tc.name, tc.want)
+				}
+			}
+		})
+	}
 }
