@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -426,5 +428,79 @@ func TestNetworkDefaults(t *testing.T) {
 		if got != want[s.Name] {
 			t.Errorf("%s: network %q, want %q", s.Name, got, want[s.Name])
 		}
+	}
+}
+
+// TestNetworkSocketFailureNamesTheSocket: a server (node, as the npm
+// database servers are) that connects to a unix socket past its folders
+// and stops when that is refused: the bridge, with no app running, says
+// which socket and how to allow it, status shows the same, and allowing it
+// on its network lets the next start connect.
+func TestNetworkSocketFailureNamesTheSocket(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock is Linux's")
+	}
+	if _, err := confine.ABI(); err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed (run .ci/setup): %v", err)
+	}
+	run, _ := filepath.EvalSymlinks(t.TempDir())
+	sock := filepath.Join(run, "mysqld.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	script := filepath.Join(t.TempDir(), "db.js")
+	os.WriteFile(script, []byte(`require("net").connect(process.argv[2]).on("connect", () => { console.error("connected"); process.exit(3) }).on("error", e => { console.error("Error: " + e.message); process.exit(1) })`+"\n"), 0o644)
+	state := t.TempDir()
+	mustRun(t, state, "servers", "add", "db", "--confine", "--keep-arg", sock, "--", node, script, sock)
+	// A host that stays: the bridge ends when its server does.
+	bridge := func() string {
+		t.Helper()
+		br := exec.Command(binary, "--state-dir", state, "bridge", "db")
+		br.Env = serverEnv()
+		in, _ := br.StdinPipe()
+		var out syncBuffer
+		br.Stdout, br.Stderr = &out, &out
+		if err := br.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test-host","version":"1"}}}`+"\n")
+		done := make(chan error, 1)
+		go func() { done <- br.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			br.Process.Kill()
+			t.Fatalf("the bridge did not end with its server:\n%s", out.String())
+		}
+		return out.String()
+	}
+	out := bridge()
+	want := "db stopped while confined: it tried to connect to unix:" + sock
+	if !strings.Contains(out, want) || !strings.Contains(out, "rootkeeper servers network db allow "+app.ShellQuote("unix:"+sock)) {
+		t.Errorf("the bridge said:\n%s\nwant %q and the command that allows it", out, want)
+	}
+	status := mustRun(t, state, "status")
+	if !strings.Contains(status, want) || !strings.Contains(status, "allow: rootkeeper servers network db allow "+app.ShellQuote("unix:"+sock)) {
+		t.Errorf("status:\n%s", status)
+	}
+	mustRun(t, state, "servers", "network", "db", "allow", "unix:"+sock)
+	if out := bridge(); !strings.Contains(out, "connected") {
+		t.Errorf("allowed on its network, the socket: %s", out)
 	}
 }

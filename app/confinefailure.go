@@ -222,14 +222,19 @@ func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Ti
 			f.Tried, f.Op, f.Folder = r.Path, r.Op, r.Folder
 			return f, true
 		}
-		if r := refused[j]; r.Op == OpConnect && strings.HasPrefix(r.Path, "unix:") {
-			// A socket past its folders, refused: a database it needs.
+		if r := refused[j]; r.Op == OpConnect && strings.HasPrefix(r.Path, "unix:") && refusalSaid.MatchString(stderr) {
+			// A socket past its folders, refused, and it said it was
+			// refused something (Python's "[Errno 13] Permission
+			// denied" names no path): a database it needs.
 			f.Tried, f.Op, f.Destination = r.Path, OpConnect, r.Path
 			return f, true
 		}
 	}
 	return f, false
 }
+
+// refusalSaid matches error output that says something was refused.
+var refusalSaid = regexp.MustCompile(`EACCES|EPERM|[Pp]ermission denied|Errno 13|\(13\)`)
 
 // connectDenied matches error output that says a connect was refused and
 // names where to (node's "connect EACCES /run/mysqld/mysqld.sock",

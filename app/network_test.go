@@ -486,7 +486,7 @@ func TestConfineFailureNamesTheSocket(t *testing.T) {
 	}{
 		{"Error: connect EACCES /run/mysqld/mysqld.sock\n    at PipeConnectWrap.afterConnect", []RefusedAttempt{{Path: "unix:/run/mysqld/mysqld.sock", Op: OpConnect}}, "unix:/run/mysqld/mysqld.sock"},
 		{`psql: error: connection to server on socket "/run/postgresql/.s.PGSQL.5432" failed: Permission denied`, nil, "unix:/run/postgresql/.s.PGSQL.5432"},
-		{"exit status 1", []RefusedAttempt{{Path: "unix:/run/mysqld/mysqld.sock", Op: OpConnect}}, "unix:/run/mysqld/mysqld.sock"},
+		{"PermissionError: [Errno 13] Permission denied", []RefusedAttempt{{Path: "unix:/run/mysqld/mysqld.sock", Op: OpConnect}}, "unix:/run/mysqld/mysqld.sock"},
 	} {
 		f, ok := DiagnoseConfineFailure("db", tc.refused, tc.stderr, at, "/home/me")
 		if !ok || f.Destination != tc.want {
@@ -496,5 +496,11 @@ func TestConfineFailureNamesTheSocket(t *testing.T) {
 		if text := f.Text("/home/me"); text != "db stopped while confined: it tried to connect to "+tc.want+" — allow it on its network, or run it unconfined" {
 			t.Errorf("text: %q", text)
 		}
+	}
+	// A socket refused to a server that stopped saying nothing of it is
+	// no failure of its confinement (a browser tries D-Bus, then fails
+	// for a reason of its own).
+	if f, ok := DiagnoseConfineFailure("web", []RefusedAttempt{{Path: "unix:/run/dbus/system_bus_socket", Op: OpConnect}}, "Error: no display", at, "/home/me"); ok {
+		t.Errorf("a failure of its own taken for its confinement's: %+v", f)
 	}
 }
