@@ -21,6 +21,9 @@
 //	visible.go, index.go the one rule and its index
 //	slots.go, put.go     folders in a server's configuration; storing a server
 //	requests.go          folders asked for (by hosts, by configurations)
+//	network.go           a confined server's network: the setting, what it allows, the defaults
+//	networkreq.go        destinations asked about at first contact
+//	netrecord.go         the record of the destinations each server reached
 //	plan.go              what the window's clicks mean (grid, questions, bulk actions)
 //	store.go, core.go    the state file and the live hub
 //

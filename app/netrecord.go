@@ -194,7 +194,8 @@ func (r *NetworkRecord) merge(delta map[string]*Reached) {
 // A NetworkRecorder keeps one server's record as its contacts are decided:
 // Note is cheap (a map under a lock); what it noted is written at most
 // once per Every (default a second), in the background, merged into the
-// file under its lock, and told to OnWrite. Close writes what is left.
+// file under its lock, and told to OnWrite. Close (or Flush) writes what
+// is left: its owner calls it before it ends.
 type NetworkRecorder struct {
 	StateDir string
 	Server   string
@@ -204,15 +205,20 @@ type NetworkRecorder struct {
 	OnWrite func(NetworkRecord)
 	// OnError, when set, gets a write that failed.
 	OnError func(error)
-	// Pending, when set, counts the writes waiting for their time, so
-	// that the owner can wait for them before it ends.
-	Pending *sync.WaitGroup
 
 	mu      sync.Mutex
 	pending map[string]*Reached
 	timer   *time.Timer // the write to come, while one is armed
 	last    time.Time   // the last write
 	writing sync.Mutex  // held while a write is under way
+}
+
+// SetHooks replaces OnWrite and OnError (a recorder kept across runs of
+// its server, each with a core of its own).
+func (n *NetworkRecorder) SetHooks(onWrite func(NetworkRecord), onError func(error)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.OnWrite, n.OnError = onWrite, onError
 }
 
 // Note records contact c at at, let through or not.
@@ -248,15 +254,7 @@ func (n *NetworkRecorder) Note(c NetContact, allowed bool, at time.Time) {
 	if every <= 0 {
 		every = time.Second
 	}
-	if n.Pending != nil {
-		n.Pending.Add(1)
-	}
-	n.timer = time.AfterFunc(max(0, every-time.Since(n.last)), func() {
-		if n.Pending != nil {
-			defer n.Pending.Done()
-		}
-		n.Flush()
-	})
+	n.timer = time.AfterFunc(max(0, every-time.Since(n.last)), n.Flush)
 }
 
 // evictOldest forgets the pending destination noted longest ago; n.mu is
@@ -279,23 +277,24 @@ func (n *NetworkRecorder) Flush() {
 	defer n.writing.Unlock()
 	n.mu.Lock()
 	delta := n.pending
-	if n.timer != nil && n.timer.Stop() && n.Pending != nil {
-		n.Pending.Done() // written now, not when it was armed for
+	if n.timer != nil {
+		n.timer.Stop() // written now, not when it was armed for
 	}
 	n.pending, n.timer, n.last = nil, nil, time.Now()
+	onWrite, onError := n.OnWrite, n.OnError
 	n.mu.Unlock()
 	if len(delta) == 0 || n.StateDir == "" {
 		return
 	}
 	rec, err := addToRecord(n.StateDir, n.Server, delta)
 	if err != nil {
-		if n.OnError != nil {
-			n.OnError(err)
+		if onError != nil {
+			onError(err)
 		}
 		return
 	}
-	if n.OnWrite != nil {
-		n.OnWrite(rec)
+	if onWrite != nil {
+		onWrite(rec)
 	}
 }
 

@@ -213,6 +213,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			<-publisherDone
 			m.wg.Wait()
 			m.reachRecs.Wait()
+			FlushNetworkRecords(m.opts.StateDir)
 			if m.audit != nil {
 				if err := m.audit.Close(); err != nil {
 					m.log.Error("the audit log's last entries were not written", "error", err)

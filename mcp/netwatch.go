@@ -43,10 +43,11 @@ type NetWatch struct {
 	// of one process, apart from their folder requests'); nil: a limiter
 	// of this watch's own.
 	Limiter *app.ReachLimiter
-	// Pending counts the requests and records being written in the
-	// background, so that the owner can wait for them before it ends.
+	// Pending counts the requests being written in the background, so
+	// that the owner can wait for them before it ends.
 	Pending *sync.WaitGroup
-	// Record keeps what the server reached; nil: nothing is recorded.
+	// Record keeps what the server reached (the owner flushes it as it
+	// ends: FlushNetworkRecords); nil: nothing is recorded.
 	Record *app.NetworkRecorder
 	// Isolated says the server has a network of its own (names known);
 	// without one, a NAME the setting allows matches the addresses the
@@ -74,12 +75,53 @@ func NewNetWatch(core *app.Core, al *audit.Log, log *slog.Logger, server, stateD
 	w := &NetWatch{Server: server, Core: core, Audit: al, Log: log}
 	w.Isolated, _ = confine.Isolation()
 	if stateDir != "" {
-		w.Record = &app.NetworkRecorder{StateDir: stateDir, Server: server, OnWrite: core.SetNetworkRecord}
-		w.Record.OnError = func(err error) {
+		w.Record = recorderFor(core, stateDir, server, func(err error) {
 			w.Log.Warn("cannot write the server's network record", "server", server, "error", err)
-		}
+		})
 	}
 	return w
+}
+
+// recorders are the network records being kept by this process, one per
+// state folder and server, whatever runs of it come and go: what they
+// hold is written at most once a second, and all of it when the process
+// is done with the folder (FlushNetworkRecords).
+var recorders = struct {
+	sync.Mutex
+	by map[[2]string]*app.NetworkRecorder
+}{by: map[[2]string]*app.NetworkRecorder{}}
+
+// recorderFor is the recorder of server's record in stateDir, published
+// in core as it is written.
+func recorderFor(core *app.Core, stateDir, server string, onError func(error)) *app.NetworkRecorder {
+	recorders.Lock()
+	defer recorders.Unlock()
+	key := [2]string{stateDir, server}
+	r, ok := recorders.by[key]
+	if !ok {
+		r = &app.NetworkRecorder{StateDir: stateDir, Server: server}
+		recorders.by[key] = r
+	}
+	r.SetHooks(core.SetNetworkRecord, onError)
+	return r
+}
+
+// FlushNetworkRecords writes what the records of stateDir's servers hold
+// now, and forgets their recorders: the managed clients and the bridge
+// call it as they end.
+func FlushNetworkRecords(stateDir string) {
+	recorders.Lock()
+	var mine []*app.NetworkRecorder
+	for key, r := range recorders.by {
+		if key[0] == stateDir {
+			mine = append(mine, r)
+			delete(recorders.by, key)
+		}
+	}
+	recorders.Unlock()
+	for _, r := range mine {
+		r.Close()
+	}
 }
 
 func (w *NetWatch) init() {
@@ -92,9 +134,6 @@ func (w *NetWatch) init() {
 		}
 		if w.Pending == nil {
 			w.Pending = new(sync.WaitGroup)
-		}
-		if w.Record != nil {
-			w.Record.Pending = w.Pending
 		}
 	})
 }
