@@ -664,3 +664,19 @@ func (s *State) PinNetwork(server string, rec NetworkRecord, home string) error 
 	}
 	return s.SetServerNetwork(server, n, home)
 }
+
+// NetworkSettingText is a setting in a few words, as the audit log keeps
+// it: "only api.x:443 unix:/run/db.sock", "open; denied evil.example:443".
+func NetworkSettingText(n NetworkSetting) string {
+	out := string(n.Mode)
+	if len(n.Allow) > 0 && n.Mode != NetworkOff {
+		if n.Mode != NetworkOnly {
+			out += "; allowed"
+		}
+		out += " " + strings.Join(n.Allow, " ")
+	}
+	if len(n.Deny) > 0 {
+		out += "; denied " + strings.Join(n.Deny, " ")
+	}
+	return out
+}

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 const dest = "api.example.com:443"
@@ -57,6 +58,10 @@ func TestNetworkDialogEnterDenies(t *testing.T) {
 		t.Error("the request stays after Deny")
 	}
 	f.wantDecisions() // no folder was decided
+	entries, _ := audit.Read(f.dir, "fs")
+	if i := slices.IndexFunc(entries, func(e audit.Entry) bool { return e.Decided == audit.NetworkDenied }); i < 0 || entries[i].Tried != dest || entries[i].Op != string(app.ByDialog) {
+		t.Errorf("the audit trail: %+v", entries)
+	}
 }
 
 // Allow once answers exactly the connect on screen; Allow always adds the

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 	"rootkeeper/app/hosts"
 )
 
@@ -305,7 +306,15 @@ func (u *ui) askRequest(r app.Request) {
 				u.queue.AnsweringRequest(r)
 				u.update("record the decision for "+r.Server, func(s *app.State) error {
 					if r.From == app.FromNetwork {
-						return s.NetworkAnswer(r, allow, home)
+						if err := s.NetworkAnswer(r, allow, home); err != nil {
+							return err
+						}
+						decided := audit.NetworkDenied
+						if allow {
+							decided = audit.NetworkAllowed
+						}
+						u.auditNetwork(r.Server, decided, r.Path, app.ByDialog)
+						return nil
 					}
 					return s.DecideRequest(app.RequestDecision(r, allow, scope, app.ByDialog))
 				}, func(error) { u.queue.AnsweredRequest(r) })

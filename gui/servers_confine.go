@@ -76,6 +76,7 @@ func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
 				if err := s.NetworkAllow(f.Server, dest, home); err != nil {
 					return err
 				}
+				t.u.auditNetwork(f.Server, audit.NetworkAllowed, dest, app.ByWindow)
 				s.ClearConfineFailure(f.Server)
 				return nil
 			}, nil)

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // The Network line of a stdio server's card: its setting as a select (off,
@@ -139,7 +140,11 @@ func (t *serversTab) networkRow(snap *app.Snapshot, srv app.Server, st app.Serve
 		pin := widget.NewButtonWithIcon("Pin to these", theme.ContentAddIcon(), func() {
 			home := t.u.home()
 			t.u.update("pin the network of "+name, func(s *app.State) error {
-				return s.PinNetwork(name, rec, home)
+				if err := s.PinNetwork(name, rec, home); err != nil {
+					return err
+				}
+				t.u.auditNetworkSet(s, name)
+				return nil
 			}, nil)
 		})
 		note := widget.NewLabel("Only what it reached so far; anything else is then asked at first contact.")
@@ -178,7 +183,11 @@ func (t *serversTab) pickNetwork(pick *widget.Select, name, label string) {
 	home := t.u.home()
 	set := func(next app.NetworkSetting) {
 		t.u.update("set the network of "+name, func(s *app.State) error {
-			return s.SetServerNetwork(name, next, home)
+			if err := s.SetServerNetwork(name, next, home); err != nil {
+				return err
+			}
+			t.u.auditNetworkSet(s, name)
+			return nil
 		}, func(err error) {
 			if err != nil {
 				back()
@@ -213,4 +222,23 @@ func (t *serversTab) pickNetwork(pick *widget.Select, name, label string) {
 	}, t.u.win)
 	d.Resize(fyne.NewSize(560, 320))
 	d.Show()
+}
+
+// auditNetwork writes the person's decision on server's network, taken in
+// the window (by: dialog or window), to the audit log; called off the UI
+// goroutine, within an update.
+func (u *ui) auditNetwork(server, decided, what string, by app.Source) {
+	if u.opts.StateDir == "" {
+		return
+	}
+	if err := audit.NetworkDecision(u.opts.StateDir, server, decided, what, string(by)); err != nil {
+		fyne.LogError("writing the audit log", err)
+	}
+}
+
+// auditNetworkSet audits server's network setting as s now has it.
+func (u *ui) auditNetworkSet(s *app.State, server string) {
+	if srv, ok := s.Server(server); ok {
+		u.auditNetwork(server, audit.NetworkSet, app.NetworkSettingText(srv.NetworkOf()), app.ByWindow)
+	}
 }

@@ -102,6 +102,8 @@ func FormatText(e Entry) string {
 	case e.Error != "":
 		b.WriteString(" error: ")
 		b.WriteString(e.Error)
+	case e.Via == ViaNetwork && IsNetworkDecision(e):
+		fmt.Fprintf(&b, " %s %s (by %s)", e.Decided, quoteIfNeeded(e.Tried), orDash(e.Op))
 	case e.Via == ViaNetwork:
 		fmt.Fprintf(&b, " tried to %s %s: %s", orDash(e.Op), quoteIfNeeded(e.Tried), orDash(e.Decided))
 		if e.Request {

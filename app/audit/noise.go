@@ -63,6 +63,8 @@ func (l *Log) isTrail(e Entry) bool {
 	case ViaSummary:
 		return false
 	case ViaReach, ViaNetwork:
+		// A network decision of the person's (NetworkDecision) is an
+		// outcome isTrailAttempt does not know: kept.
 		return l.isTrailAttempt(e)
 	}
 	// An answer: the first one given on this way, and every change.

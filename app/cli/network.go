@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // NetworkIsolation reports whether confined servers get a network of
@@ -140,6 +142,7 @@ func (c *command) serversNetwork(args []string) error {
 		return err
 	}
 	srv, _ := now.Server(name)
+	c.auditNetwork(name, verb, dests, srv)
 	isolated, why := isolation()
 	c.printf("%s: %s\n", name, app.NetworkText(srv, runsConfined(srv, nil), isolated, why))
 	if app.NetworkNeedsRestart(before, srv) {
@@ -257,4 +260,28 @@ func (c *command) printAddedNetwork(srv app.Server) {
 	isolated, why := isolation()
 	c.printf("%s: %s (change it: rootkeeper servers network %s off|ask|open|only DEST...)\n", srv.Name,
 		app.NetworkText(srv, runsConfined(srv, nil), isolated, why), app.ShellQuote(srv.Name))
+}
+
+// auditNetwork writes the person's decision on server name's network (now
+// srv) to the audit log: each destination allowed or denied, or the
+// setting as it now is.
+func (c *command) auditNetwork(name, verb string, dests []string, srv app.Server) {
+	var err error
+	switch verb {
+	case "allow", "deny":
+		decided := audit.NetworkAllowed
+		if verb == "deny" {
+			decided = audit.NetworkDenied
+		}
+		for _, d := range dests {
+			if d, perr := app.ParseDestination(d); perr == nil {
+				err = errors.Join(err, audit.NetworkDecision(c.store.Dir(), name, decided, d, string(app.ByCommandLine)))
+			}
+		}
+	default:
+		err = audit.NetworkDecision(c.store.Dir(), name, audit.NetworkSet, app.NetworkSettingText(srv.NetworkOf()), string(app.ByCommandLine))
+	}
+	if err != nil {
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: cannot write the audit log: %s\n", app.SafeText(err.Error()))
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // The network verbs on the command line: each setting stored through
@@ -62,6 +63,21 @@ func TestServersNetworkVerbs(t *testing.T) {
 	h.fails(2, []string{"servers", "add", "x", "--network", "only", "--", "server"}, `"only"`)
 	if n := setting(); n.Mode != app.NetworkOff {
 		t.Errorf("after bad input: %+v", n)
+	}
+	// Each decision is in the audit trail, with who made it.
+	entries, err := audit.Read(h.dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions []string
+	for _, e := range entries {
+		if e.Via == audit.ViaNetwork && audit.IsNetworkDecision(e) {
+			decisions = append(decisions, e.Decided+" "+e.Tried+" by "+e.Op)
+		}
+	}
+	if !slices.Contains(decisions, "denied api.example.com:443 by command-line") || !slices.Contains(decisions, "set off; denied api.example.com:443 by command-line") ||
+		!slices.Contains(decisions, "set only *.cdn.example:* [::1]:5432 unix:/run/db.sock api.tavily.com:443; denied api.example.com:443 by command-line") {
+		t.Errorf("the network decisions in the audit trail: %q", decisions)
 	}
 	// status --json has each stdio server's network.
 	for _, s := range h.status().Servers {
