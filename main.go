@@ -32,6 +32,8 @@ import (
 	"rootkeeper/app/health"
 	"rootkeeper/app/hosts"
 	"rootkeeper/app/link"
+	"rootkeeper/app/policy"
+	"rootkeeper/app/serverentry"
 	"rootkeeper/app/supervise"
 	"rootkeeper/app/trayhost"
 	"rootkeeper/detect"
@@ -64,6 +66,9 @@ func main() {
 	cli.Landlock = confine.ABI
 	cli.LandlockKernel = confine.KernelABI
 	cli.NetworkIsolation = confine.Isolation
+	// The organisation's policy, from the system's place only: every
+	// process (a command, a bridge, the app) decides under it.
+	app.SetPolicy(policy.Load())
 	cwd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
 	code := cli.Run(ctx, os.Args[1:], cli.Env{
@@ -85,7 +90,7 @@ func main() {
 // scan adapts a detect.Scanner to app.Scanner; the two packages share the shape
 // of their types so that the conversions are free.
 func scan(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
-	return scanWith(ctx, &detect.Scanner{}, req, found, progress)
+	return scanWith(ctx, &detect.Scanner{JSONC: serverentry.Standardize}, req, found, progress)
 }
 
 func scanWith(ctx context.Context, s *detect.Scanner, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
@@ -99,7 +104,7 @@ func scanWith(ctx context.Context, s *detect.Scanner, req app.ScanRequest, found
 // they share a re-scan cache in memory, so that a scan after the first reads
 // only the folders changed since.
 func rescan() app.Scanner {
-	s := &detect.Scanner{Cache: detect.NewCache()}
+	s := &detect.Scanner{Cache: detect.NewCache(), JSONC: serverentry.Standardize}
 	return func(ctx context.Context, req app.ScanRequest, found func(app.Candidate), progress func(app.ScanProgress)) (app.ScanSummary, error) {
 		return scanWith(ctx, s, req, found, progress)
 	}
@@ -138,14 +143,8 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 		return nil, err
 	}
 	repairTakenOff(store, logger)
-	core, err := app.NewCore(store)
+	core, err := openCore(store, logger)
 	if err != nil {
-		return nil, err
-	}
-	if n := core.Snapshot().Notices[app.NoticeCorrupt]; n != "" {
-		logger.Warn(n)
-	}
-	if err := core.DropUntilQuit(); err != nil {
 		return nil, err
 	}
 	rt := &services{core: core, control: ctl}
@@ -159,6 +158,39 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 		}
 	}
 	rt.manager = mcp.NewManager(core, opts)
+	monitor := health.NewMonitor(core, health.Options{Logger: logger})
+	rt.answerControl(store, logger, monitor)
+	rt.startLoops(ctx, store, logger, monitor)
+	rt.startMCP = sync.OnceFunc(func() { rt.supervise(ctx, logger, "mcp clients", rt.manager.Run) })
+	if !withPerson {
+		rt.startMCP()
+	}
+	return rt, nil
+}
+
+// openCore opens the core on store, logs that the state file was found
+// corrupt (and moved aside) if it was, and forgets last run's until-quit
+// decisions.
+func openCore(store *app.Store, logger *slog.Logger) (*app.Core, error) {
+	core, err := app.NewCore(store)
+	if err != nil {
+		return nil, err
+	}
+	if n := core.Snapshot().Notices[app.NoticeCorrupt]; n != "" {
+		logger.Warn(n)
+	}
+	if err := core.DropUntilQuit(); err != nil {
+		return nil, err
+	}
+	return core, nil
+}
+
+// answerControl answers on the control socket what other rootkeeper
+// processes ask the running app: `status`, a server's resources, the
+// sessions and warnings of bridges started by hosts, and a root's check
+// by monitor.
+func (rt *services) answerControl(store *app.Store, logger *slog.Logger, monitor *health.Monitor) {
+	core, ctl := rt.core, rt.control
 	ctl.Handle("status", func(context.Context, json.RawMessage) (any, error) {
 		return cli.BuildStatus(core.Snapshot(), true, store.Dir()), nil
 	})
@@ -184,56 +216,68 @@ func start(ctx context.Context, store *app.Store, logger *slog.Logger, withPerso
 		logger.Warn(app.SafeText(w.Message), "from", "bridge "+app.SafeText(w.Bridge))
 		return "ok", nil
 	})
-	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	// The window's "Check again" and `roots check`.
 	ctl.Handle(cli.OpCheck, cli.CheckHandler(monitor))
+}
+
+// startLoops starts, supervised until ctx ends, the app's background
+// loops but the MCP clients: the policy watcher, the state watcher, the
+// health monitor, the control channel, the state folder's budget, the
+// bridges' expiry and the hosts' files watcher.
+func (rt *services) startLoops(ctx context.Context, store *app.Store, logger *slog.Logger, monitor *health.Monitor) {
+	core := rt.core
 	loop := func(name string, run func(context.Context) error) { rt.supervise(ctx, logger, name, run) }
-	// A confined server's temp folder lives in the state folder and holds
-	// whatever it writes: the folder's size is kept within a budget.
-	keepBudget := func(ctx context.Context) error {
-		return budget.Run(ctx, store.Dir(), budget.Options{OnTrim: func(r budget.Report) {
-			if r.Trimmed() {
-				logger.Warn(r.String())
-				core.SetNotice(noticeBudget, r.String())
-			} else {
-				core.SetNotice(noticeBudget, "")
-			}
-		}})
-	}
-	// Bridges report every few seconds; those gone quiet are forgotten.
-	expireBridges := func(ctx context.Context) error {
-		t := time.NewTicker(app.BridgeTimeout / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case now := <-t.C:
-				core.ExpireBridges(now.Add(-app.BridgeTimeout))
-			}
-		}
-	}
+	// The policy changes while the app runs: applied at once.
+	loop("policy watcher", func(ctx context.Context) error {
+		return policy.Watch(ctx, app.Policy(), func(p policy.Policy) {
+			logger.Info("the organisation's policy changed", "source", p.Source, "broken", p.Broken)
+			core.SetPolicy(p)
+		})
+	})
 	for name, run := range map[string]func(context.Context) error{
 		"state watcher":       core.Run,
 		"health monitor":      monitor.Run,
-		"control channel":     ctl.Serve,
-		"state folder budget": keepBudget,
-		"bridge expiry":       expireBridges,
+		"control channel":     rt.control.Serve,
+		"state folder budget": func(ctx context.Context) error { return keepBudget(ctx, store, core, logger) },
+		"bridge expiry":       func(ctx context.Context) error { return expireBridges(ctx, core) },
 		"network records":     core.RunNetwork,
 	} {
 		loop(name, run)
 	}
-
 	// Protected hosts' files: a host writing its own entries back is told
 	// about, and protected again where the person asked (--keep).
 	loop("hosts watcher", func(ctx context.Context) error {
 		return cli.WatchHosts(ctx, store, core.SetNotice, func(msg string) { logger.Info(msg) })
 	})
-	rt.startMCP = sync.OnceFunc(func() { loop("mcp clients", rt.manager.Run) })
-	if !withPerson {
-		rt.startMCP()
+}
+
+// keepBudget keeps the state folder's size within a budget until ctx
+// ends: a confined server's temp folder lives there and holds whatever it
+// writes. A trim is logged and told in a notice.
+func keepBudget(ctx context.Context, store *app.Store, core *app.Core, logger *slog.Logger) error {
+	return budget.Run(ctx, store.Dir(), budget.Options{OnTrim: func(r budget.Report) {
+		if r.Trimmed() {
+			logger.Warn(r.String())
+			core.SetNotice(noticeBudget, r.String())
+		} else {
+			core.SetNotice(noticeBudget, "")
+		}
+	}})
+}
+
+// expireBridges forgets, until ctx ends, the bridge sessions gone quiet:
+// bridges report every few seconds.
+func expireBridges(ctx context.Context, core *app.Core) error {
+	t := time.NewTicker(app.BridgeTimeout / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			core.ExpireBridges(now.Add(-app.BridgeTimeout))
+		}
 	}
-	return rt, nil
 }
 
 // supervise runs one background loop of the app under supervised, until

@@ -16,6 +16,7 @@ import (
 	"rootkeeper/app/health"
 	"rootkeeper/app/link"
 	"rootkeeper/app/logfile"
+	"rootkeeper/app/policy"
 	"rootkeeper/app/secrets"
 	"rootkeeper/mcp/bridge"
 	"rootkeeper/mcp/reap"
@@ -41,6 +42,11 @@ func runBridge(ctx context.Context, store *app.Store, name string, stdin io.Read
 	monitor := health.NewMonitor(core, health.Options{Logger: logger})
 	go supervised(ctx, core, logger, "state watcher", core.Run)
 	go supervised(ctx, core, logger, "health monitor", monitor.Run)
+	// The organisation's policy binds a bridge too, and changes while it
+	// runs: applied at once (a folder it never grants leaves the session).
+	go supervised(ctx, core, logger, "policy watcher", func(ctx context.Context) error {
+		return policy.Watch(ctx, app.Policy(), core.SetPolicy)
+	})
 	logs, err := logfile.Open(app.ServerLogPath(store.Dir(), name), 0, 0)
 	if err != nil {
 		logger.Warn("cannot open the server log", "err", err)

@@ -62,10 +62,11 @@ func TestConfinedServerThroughTheBinary(t *testing.T) {
 }
 
 // leftovers lists what of server name is still on disk: its temp link and
-// the private temp folder it led to, its data folder, its logs.
+// the private temp folder it led to, its data folder and the kept-aside
+// data of its earlier programs, its logs.
 func leftovers(state, name, temp string) []string {
 	var out []string
-	for _, p := range []string{filepath.Join(state, "tmp", "server-"+name), temp, filepath.Join(state, "data", name)} {
+	for _, p := range []string{filepath.Join(state, "tmp", "server-"+name), temp, filepath.Join(state, "data", name), filepath.Join(state, "previous-data", name)} {
 		if _, err := os.Lstat(p); err == nil {
 			out = append(out, p)
 		}
@@ -110,6 +111,8 @@ func TestRemovedServerLeavesNothingBehind(t *testing.T) {
 				// log (rotation's).
 				os.MkdirAll(filepath.Join(state, "data", name, "cache"), 0o700)
 				os.WriteFile(filepath.Join(state, "data", name, "cache", "db"), []byte("kept"), 0o600)
+				// An earlier program's data, kept aside.
+				os.MkdirAll(filepath.Join(state, "previous-data", name, "20260501T100000Z"), 0o700)
 				os.WriteFile(filepath.Join(temps[name], "scratch"), []byte("tmp"), 0o600)
 				for _, gen := range []string{".1", ".2"} {
 					os.WriteFile(filepath.Join(state, "logs", name+".log"+gen), []byte("old"), 0o600)
@@ -120,12 +123,12 @@ func TestRemovedServerLeavesNothingBehind(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := leftovers(state, "boxed", temps["boxed"]); len(got) != 6 {
-				t.Fatalf("before the remove, boxed has %q; want its link, temp and data folders and three logs", got)
+			if got := leftovers(state, "boxed", temps["boxed"]); len(got) != 7 {
+				t.Fatalf("before the remove, boxed has %q; want its link, temp, data and kept data folders and three logs", got)
 			}
 			mustRun(t, state, "servers", "remove", "boxed")
 			waitFor(t, "nothing of boxed left", func() bool { return len(leftovers(state, "boxed", temps["boxed"])) == 0 })
-			if got := leftovers(state, "other", temps["other"]); len(got) != 6 {
+			if got := leftovers(state, "other", temps["other"]); len(got) != 7 {
 				t.Errorf("the other server kept only %q", got)
 			}
 		})

@@ -207,8 +207,6 @@ func answer(t *testing.T, ch <-chan string) string {
 	}
 }
 
-// tryOK reports whether nosy's answer says the operation worked.
-func tryOK(line string) bool { return strings.Contains(line, `\"ok\":true`) }
 
 // TestNetworkOffThroughTheBridge: a bridged server whose network is off
 // reaches nothing — TCP and UDP, 127.0.0.1 and ::1 — with nobody asked

@@ -59,8 +59,14 @@ type hostSession struct {
 
 func startHostSession(t *testing.T, state string) *hostSession {
 	t.Helper()
+	return startHostSessionIn(t, serverEnv(), state)
+}
+
+// startHostSessionIn is startHostSession with the environment env.
+func startHostSessionIn(t *testing.T, env []string, state string) *hostSession {
+	t.Helper()
 	br := exec.Command(binary, "--state-dir", state, "bridge", "nosy")
-	br.Env = serverEnv()
+	br.Env = env
 	in, _ := br.StdinPipe()
 	out, _ := br.StdoutPipe()
 	var logs strings.Builder

@@ -31,7 +31,11 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755) // the permission test runs it as nobody
 	binary = filepath.Join(dir, "rootkeeper")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	// With the seam only a test binary has: the organisation's policy is
+	// read from ROOTKEEPER_TEST_POLICY_FILE when that is set
+	// (app/policy/seam_test_policy.go); the machine's own file is never
+	// touched by a test.
+	build := exec.Command("go", "build", "-tags", "rootkeeper_policytest", "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building rootkeeper: " + err.Error())

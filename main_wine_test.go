@@ -863,3 +863,34 @@ func BenchmarkGrantToServer(b *testing.B) {
 		})
 	}
 }
+
+// TestWinePolicyFromTheRegistry: the organisation's policy, as Group
+// Policy puts it under HKLM\SOFTWARE\Policies\Rootkeeper (value Policy,
+// the same JSON), binds rootkeeper.exe: doctor says where it is read from
+// and what it sets, and a folder a neverGrant rule holds cannot be made a
+// root.
+func TestWinePolicyFromTheRegistry(t *testing.T) {
+	r := wineRig(t)
+	const key = `HKLM\SOFTWARE\Policies\Rootkeeper`
+	reg := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("wine", append([]string{"reg"}, args...)...)
+		cmd.Env = wineEnv(false)
+		return combined(cmd)
+	}
+	if out, err := reg("query", key); err == nil {
+		t.Fatalf("the Wine prefix has a Rootkeeper policy already:\n%s", out)
+	}
+	secret := r.mkdir("secret")
+	policy := `{"neverGrant": ["` + strings.ReplaceAll(r.path(secret), `\`, `\\`) + `"]}`
+	if out, err := reg("add", key, "/v", "Policy", "/t", "REG_SZ", "/d", policy, "/f"); err != nil {
+		t.Fatalf("reg add: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { reg("delete", key, "/f") })
+	if out := r.rk("doctor"); !strings.Contains(out, `HKLM\SOFTWARE\Policies\Rootkeeper\Policy`) || !strings.Contains(out, "never granted") {
+		t.Errorf("doctor under the registry's policy:\n%s", out)
+	}
+	out, err := combined(r.command("roots", "add", r.path(secret)))
+	if err == nil || !strings.Contains(string(out), "set by your organisation") {
+		t.Errorf("a root the registry's policy never grants: %v\n%s", err, out)
+	}
+}

@@ -132,11 +132,15 @@ func TestDiagnoseConfineFailure(t *testing.T) {
 	}{
 		{"node", refused, "Error: EACCES: permission denied, mkdir '/home/me/.claude-server-commander'\n    at Module.mkdirSync\n", true,
 			"/home/me/.claude-server-commander", "/home/me/.claude-server-commander",
-			"dc wants to keep its own settings in ~/.claude-server-commander, and stopped while confined — allow ~/.claude-server-commander, or run it unconfined"},
+			"dc wants to keep its own settings in ~/.claude-server-commander, and stopped while confined — allow ~/.claude-server-commander for dc, or run it unconfined"},
 		{"c", nil, "[x]:ERROR: open /home/me/data/cfg.ini: Permission denied (13)\n", true, "/home/me/data/cfg.ini", "/home/me/data",
-			"dc stopped while confined: it tried to reach ~/data/cfg.ini — allow ~/data, or run it unconfined"},
+			"dc stopped while confined: it tried to reach ~/data/cfg.ini — allow ~/data for dc, or run it unconfined"},
 		{"a log right in home", nil, "Error: EACCES: permission denied, open '/home/me/srv.log'\n", true, "/home/me/srv.log", "", ""},
-		{"someone else's settings", nil, "open /home/me/.config/gh/hosts.yml: Permission denied\n", true, "/home/me/.config/gh/hosts.yml", "", ""},
+		// Another program's settings are offered too: allowed, they are
+		// this server's alone (State.AllowAsked), no root for everyone.
+		{"another program's settings", nil, "open /home/me/.config/gh/hosts.yml: Permission denied\n", true, "/home/me/.config/gh/hosts.yml", "/home/me/.config/gh", ""},
+		{"kubernetes", nil, "open /home/me/.kube/config: permission denied\n", true, "/home/me/.kube/config", "/home/me/.kube",
+			"dc stopped while confined: it tried to reach ~/.kube/config — allow ~/.kube for dc, or run it unconfined"},
 		{"xdg own", []RefusedAttempt{{Path: "/home/me/.config/srv/c.json", Op: "create"}}, "EACCES: permission denied, open '/home/me/.config/srv/c.json'\n", true,
 			"/home/me/.config/srv/c.json", "/home/me/.config/srv", ""},
 		{"python", nil, "PermissionError: [Errno 13] Permission denied: '/srv/x/state.db'\n", true, "/srv/x/state.db", "/srv/x", ""},

@@ -11,8 +11,9 @@ import (
 // A ConfineFailure says that a confined server stopped (it exited, or did
 // not answer initialize) after reaching for something its ruleset does
 // not hold: what it reached for, and the way out the person is offered —
-// allow that folder (Folder, when there is one a person could decide on),
-// or run the server unconfined (SetConfinement). It is kept in the state,
+// allow that folder for that server (Folder, when there is one a person
+// could decide on: State.AllowAsked), or run the server unconfined
+// (SetConfinement). It is kept in the state,
 // so that `status` and the window show it whichever process saw it (a
 // bridge with no app running included), and it goes when the server
 // starts confined again or the person answers.
@@ -93,6 +94,9 @@ func (s *State) SetConfinement(server string, on bool) error {
 	if s.Servers[i].Type != TransportStdio {
 		return inputErrorf("server %q is remote (%s): only stdio servers can be confined", server, s.Servers[i].Type)
 	}
+	if !on && ConfinementRequired() {
+		return policyError("server %q cannot run unconfined: every stdio server runs confined here", server)
+	}
 	s.Servers[i].Confine = on
 	if !on {
 		s.Servers[i].ConfineRequired = false
@@ -102,14 +106,14 @@ func (s *State) SetConfinement(server string, on bool) error {
 	return nil
 }
 
-// Text says what f means and what the person can do, with whole paths
-// shortened against home: "desktop-commander stopped while confined: it
-// tried to create ~/.claude-server-commander — allow ~/.claude-server-commander,
-// or run it unconfined".
+// Text says what f means and what the person can do, the folder first,
+// with whole paths shortened against home: "kubernetes stopped while
+// confined: it tried to read ~/.kube/config — allow ~/.kube for
+// kubernetes, or run it unconfined".
 func (f ConfineFailure) Text(home string) string {
 	if f.Own {
 		return SafeText(f.Server + " wants to keep its own settings in " + HomeShort(f.Folder, home) + ", and stopped while confined — allow " +
-			HomeShort(f.Folder, home) + ", or run it unconfined")
+			HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined")
 	}
 	if f.Destination != "" {
 		return SafeText(f.Server + " stopped while confined: it tried to connect to " + f.Destination + " — allow it on its network, or run it unconfined")
@@ -126,11 +130,26 @@ func (f ConfineFailure) Text(home string) string {
 	}
 	out := f.Server + " stopped while confined: it tried to " + what
 	if f.Folder != "" {
-		out += " — allow " + HomeShort(f.Folder, home) + ", or run it unconfined"
+		out += " — allow " + HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined"
 	} else {
 		out += " — run it unconfined to use it"
 	}
 	return SafeText(out)
+}
+
+// WayOut are the commands that answer f, in the order they are offered:
+// allow its folder for the server, when it has one (State.AllowAsked: a
+// folder the server alone needs to run, made if it is a settings folder
+// of its own), then run the server unconfined.
+func (f ConfineFailure) WayOut() []string {
+	var out []string
+	if f.Folder != "" {
+		out = append(out, "rootkeeper grant "+ShellQuote(f.Server)+" "+ShellQuote(f.Folder))
+	}
+	if f.Destination != "" {
+		out = append(out, "rootkeeper servers network "+ShellQuote(f.Server)+" allow "+ShellQuote(f.Destination))
+	}
+	return append(out, "rootkeeper servers unconfine "+ShellQuote(f.Server))
 }
 
 // deniedPath finds the path in a line of error output that says a path
@@ -160,14 +179,15 @@ func DiagnoseConfineFailure(server string, refused []RefusedAttempt, stderr stri
 // something the server makes (create, write) right in the home folder or in
 // ~/.config, ~/.local/share or ~/.local/state, the folder it makes there
 // is its own place (own); for anything else the folder right in the home
-// folder that holds it (~/Documents for ~/Documents/tasks.json). Never the
-// home folder itself: a file right in it gets no folder (only running the
+// folder, or in ~/.config and the like, that holds it (~/Documents for
+// ~/Documents/tasks.json, ~/.kube for ~/.kube/config). Never the home
+// folder itself: a file right in it gets no folder (only running the
 // server unconfined is offered).
 func homeFolderFor(f ConfineFailure, home string) (folder string, own bool) {
 	if !IsWithin(f.Tried, home) {
 		return f.Folder, false
 	}
-	makes := f.Op == OpCreate || f.Op == "write" || f.Op == "truncate" || f.Op == OpMkdir
+	makes := OpWrites(f.Op) && f.Op != OpRename
 	for _, base := range []string{filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"), filepath.Join(home, ".local", "state"), home} {
 		if !IsWithin(f.Tried, base) {
 			continue
@@ -180,9 +200,10 @@ func homeFolderFor(f ConfineFailure, home string) (folder string, own bool) {
 			return place, true
 		case rest == "":
 			return "", false // a file right in the home folder
-		case base != home || strings.HasPrefix(first, "."):
-			return "", false // another program's settings: not this server's to have
 		}
+		// Another program's settings (~/.kube, ~/.config/gcloud) or a
+		// folder of the person's: allowed, it is this server's alone
+		// (State.AllowAsked), never a root for everyone.
 		return place, false
 	}
 	return "", false
@@ -218,7 +239,7 @@ func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Ti
 	// Nothing said: the last attempt that could be decided on, or that
 	// made something (a server's own place).
 	for j := len(refused) - 1; j >= 0; j-- {
-		if r := refused[j]; r.Folder != "" || r.Op == "create" || r.Op == "write" || r.Op == OpMkdir {
+		if r := refused[j]; r.Folder != "" || OpWrites(r.Op) && r.Op != OpRename {
 			f.Tried, f.Op, f.Folder = r.Path, r.Op, r.Folder
 			return f, true
 		}

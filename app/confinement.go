@@ -94,5 +94,5 @@ func ConfinementText(srv Server, live *ServerStatus, landlock, kernel func() (in
 // code said so): only a server whose confinement was asked for in so many
 // words is then not started.
 func RunsUnconfinedHere(srv Server, landlockMissing bool) bool {
-	return srv.Confine && !srv.ConfineRequired && landlockMissing
+	return srv.Confine && !srv.ConfineRequired && !ConfinementRequired() && landlockMissing
 }

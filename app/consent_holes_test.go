@@ -13,7 +13,7 @@ import (
 // A server that runs something else under the same name loses its
 // decisions; one whose roots mode or sampling changes keeps them; an
 // explicit keep keeps them.
-func TestReplaceServerDropsDecisionsOfAnotherProgram(t *testing.T) {
+func TestPutServerDropsDecisionsOfAnotherProgram(t *testing.T) {
 	base := Server{Name: "filesystem", Type: TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem"}}
 	setup := func() *State {
 		st := &State{}
@@ -36,23 +36,27 @@ func TestReplaceServerDropsDecisionsOfAnotherProgram(t *testing.T) {
 		st := setup()
 		srv := base
 		change(&srv)
-		dropped, err := st.ReplaceServer(srv, false)
+		res, err := st.PutServer(srv, PutOptions{Replace: true})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if dropped != 2 || len(st.Decisions) != 0 {
-			t.Errorf("%s changed: dropped %d, decisions left %v", name, dropped, st.Decisions)
+		if res.Dropped != 2 || !res.NewProgram || len(st.Decisions) != 0 {
+			t.Errorf("%s changed: dropped %d, decisions left %v", name, res.Dropped, st.Decisions)
 		}
 		st = setup()
-		if dropped, _ := st.ReplaceServer(srv, true); dropped != 0 || len(st.Decisions) != 2 {
-			t.Errorf("%s changed with keep: dropped %d", name, dropped)
+		if res, _ := st.PutServer(srv, PutOptions{Replace: true, KeepDecisions: true}); res.Dropped != 0 || len(st.Decisions) != 2 {
+			t.Errorf("%s changed with keep: dropped %d", name, res.Dropped)
 		}
 	}
 	st := setup()
 	srv := base
 	srv.RootsMode, srv.Sampling = RootsEnv, SamplingOff
-	if dropped, _ := st.ReplaceServer(srv, false); dropped != 0 || len(st.Decisions) != 2 {
-		t.Errorf("a new roots mode dropped %d decisions", dropped)
+	res, err := st.PutServer(srv, PutOptions{Replace: true, Given: SetRootsMode | SetSampling})
+	if err != nil || res.Dropped != 0 || len(st.Decisions) != 2 {
+		t.Errorf("a new roots mode dropped %d decisions (%v)", res.Dropped, err)
+	}
+	if got, _ := st.Server("filesystem"); got.RootsMode != RootsEnv || got.Sampling != SamplingOff {
+		t.Errorf("the new roots mode and sampling were not stored: %+v", got)
 	}
 }
 

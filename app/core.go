@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"reflect"
+	"rootkeeper/app/policy"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,7 @@ type Core struct {
 // corrupt state file becomes a notice, not an error.
 func NewCore(store *Store) (*Core, error) {
 	c := &Core{store: store, subs: map[chan struct{}]struct{}{}}
-	c.snap.Store(&Snapshot{State: State{Version: StateVersion}})
+	c.snap.Store(&Snapshot{State: State{Version: StateVersion}, Policy: Policy()})
 	store.OnCorrupt = c.noteCorrupt
 	st, err := store.Load()
 	if err != nil {
@@ -38,6 +39,18 @@ func NewCore(store *Store) (*Core, error) {
 }
 
 func (c *Core) noteCorrupt(e *CorruptError) { c.SetNotice(NoticeCorrupt, e.Error()) }
+
+// SetPolicy applies the organisation's policy p from now on (SetPolicy)
+// and publishes it: every server's visible set is worked out again under
+// it.
+func (c *Core) SetPolicy(p policy.Policy) {
+	SetPolicy(p)
+	c.publish(func(s *Snapshot) bool {
+		s.Policy = p
+		s.PolicyGen++
+		return true
+	})
+}
 
 // Store is the store the core saves to.
 func (c *Core) Store() *Store { return c.store }

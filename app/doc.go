@@ -21,6 +21,8 @@
 //	visible.go, index.go the one rule and its index
 //	slots.go, put.go     folders in a server's configuration; storing a server
 //	requests.go          folders asked for (by hosts, by configurations)
+//	needs.go             folders a confined server needs to run: its alone, no roots
+//	program.go, keptdata.go  whose a data folder is; earlier programs' data kept aside
 //	network.go           a confined server's network: the setting, what it allows, the defaults
 //	networkreq.go        destinations asked about at first contact
 //	netrecord.go         the record of the destinations each server reached

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"rootkeeper/app/policy"
 	"slices"
 	"sync"
 )
@@ -59,17 +60,20 @@ func buildIndex(snap *Snapshot) *visIndex {
 		}
 		x.access[key] = a
 	}
-	if snap.State.Paused {
+	if snap.State.Paused || snap.Policy.Broken != "" {
+		// Paused, or under a policy that cannot be read: nothing is
+		// shared (a broken policy is not run without).
 		return x
 	}
+	home := homeForPolicy()
 	var taking []string
 	for _, srv := range snap.State.Servers {
-		if srv.Mode() != RootsOff {
+		if srv.Mode() != RootsOff && snap.Policy.Denied(policy.Server{Name: srv.Name, Command: srv.Command, Args: srv.Args, URL: srv.URL}) == "" {
 			taking = append(taking, srv.Name)
 		}
 	}
 	for _, r := range snap.State.Roots {
-		if !r.Enabled || !snap.Health[r.Path].OK() {
+		if !r.Enabled || !snap.Health[r.Path].OK() || snap.Policy.NeverGranted(r.Path, home) != "" {
 			continue
 		}
 		for _, s := range taking {

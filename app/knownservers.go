@@ -186,6 +186,15 @@ func seedGitIdentity(home, dst string) {
 	if _, err := os.Lstat(dst); err == nil {
 		return
 	}
+	if f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.WriteString(gitIdentitySeed(home))
+		f.Close()
+	}
+}
+
+// gitIdentitySeed is what seedGitIdentity writes for the person whose home
+// folder is home: the [user] section of their git settings, or nothing.
+func gitIdentitySeed(home string) string {
 	var name, email string
 	for _, src := range []string{filepath.Join(home, ".config", "git", "config"), filepath.Join(home, ".gitconfig")} {
 		data, err := os.ReadFile(src)
@@ -200,20 +209,17 @@ func seedGitIdentity(home, dst string) {
 			email = e
 		}
 	}
-	text := ""
-	if name != "" || email != "" {
-		text = "[user]\n"
-		if name != "" {
-			text += "\tname = " + strconv.Quote(name) + "\n"
-		}
-		if email != "" {
-			text += "\temail = " + strconv.Quote(email) + "\n"
-		}
+	if name == "" && email == "" {
+		return ""
 	}
-	if f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		f.WriteString(text)
-		f.Close()
+	text := "[user]\n"
+	if name != "" {
+		text += "\tname = " + strconv.Quote(name) + "\n"
 	}
+	if email != "" {
+		text += "\temail = " + strconv.Quote(email) + "\n"
+	}
+	return text
 }
 
 // gitIdentity reads user.name and user.email from a git config file's

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"rootkeeper/app/policy"
 	"slices"
 	"time"
 )
@@ -144,6 +145,17 @@ type Server struct {
 	// off configurations (state version 1), until RepairTakenOff has put
 	// them back from a host's backup or found that it cannot.
 	FoldersTakenOff bool `json:"foldersTakenOff,omitempty"`
+	// DataProgram is the program (ProgramID) its data folder belongs to:
+	// what ran under this name when the folder was last given to a
+	// program. It is kept here, in the state, rather than in the folder,
+	// which the server may write. Empty in a state written before it was
+	// recorded: the folder belongs to what the server runs.
+	DataProgram string `json:"dataProgram,omitempty"`
+	// KeptData are data folders of programs that ran under this name
+	// before, kept aside when its command came to run another program,
+	// until the person gives one to the server (UseKeptData) or removes it
+	// (RemoveKeptData).
+	KeptData []KeptData `json:"keptData,omitempty"`
 }
 
 // Mode returns the server's roots mode, RootsProtocol when unset.
@@ -213,6 +225,12 @@ type State struct {
 	// ConfineFailures are the confined servers that stopped after
 	// reaching past their folders, with the way out (ConfineFailure).
 	ConfineFailures []ConfineFailure `json:"confineFailures,omitempty"`
+	// Needs are folders confined servers need to run, each allowed to
+	// one server alone (see Need).
+	Needs []Need `json:"needs,omitempty"`
+	// Refusals are folders confined servers reached for that the person
+	// refused them, each one server's alone (see Refusal).
+	Refusals []Refusal `json:"refusals,omitempty"`
 	// Settings are the person's settings of how Rootkeeper behaves; nil
 	// means the defaults.
 	Settings *Settings `json:"settings,omitempty"`
@@ -273,6 +291,9 @@ type Snapshot struct {
 	// Bridges are the running bridge sessions (hosts' servers in the path),
 	// by session id. Empty outside a running app.
 	Bridges map[int]BridgeSession
+	// Policy is the organisation's policy this snapshot was decided under
+	// (orgpolicy.go): the one rule reads it, as it reads State.
+	Policy policy.Policy
 	// Network is each confined server's record of the destinations it
 	// reached, by server (netrecord.go): read from the state folder, where
 	// whoever observes the server writes it.
@@ -283,6 +304,8 @@ type Snapshot struct {
 	// with every change of State, Health, Servers, Notices and Bridges: a
 	// reader tells what changed between two snapshots by comparing them.
 	StateGen, HealthGen, ServersGen, NoticesGen, BridgesGen uint64
+	// PolicyGen increases with every change of Policy.
+	PolicyGen uint64
 	// NetworkGen increases with every change of Network.
 	NetworkGen uint64
 
@@ -294,7 +317,7 @@ type Snapshot struct {
 // SameRule reports whether a and b give every server the same roots by
 // the one rule: neither the state nor the health changed between them.
 func SameRule(a, b *Snapshot) bool {
-	return a != nil && b != nil && a.StateGen == b.StateGen && a.HealthGen == b.HealthGen
+	return a != nil && b != nil && a.StateGen == b.StateGen && a.HealthGen == b.HealthGen && a.PolicyGen == b.PolicyGen
 }
 
 // ServerState is where a server's connection stands.

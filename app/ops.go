@@ -40,6 +40,8 @@ func (s State) Clone() State {
 	}
 	c.ConfineOffer = slices.Clone(s.ConfineOffer)
 	c.ConfineFailures = slices.Clone(s.ConfineFailures)
+	c.Needs = slices.Clone(s.Needs)
+	c.Refusals = slices.Clone(s.Refusals)
 	c.Once = slices.Clone(s.Once)
 	for i := range c.Once {
 		c.Once[i].Calls = slices.Clone(c.Once[i].Calls)
@@ -50,6 +52,7 @@ func (s State) Clone() State {
 		srv.KeepArgs = slices.Clone(srv.KeepArgs)
 		srv.Slots = slices.Clone(srv.Slots)
 		srv.Lost = slices.Clone(srv.Lost)
+		srv.KeptData = slices.Clone(srv.KeptData)
 		srv.Env = cloneMap(srv.Env)
 		srv.Headers = cloneMap(srv.Headers)
 		srv.Network = srv.Network.Clone()
@@ -88,6 +91,9 @@ func (s *State) AddRoot(r Root) error {
 	}
 	if old, ok := s.Root(r.Path); ok {
 		return inputErrorf("root %q is already added (as %q)", r.Path, old.Name)
+	}
+	if rule := NeverGranted(r.Path); rule != "" {
+		return policyError("%s cannot be a root: the rule %q never grants it", r.Path, rule)
 	}
 	if r.Name == "" {
 		r.Name = baseName(r.Path)
@@ -146,13 +152,13 @@ func (s *State) AddServer(srv Server) error {
 	return nil
 }
 
-// ReplaceServer changes the configuration of an existing server. A change of
-// what the server runs (see SameProgram) makes it a new program as far as
-// consent goes: its decisions are dropped, unless keepDecisions says the
-// person saw the old and the new program and chose to keep them. A change of
-// anything else (roots mode, sampling) keeps them. It reports how many
-// decisions were dropped.
-func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
+// replaceServer changes the configuration of an existing server; PutServer
+// is the way in. A change of what the server runs (see SameProgram) makes
+// it a new program as far as consent goes: its decisions are dropped,
+// unless keepDecisions says the person saw the old and the new program and
+// chose to keep them. A change of anything else (roots mode, sampling)
+// keeps them. It reports how many decisions were dropped.
+func (s *State) replaceServer(srv Server, keepDecisions bool) (dropped int, err error) {
 	if err := ValidateServer(srv); err != nil {
 		return 0, err
 	}
@@ -161,9 +167,13 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 		return 0, inputErrorf("no server %q", srv.Name)
 	}
 	if !keepDecisions && !SameProgram(s.Servers[i], srv) {
-		n := len(s.Decisions)
+		// The folders the old program needed to run go with its
+		// decisions: they were allowed to what it ran.
+		n := len(s.Decisions) + len(s.Needs)
 		s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == srv.Name })
-		dropped = n - len(s.Decisions)
+		s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Server == srv.Name })
+		s.Refusals = slices.DeleteFunc(s.Refusals, func(x Refusal) bool { return x.Server == srv.Name })
+		dropped = n - len(s.Decisions) - len(s.Needs)
 	}
 	s.Servers[i] = srv
 	return dropped, nil
@@ -178,11 +188,21 @@ func (s *State) ReplaceServer(srv Server, keepDecisions bool) (dropped int, err 
 // reference it was sealed into, or another secret in its place, compare
 // equal, wherever they are.
 func SameProgram(a, b Server) bool {
-	return a.Type == b.Type && a.Command == b.Command && a.Cwd == b.Cwd &&
-		slices.Equal(spot.ShowArgs(a.Name, a.Args), spot.ShowArgs(b.Name, b.Args)) &&
-		maps.Equal(spot.ShowEnv(a.Name, a.Env), spot.ShowEnv(b.Name, b.Env)) &&
-		spot.ShowURL(a.Name, a.URL) == spot.ShowURL(b.Name, b.URL) &&
-		maps.Equal(spot.ShowHeaders(a.Name, a.Headers), spot.ShowHeaders(b.Name, b.Headers))
+	if a.Type != b.Type || a.Command != b.Command || a.Cwd != b.Cwd {
+		return false
+	}
+	a, b = secretsShown(a), secretsShown(b)
+	return slices.Equal(a.Args, b.Args) && maps.Equal(a.Env, b.Env) &&
+		a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
+}
+
+// secretsShown is srv with every secret and every reference to one
+// spot.Redacted.
+func secretsShown(srv Server) Server {
+	EachSecretField(&srv, func(f SecretField) string {
+		return spot.Replace(f.Value, f.Hidden(srv.Name), spot.Redacted)
+	})
+	return srv
 }
 
 // RemoveServer forgets a server and every decision about it.
@@ -195,6 +215,8 @@ func (s *State) RemoveServer(name string) error {
 	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Server == name })
 	s.Requests = slices.DeleteFunc(s.Requests, func(r Request) bool { return r.Server == name })
 	s.Once = slices.DeleteFunc(s.Once, func(o Once) bool { return o.Server == name })
+	s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Server == name })
+	s.Refusals = slices.DeleteFunc(s.Refusals, func(x Refusal) bool { return x.Server == name })
 	return nil
 }
 
@@ -213,6 +235,11 @@ func (s *State) Decide(d Decision) error {
 	}
 	if d.Verdict != Allow && d.Verdict != Deny {
 		return inputErrorf("invalid verdict %q (want allow or deny)", d.Verdict)
+	}
+	if d.Verdict == Allow {
+		if err := policyRefusesGrant(d.Root); err != nil {
+			return err
+		}
 	}
 	if d.Scope == "" {
 		d.Scope = Always
@@ -251,13 +278,14 @@ func (s *State) Revoke(server, rootPath string) bool {
 // is forgotten.
 func (s *State) SetPaused(paused bool) { s.Paused = paused }
 
-// DropUntilQuit forgets every decision scoped until quit. The long-running app
-// calls it when it starts, since the app those decisions were made for has
-// quit.
+// DropUntilQuit forgets every decision, and every folder a server needs
+// to run, scoped until quit. The long-running app calls it when it starts,
+// since the app those decisions were made for has quit.
 func (s *State) DropUntilQuit() int {
-	n := len(s.Decisions)
+	n := len(s.Decisions) + len(s.Needs)
 	s.Decisions = slices.DeleteFunc(s.Decisions, func(d Decision) bool { return d.Scope == UntilQuit })
-	return n - len(s.Decisions)
+	s.Needs = slices.DeleteFunc(s.Needs, func(x Need) bool { return x.Scope == UntilQuit })
+	return n - len(s.Decisions) - len(s.Needs)
 }
 
 // ValidateServer checks a server's configuration and names the first bad

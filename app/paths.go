@@ -89,25 +89,51 @@ func URIFromPath(p string) string {
 // percent-encoded), empty segments ("//"), NUL bytes (raw or %00), encoded
 // slashes (%2F), malformed escapes, and a query or fragment.
 func PathFromURI(uri string) (string, error) {
-	bad := func(format string, args ...any) (string, error) {
-		return "", &InvalidURIError{URI: uri, Reason: fmt.Sprintf(format, args...)}
+	bad := func(reason string) (string, error) {
+		return "", &InvalidURIError{URI: uri, Reason: reason}
 	}
+	rest, err := uriPath(uri)
+	if err != nil {
+		return bad(err.Error())
+	}
+	p, err := pathFromSegments(rest)
+	if err != nil {
+		return bad(err.Error())
+	}
+	if filepath.Separator != '/' && isDrive(p) {
+		p += string(filepath.Separator) // "C:" -> `C:\`
+	}
+	if err := ValidAbsPath(p); err != nil {
+		return bad(err.(*InvalidPathError).Reason)
+	}
+	if filepath.Clean(p) != p {
+		return bad(fmt.Sprintf("path is not clean (%q)", p))
+	}
+	return p, nil
+}
+
+// uriPath is the path of a file URI as written, "/seg/seg/...": what
+// follows the scheme and the host, which must be empty or localhost. The
+// error, a reason for [InvalidURIError], refuses a NUL byte, another
+// scheme, another host, a query or fragment, and an empty or relative
+// path.
+func uriPath(uri string) (string, error) {
 	if strings.IndexByte(uri, 0) >= 0 {
-		return bad("contains a NUL byte")
+		return "", errors.New("contains a NUL byte")
 	}
 	colon := strings.IndexByte(uri, ':')
 	if colon < 0 || strings.ContainsAny(uri[:colon], "/?#") {
-		return bad("missing scheme (want file://)")
+		return "", errors.New("missing scheme (want file://)")
 	}
 	if scheme := uri[:colon]; !strings.EqualFold(scheme, "file") {
-		return bad("scheme must be file, not %q", scheme)
+		return "", fmt.Errorf("scheme must be file, not %q", scheme)
 	}
 	rest := uri[colon+1:]
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		if rest[i] == '?' {
-			return bad("has a query (%q); encode '?' in a path as %%3F", rest[i:])
+			return "", fmt.Errorf("has a query (%q); encode '?' in a path as %%3F", rest[i:])
 		}
-		return bad("has a fragment (%q); encode '#' in a path as %%23", rest[i:])
+		return "", fmt.Errorf("has a fragment (%q); encode '#' in a path as %%23", rest[i:])
 	}
 	if strings.HasPrefix(rest, "//") {
 		rest = rest[2:]
@@ -116,17 +142,26 @@ func PathFromURI(uri string) (string, error) {
 			host = rest[:i]
 		}
 		if host != "" && !strings.EqualFold(host, "localhost") {
-			return bad("host must be empty or localhost, not %q", host)
+			return "", fmt.Errorf("host must be empty or localhost, not %q", host)
 		}
 		rest = rest[len(host):]
 	}
 	if rest == "" {
-		return bad("empty path")
+		return "", errors.New("empty path")
 	}
 	if rest[0] != '/' {
-		return bad("path is relative (want file:///absolute/path)")
+		return "", errors.New("path is relative (want file:///absolute/path)")
 	}
-	// rest is "/seg/seg/..."; a single trailing slash is allowed.
+	return rest, nil
+}
+
+// pathFromSegments decodes a URI's path, "/seg/seg/..." with a single
+// trailing slash allowed, into a path of this system (a Windows drive
+// letter starts it without a slash before). The error, a reason for
+// [InvalidURIError], refuses empty segments, malformed escapes, and
+// segments that are "." or "..", or that hold a NUL byte or a separator
+// once decoded.
+func pathFromSegments(rest string) (string, error) {
 	segs := strings.Split(rest[1:], "/")
 	if len(segs) > 1 && segs[len(segs)-1] == "" {
 		segs = segs[:len(segs)-1]
@@ -138,23 +173,23 @@ func PathFromURI(uri string) (string, error) {
 			if len(segs) == 1 {
 				break // the root, "/"
 			}
-			return bad("empty path segment (\"//\")")
+			return "", errors.New("empty path segment (\"//\")")
 		}
 		seg, err := unescapeSegment(raw)
 		if err != nil {
-			return bad("%s", err)
+			return "", err
 		}
 		switch {
 		case seg == ".":
-			return bad("path has a \".\" segment (%q)", raw)
+			return "", fmt.Errorf("path has a \".\" segment (%q)", raw)
 		case seg == "..":
-			return bad("path has a \"..\" segment (%q)", raw)
+			return "", fmt.Errorf("path has a \"..\" segment (%q)", raw)
 		case strings.IndexByte(seg, 0) >= 0:
-			return bad("contains a NUL byte (%%00)")
+			return "", errors.New("contains a NUL byte (%00)")
 		case strings.IndexByte(seg, '/') >= 0:
-			return bad("has an encoded slash (%%2F) in segment %q", raw)
+			return "", fmt.Errorf("has an encoded slash (%%2F) in segment %q", raw)
 		case filepath.Separator != '/' && strings.IndexRune(seg, filepath.Separator) >= 0:
-			return bad("has a path separator %q in segment %q", filepath.Separator, raw)
+			return "", fmt.Errorf("has a path separator %q in segment %q", filepath.Separator, raw)
 		}
 		if i > 0 || !isDrive(seg) || filepath.Separator == '/' {
 			out.WriteByte('/')
@@ -165,17 +200,7 @@ func PathFromURI(uri string) (string, error) {
 	if p == "" {
 		p = "/"
 	}
-	p = filepath.FromSlash(p)
-	if filepath.Separator != '/' && isDrive(p) {
-		p += string(filepath.Separator) // "C:" -> `C:\`
-	}
-	if err := ValidAbsPath(p); err != nil {
-		return bad("%s", err.(*InvalidPathError).Reason)
-	}
-	if filepath.Clean(p) != p {
-		return bad("path is not clean (%q)", p)
-	}
-	return p, nil
+	return filepath.FromSlash(p), nil
 }
 
 // isDrive reports whether s is a Windows drive letter with its colon, "C:".
@@ -284,4 +309,13 @@ func CanonicalPath(given, cwd string) (canonical, display string, err error) {
 		}
 	}
 	return canonical, display, nil
+}
+
+// Resolved is path with its symbolic links resolved, or path as it is when
+// that cannot be done (it does not exist, say).
+func Resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -39,8 +40,21 @@ type PutOptions struct {
 	KeepDecisions bool
 	// Home resolves ~ in the configuration.
 	Home string
+	// StateDir is the state folder, where the server's data folder is: a
+	// server that comes to run another program (ProgramID) has its data
+	// folder kept aside there (KeptData). Empty: no data folder is looked
+	// at (the program is recorded all the same).
+	StateDir string
 	// Now is when the requests are recorded; zero means now.
 	Now time.Time
+	// Repair: the definition is the replaced server's own, its folders put
+	// back as the person wrote it (a server an earlier version stored with
+	// them taken off, Server.FoldersTakenOff), not a new one. The folders it
+	// had lost stay lost unless the definition names them again, and an
+	// organisation's policy that blocks it does not refuse it: it was
+	// stored before, and the policy keeps it from starting (BlockedServer).
+	// Only a server so marked can be repaired.
+	Repair bool
 }
 
 // PutResult says what PutServer did.
@@ -58,6 +72,9 @@ type PutResult struct {
 	// Asked are the slots recorded as requests: undecided, and not inside
 	// a folder the server is allowed.
 	Asked []Slot
+	// KeptAside is the data folder kept aside because the server now runs
+	// another program (nil: none was, or it held nothing).
+	KeptAside *KeptData
 }
 
 // PutServer is the one way a server definition from any source (the
@@ -67,7 +84,12 @@ type PutResult struct {
 // the settings it does not give are carried over from the server it
 // replaces, a server that now runs something else loses its decisions, and
 // every undecided slot becomes a request (FromCommandLine). Open
-// command-line requests for folders no longer in its configuration go.
+// command-line requests for folders no longer in its configuration go. Its
+// data folder stays with the program it belongs to (ProgramID): a server
+// that now runs another program starts with an empty one, and the old one
+// is kept aside (KeptData) — the last step, once nothing else can fail,
+// and under the state file's lock, before any process can start the new
+// program on it.
 func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	var res PutResult
 	if o.Now.IsZero() {
@@ -77,20 +99,11 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if exists && !o.Replace {
 		return res, inputErrorf("server %q already exists (use --replace to overwrite it)", srv.Name)
 	}
+	if o.Repair && !(exists && old.FoldersTakenOff) {
+		return res, inputErrorf("server %q has no folders taken off to put back", srv.Name)
+	}
 	if exists {
-		carry := func(set Setting, apply func()) {
-			if o.Given&set == 0 {
-				apply()
-			}
-		}
-		carry(SetRootsMode, func() { srv.RootsMode = old.RootsMode })
-		carry(SetSampling, func() { srv.Sampling = old.Sampling })
-		carry(SetHostRoots, func() { srv.HostRoots = old.HostRoots })
-		if old.Type == TransportStdio {
-			carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
-		}
-		carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
-		carry(SetNetwork, func() { srv.Network = old.Network.Clone() })
+		carrySettings(&srv, old, o.Given)
 	}
 	// A new server's network: off for one known to need none, open and
 	// watched for any other (DefaultNetwork); a remote server has none.
@@ -100,6 +113,16 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if srv.Type != TransportStdio {
 		srv.Network = nil
 	}
+	// Whose data the data folder holds: the old server's program (a
+	// server stored before this was recorded: what it ran), or nobody's
+	// known for a new name (a folder a removed server of that name left).
+	dataOwner := ""
+	srv.KeptData = nil
+	if exists {
+		dataOwner = cmp.Or(old.DataProgram, ProgramID(old))
+		srv.KeptData = slices.Clone(old.KeptData)
+	}
+	srv.DataProgram = ProgramID(srv)
 	// Confined by default: a stdio server is confined unless the
 	// definition says otherwise or the server it replaces was not.
 	switch {
@@ -111,11 +134,20 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if !srv.Confine {
 		srv.ConfineRequired = false
 	}
-	// A definition given anew is whole: nothing is lost from it.
+	if !o.Repair {
+		if err := policyRefusesServer(srv); err != nil {
+			return res, err
+		}
+	}
+	// A definition given anew is whole: nothing is lost from it. A
+	// repaired one has lost what it does not name again.
 	srv.Lost, srv.FoldersTakenOff = nil, false
 	srv.Slots = FindSlots(srv, o.Home)
+	if o.Repair {
+		srv.Lost = stillLost(old.Lost, srv.Slots)
+	}
 	if exists {
-		dropped, err := s.ReplaceServer(srv, o.KeepDecisions)
+		dropped, err := s.replaceServer(srv, o.KeepDecisions)
 		if err != nil {
 			return res, err
 		}
@@ -129,7 +161,51 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	res.Server = srv
 	asked, err := s.requestSlots(srv, o.Now)
 	res.Asked = asked
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	if dataOwner != srv.DataProgram && o.StateDir != "" {
+		kept, err := keepAside(o.StateDir, srv.Name, dataOwner, o.Home, o.Now)
+		if err != nil {
+			return res, err
+		}
+		if kept != nil {
+			i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == srv.Name })
+			s.Servers[i].KeptData = append(s.Servers[i].KeptData, *kept)
+			res.Server, res.KeptAside = s.Servers[i], kept
+		}
+	}
+	return res, nil
+}
+
+// carrySettings gives srv the settings of old, the server it replaces,
+// that given does not name.
+func carrySettings(srv *Server, old Server, given Setting) {
+	carry := func(set Setting, apply func()) {
+		if given&set == 0 {
+			apply()
+		}
+	}
+	carry(SetRootsMode, func() { srv.RootsMode = old.RootsMode })
+	carry(SetSampling, func() { srv.Sampling = old.Sampling })
+	carry(SetHostRoots, func() { srv.HostRoots = old.HostRoots })
+	if old.Type == TransportStdio {
+		carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
+	}
+	carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+	carry(SetNetwork, func() { srv.Network = old.Network.Clone() })
+}
+
+// stillLost is the folders of lost that are no slot: those a repair could
+// not put back (nil when there are none).
+func stillLost(lost []string, slots []Slot) []string {
+	still := slices.DeleteFunc(slices.Clone(lost), func(p string) bool {
+		return slices.ContainsFunc(slots, func(sl Slot) bool { return sl.Path == p })
+	})
+	if len(still) == 0 {
+		return nil
+	}
+	return still
 }
 
 // requestSlots records srv's undecided slots as requests and drops its open

@@ -68,6 +68,9 @@ func ReachQuestionOf(r Request, now time.Time, name func(string) string) ReachQu
 				reads = false
 			}
 		}
+		if !OnceAllowed() {
+			q.Once = false // the organisation allows lasting decisions only
+		}
 		if q.Once && reads {
 			q.Default = ReachOnce
 		}

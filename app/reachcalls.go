@@ -117,6 +117,9 @@ const OnceLasts = MaxReachWait + time.Minute
 // ReachWait is how long a confined server's call past its folders waits
 // while a person is asked: the setting, within its bounds.
 func (s *State) ReachWait() time.Duration {
+	if d, ok := policyReachWait(); ok {
+		return min(max(d, MinReachWait), MaxReachWait)
+	}
 	if s.Settings == nil || s.Settings.ReachWait == 0 {
 		return DefaultReachWait
 	}
@@ -190,6 +193,12 @@ type OnceAnswer struct {
 // them, and nothing changes; so is one where none of the calls ids names
 // waits any more (the person answered after their wait ran out).
 func (s *State) GrantOnce(server, folder string, ids []string, by Source, at time.Time) (OnceAnswer, error) {
+	if !OnceAllowed() {
+		return OnceAnswer{}, policyError("allow once is not offered here: only lasting decisions")
+	}
+	if err := policyRefusesGrant(folder); err != nil {
+		return OnceAnswer{}, err
+	}
 	r, ok := s.Request(server, folder)
 	if !ok || r.From != FromReach && r.From != FromNetwork {
 		return OnceAnswer{}, inputErrorf("%s has no attempt waiting on %q (allow once answers a folder a confined server tried to reach)", server, folder)

@@ -89,6 +89,9 @@ func (s *State) AddRequest(server, path, from string, at time.Time) (bool, error
 			return false, nil
 		}
 	}
+	if s.needed(server, path) {
+		return false, nil // in a folder it needs to run: it has it
+	}
 	if i := slices.IndexFunc(s.Requests, func(r Request) bool { return r.Server == server && r.Path == path }); i >= 0 {
 		if s.Requests[i].From == from && !at.After(s.Requests[i].Last.Add(time.Minute)) {
 			return false, nil // asked again just now: not worth a write
@@ -253,15 +256,18 @@ func VisibleFor(snap *Snapshot, server string, hostRoots []string) []Root {
 	return out
 }
 
-// WithoutUntilQuit is snap with the decisions scoped until quit taken out:
+// WithoutUntilQuit is snap with the decisions (and the folders servers
+// need to run) scoped until quit taken out:
 // what holds when no app is running (such decisions end when the app that
 // they were made in quits).
 func WithoutUntilQuit(snap *Snapshot) *Snapshot {
-	if !slices.ContainsFunc(snap.State.Decisions, func(d Decision) bool { return d.Scope == UntilQuit }) {
+	if !slices.ContainsFunc(snap.State.Decisions, func(d Decision) bool { return d.Scope == UntilQuit }) &&
+		!slices.ContainsFunc(snap.State.Needs, func(n Need) bool { return n.Scope == UntilQuit }) {
 		return snap
 	}
 	c := *snap
 	c.State.Decisions = slices.DeleteFunc(slices.Clone(snap.State.Decisions), func(d Decision) bool { return d.Scope == UntilQuit })
+	c.State.Needs = slices.DeleteFunc(slices.Clone(snap.State.Needs), func(n Need) bool { return n.Scope == UntilQuit })
 	c.vis = new(visCell) // other decisions: another index
 	return &c
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"rootkeeper/app/secrets/spot"
@@ -24,34 +25,113 @@ type Hidden struct {
 // to one is spot.Redacted, the rest as it is — and what it hides.
 func ForEditing(srv Server) (Server, Hidden) {
 	var h Hidden
-	args := slices.Clone(srv.Args)
-	for i, sp := range spot.HiddenInArgs(srv.Name, srv.Args) {
-		h.args = append(h.args, spot.Parts(srv.Args[i], sp))
-		args[i] = spot.Replace(srv.Args[i], sp, spot.Redacted)
-	}
-	h.shown = args
-	srv.Args = args
-	srv.Env, h.env = hideMap(srv.Env, func(k, v string) []spot.Span { return spot.HiddenInEnv(srv.Name, k, v) })
-	srv.Headers, h.headers = hideMap(srv.Headers, func(k, v string) []spot.Span { return spot.HiddenInHeader(srv.Name, k, v) })
-	sp := spot.HiddenInURL(srv.Name, srv.URL)
-	h.url = spot.Parts(srv.URL, sp)
-	srv.URL = spot.Replace(srv.URL, sp, spot.Redacted)
+	srv.Args = slices.Clone(srv.Args) // the editor's own
+	EachSecretField(&srv, func(f SecretField) string {
+		sp := f.Hidden(srv.Name)
+		parts := spot.Parts(f.Value, sp)
+		switch f.Kind {
+		case spot.KindArg:
+			h.args = append(h.args, parts) // one per argument
+		case spot.KindEnv:
+			h.env = addParts(h.env, f.Name, parts)
+		case spot.KindHeader:
+			h.headers = addParts(h.headers, f.Name, parts)
+		case spot.KindURL:
+			h.url = parts
+		}
+		return spot.Replace(f.Value, sp, spot.Redacted)
+	})
+	h.shown = srv.Args
 	return srv, h
 }
 
-func hideMap(m map[string]string, find func(k, v string) []spot.Span) (map[string]string, map[string][]string) {
-	if m == nil {
-		return nil, nil
+// addParts is m with name's hidden parts, if it has any.
+func addParts(m map[string][]string, name string, parts []string) map[string][]string {
+	if len(parts) == 0 {
+		return m
 	}
-	out := maps.Clone(m)
-	parts := map[string][]string{}
-	for k, v := range m {
-		if sp := find(k, v); len(sp) > 0 {
-			parts[k] = spot.Parts(v, sp)
-			out[k] = spot.Replace(v, sp, spot.Redacted)
+	if m == nil {
+		m = map[string][]string{}
+	}
+	m[name] = parts
+	return m
+}
+
+// A SecretField is one value of a server's configuration that may hold a
+// secret: an argument, an env variable's value, a header's value, the
+// URL.
+type SecretField struct {
+	// Kind is spot.KindArg, spot.KindEnv, spot.KindHeader or spot.KindURL.
+	Kind string
+	// Name is the env variable's or the header's name ("" otherwise).
+	Name string
+	// Index is the argument's place, from 0 (0 otherwise).
+	Index int
+	// Value is the value as stored: secrets in clear, references to those
+	// in the keyring, or neither.
+	Value string
+	// Found are the secrets spot finds in Value in clear; an argument's
+	// are read with the arguments before it (the value of --api-key).
+	Found []spot.Span
+}
+
+// Where names the field as a person reads it: "argument 3", "env NAME",
+// "header NAME" or "URL".
+func (f SecretField) Where() string {
+	switch f.Kind {
+	case spot.KindArg:
+		return "argument " + strconv.Itoa(f.Index+1)
+	case spot.KindURL:
+		return "URL"
+	}
+	return f.Kind + " " + f.Name
+}
+
+// Hidden is what of the value is not shown of server's configuration: the
+// secrets in clear and the references to server's secrets in the keyring.
+func (f SecretField) Hidden(server string) []spot.Span {
+	return spot.WithRefs(server, f.Value, f.Found)
+}
+
+// EachSecretField is the one list of where a server keeps secrets: it
+// calls visit with each argument, each env value and each header value
+// (in name order) and the URL of srv, and stores what visit returns in
+// that place (visit returns f.Value to leave it as it is). Whatever seals,
+// resolves, redacts, shows or says where a server's secrets are walks
+// this, so that a field that comes to hold secrets is added here alone
+// (TestEachSecretFieldVisitsEveryField fails until it is). srv's slice and
+// maps are copied before its first change, as a snapshot may share them.
+func EachSecretField(srv *Server, visit func(f SecretField) string) {
+	cloned := false
+	for i, found := range spot.InArgs(srv.Args) {
+		v := srv.Args[i]
+		if nv := visit(SecretField{Kind: spot.KindArg, Index: i, Value: v, Found: found}); nv != v {
+			if !cloned {
+				srv.Args, cloned = slices.Clone(srv.Args), true
+			}
+			srv.Args[i] = nv
 		}
 	}
-	return out, parts
+	srv.Env = eachInMap(srv.Env, spot.KindEnv, spot.InEnv, visit)
+	srv.Headers = eachInMap(srv.Headers, spot.KindHeader, spot.InHeader, visit)
+	srv.URL = visit(SecretField{Kind: spot.KindURL, Value: srv.URL, Found: spot.InURL(srv.URL)})
+}
+
+// eachInMap visits the values of m, an env or the headers, in name order,
+// and returns m with what visit returned (a copy of m if anything
+// changed).
+func eachInMap(m map[string]string, kind string, find func(name, v string) []spot.Span, visit func(SecretField) string) map[string]string {
+	out, copied := m, false
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		v := m[name]
+		if nv := visit(SecretField{Kind: kind, Name: name, Value: v, Found: find(name, v)}); nv != v {
+			if !copied {
+				out, copied = maps.Clone(m), true
+			}
+			out[name] = nv
+		}
+	}
+	return out
 }
 
 // PutBack is edited, a server ForEditing showed and a person changed, with

@@ -3,6 +3,8 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -96,5 +98,103 @@ func TestEditingReferences(t *testing.T) {
 		if _, err := hidden.PutBack(edited); err == nil || !strings.Contains(err.Error(), "type the value itself") {
 			t.Errorf("a made-up (secret) was taken: %v", err)
 		}
+	}
+}
+
+// Every field of app.Server is either walked by EachSecretField — and so
+// sealed into the keyring, resolved, redacted, hidden from an editor and
+// named by doctor — or named here as one that holds no secret. A field
+// added to Server fails this test until it is put in one or the other.
+func TestEachSecretFieldVisitsEveryField(t *testing.T) {
+	noSecret := map[string]string{
+		"Name":            "the server's name, shown everywhere",
+		"Type":            "stdio, http or sse",
+		"Command":         "a program's path or name; its arguments hold the secrets",
+		"Cwd":             "a folder",
+		"Confine":         "a setting",
+		"ConfineRequired": "a setting",
+		"RootsMode":       "a setting",
+		"Sampling":        "a setting",
+		"HostRoots":       "a setting",
+		"KeepArgs":        "values kept because they look like paths (FindSlots)",
+		"Slots":           "folders and files the configuration names",
+		"Lost":            "folders",
+		"FoldersTakenOff": "a mark",
+		"DataProgram":     "a hash of the program (ProgramID), never its arguments",
+		"KeptData":        "data folders kept aside",
+		"Network":         "a setting: destinations (names, addresses, sockets)",
+	}
+	typ := reflect.TypeFor[app.Server]()
+	for name := range noSecret {
+		if _, ok := typ.FieldByName(name); !ok {
+			t.Errorf("Server has no field %s: take it off this list", name)
+		}
+	}
+	strs := reflect.TypeFor[[]string]()
+	strMap := reflect.TypeFor[map[string]string]()
+	for i := range typ.NumField() {
+		field := typ.Field(i)
+		if _, ok := noSecret[field.Name]; ok {
+			continue
+		}
+		var srv app.Server
+		v := reflect.ValueOf(&srv).Elem().Field(i)
+		secret := "sk-proj-" + field.Name + "0123456789abcdefghij"
+		switch v.Type() {
+		case reflect.TypeFor[string]():
+			v.SetString(secret)
+		case strs:
+			v.Set(reflect.ValueOf([]string{"--verbose", secret}))
+		case strMap:
+			v.Set(reflect.ValueOf(map[string]string{"SOME_NAME": secret}))
+		default:
+			t.Errorf("Server.%s (%s): walk it in EachSecretField or name it here as holding no secret", field.Name, v.Type())
+			continue
+		}
+		before := fmt.Sprint(v.Interface())
+		visited := false
+		app.EachSecretField(&srv, func(f app.SecretField) string {
+			if f.Value != secret {
+				return f.Value
+			}
+			visited = true
+			return "replaced"
+		})
+		switch after := fmt.Sprint(v.Interface()); {
+		case !visited:
+			t.Errorf("EachSecretField does not visit Server.%s: a secret there would be stored, logged and shown in clear", field.Name)
+		case after == before || strings.Contains(after, secret):
+			t.Errorf("Server.%s: what the visit returned was not stored (%s)", field.Name, after)
+		}
+	}
+}
+
+// The walk goes through arguments, env and headers in name order, and the
+// URL; it changes a copy of what it changes, never the slice or map a
+// snapshot may share.
+func TestEachSecretFieldOrderAndCopies(t *testing.T) {
+	srv := app.Server{
+		Name:    "s",
+		Args:    []string{"--api-key", "sk-proj-0123456789abcdefghij", "plain"},
+		Env:     map[string]string{"B_TOKEN": "tok-0123456789abcdefghij", "A": "x"},
+		Headers: map[string]string{"Authorization": "Bearer abcdefghij0123456789"},
+		URL:     "https://u:pw-0123456789@example.com/mcp",
+	}
+	orig := srv
+	origArgs, origEnv, origHeaders := slices.Clone(srv.Args), maps.Clone(srv.Env), maps.Clone(srv.Headers)
+	var where []string
+	app.EachSecretField(&srv, func(f app.SecretField) string {
+		where = append(where, f.Where())
+		return spot.Replace(f.Value, f.Found, "X")
+	})
+	want := []string{"argument 1", "argument 2", "argument 3", "env A", "env B_TOKEN", "header Authorization", "URL"}
+	if d := cmp.Diff(want, where); d != "" {
+		t.Errorf("order (-want +got):\n%s", d)
+	}
+	if !slices.Equal(orig.Args, origArgs) || !maps.Equal(orig.Env, origEnv) || !maps.Equal(orig.Headers, origHeaders) {
+		t.Errorf("the walk changed what the server shared: %q %q %q", orig.Args, orig.Env, orig.Headers)
+	}
+	if srv.Args[1] != "X" || srv.Env["B_TOKEN"] != "X" || srv.Headers["Authorization"] != "Bearer X" || srv.Env["A"] != "x" || srv.Args[2] != "plain" {
+		t.Errorf("walked: %q %q %q", srv.Args, srv.Env, srv.Headers)
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // What belongs to a server on disk, besides its place in the state file:
 // its private temp folder and the link to it (servertemp.go), its data
-// folder, and its stderr log with the log's older generations. Removing a
+// folder and the data folders of earlier programs kept aside (KeptData),
+// and its stderr log with the log's older generations. Removing a
 // server removes them all, through RemoveServerFiles, whoever removes it.
 
 // ServerLogPath is server name's stderr log in stateDir: logs/NAME.log,
@@ -29,9 +30,9 @@ func ServerDataPath(stateDir, name string) (string, bool) {
 }
 
 // RemoveServerFiles deletes everything on disk that belongs to server name
-// in stateDir: its private temp folder and the link to it, its data folder,
-// its network record and its stderr log with the log's older generations. A link is removed,
-// never followed. What is already gone is no error; the errors of what
+// in stateDir: its private temp folder and the link to it, its data folder
+// and the kept-aside ones, its network record, and its stderr log with the
+// log's older generations. A link is removed, never followed. What is already gone is no error; the errors of what
 // could not be removed are joined.
 //
 // The running app calls it once a removed server has stopped; the command
@@ -49,6 +50,9 @@ func RemoveServerFiles(stateDir, name string) error {
 	remove(RemoveServerTemp(stateDir, name))
 	if data, ok := ServerDataPath(stateDir, name); ok {
 		remove(os.RemoveAll(data))
+	}
+	if kept, err := keptDataRoot(stateDir, name); err == nil {
+		remove(os.RemoveAll(kept))
 	}
 	remove(RemoveNetworkRecord(stateDir, name))
 	log := ServerLogPath(stateDir, name)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"rootkeeper/app/policy"
 	"slices"
 	"strings"
 )
@@ -248,8 +249,17 @@ func AllowedSlotPaths(snap *Snapshot, server string) []string {
 // without the folder: it waits.
 type Hold struct {
 	Server string
-	// Paused: sharing is paused, and the server names folders.
+	// Blocked says why the organisation's policy blocks the server (a
+	// denied server, one that must run confined and does not): it is not
+	// started whatever the person decides.
+	Blocked string
+	// Paused: sharing is paused, and the server names folders or needs
+	// folders to run.
 	Paused bool
+	// Needs are, while sharing is paused, the folders a confined server
+	// with no slots needs to run (NeedPaths): paused, it gets none of the
+	// person's folders, and it is held rather than started without them.
+	Needs []string
 	// Undecided, Denied and Off are the paths of its slots in those
 	// states, sorted.
 	Undecided, Denied, Off []string
@@ -260,16 +270,31 @@ type Hold struct {
 
 // HoldOf says why server may not start in snap, or nil when it may: every
 // slot allowed and switched on, nothing lost, and sharing not paused (for a
-// server with slots).
+// server with slots, or a confined one that needs folders to run).
 func HoldOf(snap *Snapshot, server string) *Hold {
 	if snap == nil {
 		return nil
 	}
 	srv, ok := snap.State.Server(server)
-	if !ok || (len(srv.Slots) == 0 && len(srv.Lost) == 0) {
+	if ok {
+		if why := snap.Policy.Denied(policy.Server{Name: srv.Name, Command: srv.Command, Args: srv.Args, URL: srv.URL}); why != "" {
+			return &Hold{Server: server, Blocked: why}
+		}
+		if snap.Policy.RequireConfinement && srv.Type == TransportStdio && !srv.Confine {
+			return &Hold{Server: server, Blocked: "it must run confined, and it is set to run unconfined"}
+		}
+	}
+	var needs []string
+	if srv.Confine {
+		needs = NeedPaths(snap, server)
+	}
+	if !ok || (len(srv.Slots) == 0 && len(srv.Lost) == 0 && len(needs) == 0) {
 		return nil
 	}
 	h := &Hold{Server: server, Lost: slices.Clone(srv.Lost), Paused: snap.State.Paused}
+	if h.Paused && len(srv.Slots) == 0 {
+		h.Needs = needs
+	}
 	x := snap.visibility()
 	for _, s := range srv.Slots {
 		switch slotState(snap, server, s, x) {
@@ -296,7 +321,7 @@ func HoldOf(snap *Snapshot, server string) *Hold {
 // an act of theirs elsewhere (a denied slot allowed, a server defined
 // again, sharing resumed).
 func (h *Hold) Waiting() bool {
-	return !h.Paused && len(h.Lost)+len(h.Denied)+len(h.Off) == 0 && len(h.Undecided) > 0
+	return h.Blocked == "" && !h.Paused && len(h.Lost)+len(h.Denied)+len(h.Off) == 0 && len(h.Undecided) > 0
 }
 
 // Text says in one line why the server is held and the way out, with
@@ -319,6 +344,9 @@ func (h *Hold) Text(home string) string {
 		}
 		return ShellQuote(p)
 	}
+	if h.Blocked != "" {
+		return SafeText(fmt.Sprintf("your organisation blocks %s: %s (%s)", h.Server, h.Blocked, ByPolicy))
+	}
 	var parts []string
 	if len(h.Lost) > 0 {
 		parts = append(parts, fmt.Sprintf("its configuration lost %s (an earlier Rootkeeper took it off the command line); define the server again with the folder: rootkeeper servers add %s --replace -- COMMAND ARGS…",
@@ -336,7 +364,10 @@ func (h *Hold) Text(home string) string {
 		parts = append(parts, fmt.Sprintf("waiting for your decision on %s (rootkeeper grant %s %s)",
 			show(h.Undecided), name, arg(h.Undecided[0])))
 	}
-	if h.Paused {
+	switch {
+	case h.Paused && len(h.Needs) > 0:
+		parts = append(parts, fmt.Sprintf("sharing is paused and it needs %s to run (rootkeeper resume)", show(h.Needs)))
+	case h.Paused:
 		parts = append(parts, "sharing is paused and its configuration names folders (rootkeeper resume)")
 	}
 	return SafeText(strings.Join(parts, "; "))
@@ -401,10 +432,18 @@ func RootsChecked(snap *Snapshot, server string) bool {
 }
 
 // ReachPaths are the paths a confined server may reach, sorted: its
-// visible roots (or, for a bridged session, the given ones) and its allowed
-// slots, files as files.
+// visible roots (or, for a bridged session, the given ones), its allowed
+// slots, files as files, and the folders it needs to run (NeedPaths). It
+// is what its ruleset holds read-write (with its temp and data folders),
+// so a change of it restarts the server.
 func ReachPaths(snap *Snapshot, server string, visible []string) []string {
 	out := append(slices.Clone(visible), AllowedSlotPaths(snap, server)...)
+	out = append(out, NeedPaths(snap, server)...)
+	if snap.Policy.Broken != "" {
+		out = nil // nothing is shared under a policy that cannot be read
+	}
+	home := homeForPolicy()
+	out = slices.DeleteFunc(out, func(p string) bool { return snap.Policy.NeverGranted(p, home) != "" })
 	slices.Sort(out)
 	out = slices.Compact(out)
 	if out == nil {

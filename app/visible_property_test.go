@@ -191,12 +191,12 @@ func applyToState(st *State, health map[string]Health, e event) {
 	case opSetMode:
 		if srv, ok := st.Server(name); ok {
 			srv.RootsMode = e.mode
-			_, _ = st.ReplaceServer(srv, false)
+			_, _ = st.PutServer(srv, PutOptions{Replace: true, Given: SetRootsMode})
 		}
 	case opSetProgram:
 		if srv, ok := st.Server(name); ok {
 			srv.Command = programOf(e)
-			_, _ = st.ReplaceServer(srv, false)
+			_, _ = st.PutServer(srv, PutOptions{Replace: true})
 		}
 	}
 }

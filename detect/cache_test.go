@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"rootkeeper/app/atomicfile"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -216,7 +217,7 @@ func TestCacheFile(t *testing.T) {
 	c.window = testWindow
 	first := sameAsFresh(t, &Scanner{Cache: c}, req)
 	file := filepath.Join(t.TempDir(), "scan.cache")
-	if err := c.Save(file); err != nil {
+	if err := c.Save(file, writeFile); err != nil {
 		t.Fatal(err)
 	}
 	saved := c.Stats()
@@ -239,7 +240,7 @@ func TestCacheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := loaded.Save(file); err != nil {
+	if err := loaded.Save(file, writeFile); err != nil {
 		t.Fatal(err)
 	}
 	if after, err := os.Stat(file); err != nil || !os.SameFile(before, after) {
@@ -247,7 +248,7 @@ func TestCacheFile(t *testing.T) {
 	}
 	mkdirs(t, filepath.Join(root, "a", "new"))
 	sameAsFresh(t, &Scanner{Cache: loaded}, req)
-	if err := loaded.Save(file); err != nil {
+	if err := loaded.Save(file, writeFile); err != nil {
 		t.Fatal(err)
 	}
 	if after, err := os.Stat(file); err != nil || os.SameFile(before, after) {
@@ -356,4 +357,9 @@ func TestCacheGitLink(t *testing.T) {
 	if st := c.Stats(); st.Read != 0 {
 		t.Errorf("the folders themselves did not change, yet %d were read", st.Read)
 	}
+}
+
+// writeFile is how Rootkeeper's callers write the cache: atomically.
+func writeFile(file string, data []byte) error {
+	return atomicfile.Write(file, data, atomicfile.Options{})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // cacheMagic starts a cache file; a file that starts otherwise (another
@@ -15,11 +14,12 @@ const cacheMagic = "rootkeeper scan cache 1\n"
 
 var errCacheFile = errors.New("not a scan cache file")
 
-// Save writes c to file (replacing it at once: a temporary file renamed), for
-// LoadCache to read in a later run; it writes nothing when file already
-// holds c (c was loaded from it or saved to it, and no scan changed it since).
-// It waits for a scan using c to end.
-func (c *Cache) Save(file string) error {
+// Save writes c to file with write (the caller's: app/atomicfile's, which
+// replaces a file at once and durably; detect writes no files of its own),
+// for LoadCache to read in a later run; it writes nothing when file already
+// holds c (c was loaded from it or saved to it, and no scan changed it
+// since). It waits for a scan using c to end.
+func (c *Cache) Save(file string, write func(file string, data []byte) error) error {
 	c.mu.Lock()
 	if file == c.file && !c.dirty {
 		c.mu.Unlock()
@@ -35,33 +35,13 @@ func (c *Cache) Save(file string) error {
 	}
 	c.file, c.dirty = file, false
 	c.mu.Unlock()
-
-	// Synced before the rename, as app/atomicfile writes (detect imports
-	// no package of Rootkeeper's): a crash leaves the old cache or the new
-	// one, never an empty file under its name. (The folder is not synced:
-	// a rename lost in a crash leaves the old cache, which is fine.)
-	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := write(file, b); err != nil {
 		c.mu.Lock()
 		c.dirty = true
 		c.mu.Unlock()
+		return err
 	}
-	return err
+	return nil
 }
 
 // LoadCache returns the cache Save wrote to file, or an empty cache when the

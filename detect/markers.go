@@ -76,11 +76,17 @@ func suffixMarker(name []byte, suffixes [][]byte) string {
 
 // workspaceFolders returns the local folders a VS Code .code-workspace file
 // lists, made absolute against the file's folder. The file is JSON with
-// comments and trailing commas; an unreadable or malformed file lists nothing.
-func workspaceFolders(file string) []string {
+// comments and trailing commas, read as plain JSON by jsonc (nil: as it
+// is); an unreadable or malformed file lists nothing.
+func workspaceFolders(file string, jsonc func([]byte) ([]byte, error)) []string {
 	data, err := readFile(file)
 	if err != nil {
 		return nil
+	}
+	if jsonc != nil {
+		if data, err = jsonc(data); err != nil {
+			return nil
+		}
 	}
 	var ws struct {
 		Folders []struct {
@@ -88,7 +94,7 @@ func workspaceFolders(file string) []string {
 			URI  string `json:"uri"`
 		} `json:"folders"`
 	}
-	if json.Unmarshal(jsoncToJSON(data), &ws) != nil {
+	if json.Unmarshal(data, &ws) != nil {
 		return nil
 	}
 	base := filepath.Dir(file)
@@ -109,70 +115,6 @@ func workspaceFolders(file string) []string {
 			p = filepath.Join(base, p)
 		}
 		out = append(out, filepath.Clean(p))
-	}
-	return out
-}
-
-// jsoncToJSON removes // and /* */ comments and trailing commas outside
-// strings, which VS Code allows in its JSON files. It reads the input once
-// (a workspace file is anyone's: a file of a million commas must not cost
-// a million passes): a comma is held back until the next character that
-// is neither space nor comment shows whether it trails.
-func jsoncToJSON(in []byte) []byte {
-	out := make([]byte, 0, len(in))
-	comma := false // a comma held back
-	emit := func(b ...byte) {
-		if comma {
-			out = append(out, ',')
-			comma = false
-		}
-		out = append(out, b...)
-	}
-	for i := 0; i < len(in); i++ {
-		c := in[i]
-		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(in) && in[j] != '"' {
-				if in[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(in) {
-				emit(in[i:]...)
-				return out
-			}
-			emit(in[i : j+1]...)
-			i = j
-		case c == '/' && i+1 < len(in) && in[i+1] == '/':
-			for i < len(in) && in[i] != '\n' {
-				i++
-			}
-			out = append(out, '\n')
-		case c == '/' && i+1 < len(in) && in[i+1] == '*':
-			end := bytes.Index(in[i+2:], []byte("*/"))
-			if end < 0 {
-				return out
-			}
-			i += 2 + end + 1
-			out = append(out, ' ')
-		case c == ',':
-			if comma {
-				out = append(out, ',') // two in a row: not JSON either way
-			}
-			comma = true
-		case c == ']' || c == '}':
-			comma = false // it trailed
-			out = append(out, c)
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			out = append(out, c)
-		default:
-			emit(c)
-		}
-	}
-	if comma {
-		out = append(out, ',')
 	}
 	return out
 }

@@ -86,6 +86,11 @@ type Scanner struct {
 	// last scan that used it (see Cache). Keep the Scanner, or the Cache,
 	// between scans.
 	Cache *Cache
+	// JSONC turns JSON with comments and trailing commas (a VS Code
+	// .code-workspace file) into plain JSON: Rootkeeper passes its one
+	// reader of such files (app/serverentry), which detect does not
+	// import. nil reads workspace files as plain JSON.
+	JSONC func([]byte) ([]byte, error)
 }
 
 // RootError is the error for a search folder that cannot be scanned.
@@ -210,6 +215,7 @@ func (s *Scanner) Scan(ctx context.Context, req Request, found func(Candidate), 
 	}
 	w := newWalk(found, skip, roots, s.CrossFilesystems)
 	w.unreadable = unreadable
+	w.jsonc = s.JSONC
 	if cached {
 		w.trustBefore = s.Cache.trustBefore(start)
 		defer func() { s.Cache.done(w.reused.Load(), w.read.Load(), w.read.Load() > 0 || w.forgot.Load()) }()

@@ -2,12 +2,12 @@ package detect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"rootkeeper/app/serverentry"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,7 +110,7 @@ func TestWorkspaceFolders(t *testing.T) {
 	newRepo(t, filepath.Join(outside, "api"), map[string]string{"go.mod": ""})
 	write(t, filepath.Join(outside, "web", "package.json"), "{}")
 
-	got, _ := scanAll(t, &Scanner{}, Request{Dirs: []string{root}})
+	got, _ := scanAll(t, &Scanner{JSONC: serverentry.Standardize}, Request{Dirs: []string{root}})
 	want := map[string]Candidate{
 		ws:                                  {Kind: KindProject, Markers: []string{"team.code-workspace"}},
 		filepath.Join(root, "plain-folder"): {Kind: KindProject, Markers: []string{"team.code-workspace"}},
@@ -452,48 +452,4 @@ func TestNoLeakedFiles(t *testing.T) {
 	if after := fds(); after > before {
 		t.Errorf("%d files open before, %d after", before, after)
 	}
-}
-
-func TestJSONC(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"a": 1, /* c */ "b": [1, 2, ], // x` + "\n" + `}`: `{"a":1,"b":[1,2]}`,
-		`{"s": "// not a comment, /* nor this */", }`:       `{"s":"// not a comment, /* nor this */"}`,
-		`{"s": "quote \" // still string"}`:                 `{"s":"quote \" // still string"}`,
-		`{"a": [1, /* x */ ], }`:                            `{"a":[1]}`,
-		"{\"a\": [1, // c\n ], // d\n }":                    `{"a":[1]}`,
-		`[1, 2 , 3,]`:                                       `[1,2,3]`,
-		`["a,]", "b",]`:                                     `["a,]","b"]`,
-	} {
-		var got, exp any
-		if err := json.Unmarshal(jsoncToJSON([]byte(in)), &got); err != nil {
-			t.Errorf("jsoncToJSON(%s) = %s: %v", in, jsoncToJSON([]byte(in)), err)
-			continue
-		}
-		if err := json.Unmarshal([]byte(want), &exp); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(exp, got); diff != "" {
-			t.Errorf("jsoncToJSON(%s) (-want +got):\n%s", in, diff)
-		}
-	}
-}
-
-// BenchmarkJSONCHostile: a workspace file made of 16,000 ", " inside an
-// array (a file of anyone's, read by every scan), against the anchor:
-// encoding/json decoding a plain array of the same size. It read the file
-// once per trailing comma it could remove (5 s); now once.
-func BenchmarkJSONCHostile(b *testing.B) {
-	hostile := []byte("[" + strings.Repeat(", ", 16000) + "]")
-	plain := []byte("[" + strings.Repeat("1, ", 16000) + "1]")
-	b.Run("jsonc", func(b *testing.B) {
-		for b.Loop() {
-			jsoncToJSON(hostile)
-		}
-	})
-	b.Run("anchor-json", func(b *testing.B) {
-		var v []int
-		for b.Loop() {
-			json.Unmarshal(plain, &v)
-		}
-	})
 }

@@ -45,7 +45,8 @@ type walk struct {
 	fences     map[string]bool   // folders not to enter: skipped paths, system folders, other search folders
 	mounts     map[string]uint64 // mount point → device, when knowMounts
 	knowMounts bool
-	cross      bool // enter other file systems
+	cross      bool                         // enter other file systems
+	jsonc      func([]byte) ([]byte, error) // Scanner.JSONC
 
 	// With a re-scan cache: listings of folders changed after trustBefore
 	// (ns since 1970) are not trusted; reused and read count folders.
@@ -384,7 +385,7 @@ func (w *walk) decide(j job, sc *scratch, kids []job, d dir, opened bool) []job 
 		}
 	}
 	for _, ws := range sc.wspaces {
-		for _, f := range workspaceFolders(filepath.Join(j.path, ws)) {
+		for _, f := range workspaceFolders(filepath.Join(j.path, ws), w.jsonc) {
 			w.workspaceFolder(f, ws, sc)
 		}
 	}

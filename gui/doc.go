@@ -18,10 +18,13 @@
 //
 // The window decides nothing: what is asked next, what Later puts off, how
 // long to wait for servers still starting (app.ConsentQueue), what an
-// answer records (app.Answer, app.Ticked, app.RequestDecision), why a
+// answer records (app.Answer, app.Ticked, app.State.AnswerRequest and
+// AllowAsked: a folder a confined server needs is its alone), why a
 // folder is not seen (app.WhyNotSeen) and what a held server waits for
 // (app.HoldOf) are app's answers; every write goes through the core (hosts
-// protect included, through hosts.Options.Update).
+// protect included, through hosts.Options.Update). No file here builds a
+// decision, a root, a need, an allow once or a refusal itself
+// (house.TestWindowBuildsNoConsent fails when one does).
 //
 // What waits for the person is never out of sight: a line above the tabs
 // counts the open requests and names the first (Answer… asks it, put off

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // BenchmarkTrayAtScale measures what living in the tray costs at 1,000
@@ -64,10 +65,10 @@ func BenchmarkTrayAtScale(b *testing.B) {
 			asks = append(asks, e.untilLogged(start, from, "request on screen"))
 			e.closeWindow()
 		}
-		b.ReportMetric(median(mapped).Seconds(), "open-mapped-s")
-		b.ReportMetric(median(opens).Seconds(), "open-drawn-s")
+		b.ReportMetric(apptest.Median(mapped).Seconds(), "open-mapped-s")
+		b.ReportMetric(apptest.Median(opens).Seconds(), "open-drawn-s")
 		b.ReportMetric(slices.Max(opens).Seconds(), "open-drawn-max-s")
-		b.ReportMetric(median(asks).Seconds(), "ask-drawn-s")
+		b.ReportMetric(apptest.Median(asks).Seconds(), "ask-drawn-s")
 		b.ReportMetric(slices.Max(asks).Seconds(), "ask-drawn-max-s")
 		b.ReportMetric(0, "ns/op")
 	}
@@ -208,10 +209,4 @@ func addRequest(t testing.TB, state, server, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -286,77 +286,89 @@ func (u *ui) guideHosts() {
 		if err != nil {
 			return
 		}
-		var names []string
-		var targets []*hosts.Host
-		n := 0
-		for _, f := range found {
-			open := 0
-			for _, file := range f.Files {
-				for _, e := range file.Entries {
-					if !e.Protected && e.Skip == "" {
-						open++
-					}
-				}
-			}
-			if open > 0 {
-				h, _ := hosts.Lookup(f.ID)
-				names, targets, n = append(names, f.Name), append(targets, h), n+open
-			}
-		}
+		names, targets, n := unprotected(found)
 		if n == 0 {
 			return
 		}
-		u.do(func() {
-			// Remembered off the UI goroutine; a marker that cannot be
-			// written would bring the question back at every start, so
-			// the person is told.
-			answered := func() {
-				u.async(func() {
-					if err := rememberGuided(marker); err != nil {
-						u.do(func() {
-							u.showError(fmt.Errorf("your answer could not be remembered, so this question will come again at the next start: %w", err))
-						})
-					}
+		u.do(func() { u.offerProtect(o, marker, names, targets, n) })
+	})
+}
+
+// unprotected are the hosts of found with entries that could run the
+// bridge and do not: their names, the hosts, and how many entries.
+func unprotected(found []hosts.Found) (names []string, targets []*hosts.Host, n int) {
+	for _, f := range found {
+		open := 0
+		for _, file := range f.Files {
+			for _, e := range file.Entries {
+				if !e.Protected && e.Skip == "" {
+					open++
+				}
+			}
+		}
+		if open > 0 {
+			h, _ := hosts.Lookup(f.ID)
+			names, targets, n = append(names, f.Name), append(targets, h), n+open
+		}
+	}
+	return names, targets, n
+}
+
+// offerProtect asks, on the UI goroutine, whether to protect the n
+// entries of the hosts targets (called names), and protects them when
+// the person says yes. Either answer is remembered in marker.
+func (u *ui) offerProtect(o hosts.Options, marker string, names []string, targets []*hosts.Host, n int) {
+	// Remembered off the UI goroutine; a marker that cannot be
+	// written would bring the question back at every start, so
+	// the person is told.
+	answered := func() {
+		u.async(func() {
+			if err := rememberGuided(marker); err != nil {
+				u.do(func() {
+					u.showError(fmt.Errorf("your answer could not be remembered, so this question will come again at the next start: %w", err))
 				})
 			}
-			msg := fmt.Sprintf("%s %s %s that can see folders without asking you. Protect them?\n\n"+
-				"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
-				"Each folder they were given stays in its configuration and is asked about: a server starts once you allow its folders. Restore gives the files back.",
-				joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], plural(n, "server"))
-			u.hosts.guide = confirmText("Protect your MCP hosts?", msg, "Protect", "Not now", func(yes bool) {
-				answered()
-				if !yes {
-					return
-				}
-				u.async(func() {
-					var b strings.Builder
-					var failed error
-					for _, h := range targets {
-						res, err := hosts.Protect(h, o)
-						if err != nil {
-							failed = fmt.Errorf("protecting %s: %w", h.Name, err)
-							break
-						}
-						b.WriteString(resultText(h, res, true, o.World.Home) + "\n")
-					}
-					u.core.Reload()
-					u.do(func() {
-						if failed != nil {
-							u.showError(failed)
-						}
-						text := widget.NewLabel(b.String())
-						text.Wrapping = fyne.TextWrapWord
-						scroll := container.NewVScroll(text)
-						scroll.SetMinSize(fyne.NewSize(560, 240))
-						u.hosts.result = newInfo(nil, "Hosts protected", scroll, "OK", u.win)
-						u.hosts.result.Show()
-						u.selectTab("Hosts")
-						u.hosts.reload()
-					})
-				})
-			}, u.win)
-			u.hosts.guide.Show()
 		})
+	}
+	msg := fmt.Sprintf("%s %s %s that can see folders without asking you. Protect them?\n\n"+
+		"Rootkeeper will back up each config file, then make the host start those servers through Rootkeeper. "+
+		"Each folder they were given stays in its configuration and is asked about: a server starts once you allow its folders. Restore gives the files back.",
+		joinNames(names), map[bool]string{true: "has", false: "have"}[len(names) == 1], plural(n, "server"))
+	u.hosts.guide = confirmText("Protect your MCP hosts?", msg, "Protect", "Not now", func(yes bool) {
+		answered()
+		if yes {
+			u.async(func() { u.protectGuided(o, targets) })
+		}
+	}, u.win)
+	u.hosts.guide.Show()
+}
+
+// protectGuided protects the hosts targets, off the UI goroutine, up to
+// the first that fails, and shows what was done in the Hosts tab.
+func (u *ui) protectGuided(o hosts.Options, targets []*hosts.Host) {
+	var b strings.Builder
+	var failed error
+	for _, h := range targets {
+		res, err := hosts.Protect(h, o)
+		if err != nil {
+			failed = fmt.Errorf("protecting %s: %w", h.Name, err)
+			break
+		}
+		b.WriteString(resultText(h, res, true, o.World.Home) + "\n")
+	}
+	u.core.Reload()
+	u.do(func() {
+		if failed != nil {
+			u.showError(failed)
+		}
+		text := widget.NewLabel(b.String())
+		text.Wrapping = fyne.TextWrapWord
+		scroll := container.NewVScroll(text)
+		scroll.SetMinSize(fyne.NewSize(560, 240))
+		u.hosts.result = newInfo(nil, "Hosts protected", scroll, "OK", u.win)
+		u.hosts.result.Show()
+		u.selectTab("Hosts")
+		u.hosts.reload()
 	})
 }
 

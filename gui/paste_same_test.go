@@ -47,7 +47,8 @@ func TestOneEntryOneServer(t *testing.T) {
 			norm := func(s app.Server) app.Server {
 				s.Name, s.Slots = "", nil
 				s.Confine, s.ConfineRequired = false, false
-				s.Network = nil // Rootkeeper's default, set when stored
+				s.DataProgram = "" // recorded when stored
+				s.Network = nil    // Rootkeeper's default, set when stored
 				return s
 			}
 

@@ -169,6 +169,10 @@ func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 		}
 		d.note.Show()
 		d.once.Enable()
+	case !app.OnceAllowed():
+		d.note.SetText("Allow once is not offered: only lasting decisions (" + app.ByPolicy + ").")
+		d.note.Show()
+		d.once.Disable()
 	default:
 		d.note.Hide()
 		d.once.Disable()
@@ -305,18 +309,20 @@ func (u *ui) askRequest(r app.Request) {
 				u.openDialog = nil
 				u.queue.AnsweringRequest(r)
 				u.update("record the decision for "+r.Server, func(s *app.State) error {
+					// app decides what the answer makes: a folder a
+					// confined server reached for is its alone, a
+					// destination joins its network or is refused for good.
+					if err := s.AnswerRequest(r, allow, scope, app.ByDialog, u.now().UTC(), app.NeedPlace{Home: home, StateDir: u.opts.StateDir}); err != nil {
+						return err
+					}
 					if r.From == app.FromNetwork {
-						if err := s.NetworkAnswer(r, allow, home); err != nil {
-							return err
-						}
 						decided := audit.NetworkDenied
 						if allow {
 							decided = audit.NetworkAllowed
 						}
 						u.auditNetwork(r.Server, decided, r.Path, app.ByDialog)
-						return nil
 					}
-					return s.DecideRequest(app.RequestDecision(r, allow, scope, app.ByDialog))
+					return nil
 				}, func(error) { u.queue.AnsweredRequest(r) })
 			}
 			u.raise()

@@ -342,7 +342,12 @@ func TestReachDialogSaysWhatAllowOnceCannotDo(t *testing.T) {
 	f.capture("dialog-reach-mkdir.png")
 	typeKey(f.win.Canvas(), fyne.KeyReturn)
 	f.u.refresh()
-	f.wantDecisions("fs " + reqX + " deny always dialog")
+	// Refused, the folder (no root) is that server's alone: no decision,
+	// no root for every other server to be asked about.
+	f.wantDecisions()
+	if st := f.core.Snapshot().State; !st.Refused("fs", reqX) {
+		t.Errorf("after Deny: refusals %+v", st.Refusals)
+	}
 
 	g := reachFixture(t, reachAt, call("c1", app.OpRead, "a.txt", ""), call("c2", app.OpExecute, "run.sh", "a program cannot be run for it once"))
 	if d := openRequest(t, g); d.once.Disabled() || d.deny.Importance != widget.HighImportance {
@@ -374,7 +379,14 @@ func TestReachDialogWhenNothingWaits(t *testing.T) {
 	d.scope.SetSelected(scopeUntilQuit)
 	test.Tap(d.allow)
 	f.u.refresh()
-	f.wantDecisions("fs " + reqX + " allow until-quit dialog")
+	// A folder that is no root is what fs needs to run: its alone.
+	f.wantDecisions()
+	if n, ok := f.core.Snapshot().State.Need("fs", reqX); !ok || n.Scope != app.UntilQuit || n.By != app.ByDialog {
+		t.Errorf("need %+v %v, want fs's for %s until quit, by the dialog", n, ok, reqX)
+	}
+	if _, isRoot := f.core.Snapshot().State.Root(reqX); isRoot {
+		t.Errorf("%s became a root", reqX)
+	}
 
 	g := newFixture(t, Options{}, func(s *app.State) error {
 		if err := s.AddServer(stdio("fs")); err != nil {

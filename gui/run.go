@@ -107,6 +107,31 @@ func Run(opts Options) error {
 	if opts.Core == nil {
 		return errors.New("gui: no core")
 	}
+	u := newWindow(opts)
+	ctx, cancel := closedWith(opts.Context, u.fa)
+	defer cancel()
+
+	// Subscribe before the first render, so that no change falls between.
+	changed, unsubscribe := opts.Core.Subscribe()
+	defer unsubscribe()
+	kick := make(chan struct{}, 1)
+	// Reviews still waiting when the window goes are rejected.
+	quitReviews := make(chan struct{})
+	reviewer := &samplingReviewer{u: u, quit: quitReviews}
+	u.fa.Lifecycle().SetOnStarted(func() { u.started(ctx, changed, kick, reviewer) })
+	u.win.Show()
+	u.fa.Run()
+	if opts.SetReviewer != nil {
+		opts.SetReviewer(nil)
+	}
+	close(quitReviews)
+	return nil
+}
+
+// newWindow makes the Fyne app and its main window, not yet shown: its
+// tabs, size, settings menu, and what closing it does (it quits this
+// process, the window's own).
+func newWindow(opts Options) *ui {
 	fa := fyneapp.NewWithID(AppID)
 	fa.SetIcon(assets.Icon)
 	win := fa.NewWindow("Rootkeeper")
@@ -120,78 +145,85 @@ func Run(opts Options) error {
 	if opts.OnFinding != nil {
 		u.onRefresh = func(*app.Snapshot) { opts.OnFinding(u.findingLine()) }
 	}
+	return u
+}
 
-	parent := opts.Context
+// closedWith is the window's context: it ends with cancel (when Run
+// returns) or with parent (nil: never), and parent's end quits fa, which
+// closes the window.
+func closedWith(parent context.Context, fa fyne.App) (context.Context, context.CancelFunc) {
 	if parent == nil {
 		parent = context.Background()
 	}
 	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
 	go func() {
 		<-ctx.Done()
 		if parent.Err() != nil {
 			fyne.Do(fa.Quit)
 		}
 	}()
+	return ctx, cancel
+}
 
-	// Subscribe before the first render, so that no change falls between.
-	changed, unsubscribe := opts.Core.Subscribe()
-	defer unsubscribe()
-	kick := make(chan struct{}, 1)
-	// Reviews still waiting when the window goes are rejected.
-	quitReviews := make(chan struct{})
-	reviewer := &samplingReviewer{u: u, quit: quitReviews}
-	fa.Lifecycle().SetOnStarted(func() {
-		// What the window was brought up to show (the tray's line about a
-		// request) comes before what would be asked first.
-		if opts.Shows != nil {
-			select {
-			case s := <-opts.Shows:
-				u.show(s)
-			default:
-			}
+// started is what the window does once Fyne runs, on the UI goroutine:
+// it shows what it was brought up to show (the tray's line about a
+// request, which comes before what would be asked first), draws the first
+// snapshot, loads the settings, offers once to protect the hosts' servers,
+// starts finding projects, then follows the core's changes (changed, kick)
+// and the running app's requests until ctx ends, and hands out reviewer.
+func (u *ui) started(ctx context.Context, changed, kick <-chan struct{}, reviewer *samplingReviewer) {
+	opts := u.opts
+	if opts.Shows != nil {
+		select {
+		case s := <-opts.Shows:
+			u.show(s)
+		default:
 		}
-		u.refresh()
-		u.onScreen("window")
-		u.settings.load()
-		u.guideHosts()   // once: offer to protect the hosts' servers
-		u.startFinding() // projects found without a click (found.go)
-		if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
-			u.selectTab(tab)
-			if strings.EqualFold(tab, "discover") {
-				u.discover.scan()
-			}
-		}
-		if p := strings.TrimSpace(os.Getenv("ROOTKEEPER_SHOW_SHARE")); p != "" {
-			u.shareFolder(p, app.SourcePicked, "", "")
-		}
-		go u.loop(ctx, changed, kick)
-		if opts.Shows != nil {
-			go func() {
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case s := <-opts.Shows:
-						fyne.Do(func() { u.show(s) })
-					}
-				}
-			}()
-		}
-		if opts.SetReviewer != nil {
-			opts.SetReviewer(reviewer)
-		}
-		if opts.Started != nil {
-			opts.Started()
-		}
-	})
-	win.Show()
-	fa.Run()
-	if opts.SetReviewer != nil {
-		opts.SetReviewer(nil)
 	}
-	close(quitReviews)
-	return nil
+	u.refresh()
+	u.onScreen("window")
+	u.settings.load()
+	u.guideHosts()   // once: offer to protect the hosts' servers
+	u.startFinding() // projects found without a click (found.go)
+	u.showForScreenshots()
+	go u.loop(ctx, changed, kick)
+	if opts.Shows != nil {
+		go u.followShows(ctx, opts.Shows)
+	}
+	if opts.SetReviewer != nil {
+		opts.SetReviewer(reviewer)
+	}
+	if opts.Started != nil {
+		opts.Started()
+	}
+}
+
+// showForScreenshots shows what docs/screenshots.sh asks for (see Run):
+// the tab ROOTKEEPER_SHOW_TAB names (discover also starts a scan), the
+// share dialog of the folder ROOTKEEPER_SHOW_SHARE names.
+func (u *ui) showForScreenshots() {
+	if tab := os.Getenv("ROOTKEEPER_SHOW_TAB"); tab != "" {
+		u.selectTab(tab)
+		if strings.EqualFold(tab, "discover") {
+			u.discover.scan()
+		}
+	}
+	if p := strings.TrimSpace(os.Getenv("ROOTKEEPER_SHOW_SHARE")); p != "" {
+		u.shareFolder(p, app.SourcePicked, "", "")
+	}
+}
+
+// followShows shows, until ctx ends, each thing the running app asks the
+// window to show.
+func (u *ui) followShows(ctx context.Context, shows <-chan link.Show) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-shows:
+			fyne.Do(func() { u.show(s) })
+		}
+	}
 }
 
 // onScreen logs, once per kind of thing in this window's life, how long

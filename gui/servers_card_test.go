@@ -14,6 +14,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/policy"
 )
 
 // cardOf is what the card of server shows: its text, line by line, and its
@@ -266,7 +267,7 @@ func buttonsOf(f *fixture, i int) map[string]*widget.Button {
 func TestCardOffersTheWayOutOfAConfinedFailure(t *testing.T) {
 	home := t.TempDir()
 	own := filepath.Join(home, ".claude-server-commander")
-	for _, action := range []string{"Allow ~/.claude-server-commander", "Run it unconfined"} {
+	for _, action := range []string{"Allow ~/.claude-server-commander for dc", "Run it unconfined"} {
 		t.Run(action, func(t *testing.T) {
 			f := newFixture(t, Options{Landlock: abi(7), Home: home}, func(s *app.State) error {
 				srv := stdio("dc")
@@ -279,7 +280,7 @@ func TestCardOffersTheWayOutOfAConfinedFailure(t *testing.T) {
 			})
 			text, _ := cardOf(t, f, "dc")
 			for _, want := range []string{
-				"dc wants to keep its own settings in ~/.claude-server-commander, and stopped while confined — allow ~/.claude-server-commander, or run it unconfined\n",
+				"dc wants to keep its own settings in ~/.claude-server-commander, and stopped while confined — allow ~/.claude-server-commander for dc, or run it unconfined\n",
 				"Its own settings and data: " + f.dir + "/data/dc, ~/.claude-server-commander, ~/.claude-server-commander-logs\n",
 			} {
 				if !strings.Contains(text, want) {
@@ -306,57 +307,99 @@ func TestCardOffersTheWayOutOfAConfinedFailure(t *testing.T) {
 			if fi, err := os.Stat(own); err != nil || !fi.IsDir() || !srv.Confine {
 				t.Errorf("after %q: folder %v, server %+v", action, err, srv)
 			}
-			if d, ok := st.Decision("dc", own); !ok || d.Verdict != app.Allow {
-				t.Errorf("after %q: decision %+v %v", action, d, ok)
+			// Its own folder, for it alone: in its ruleset, no root.
+			if n, ok := st.Need("dc", own); !ok || n.Access != app.NeedReadWrite || n.By != app.ByWindow {
+				t.Errorf("after %q: need %+v %v", action, n, ok)
+			}
+			if _, isRoot := st.Root(own); isRoot || len(st.Decisions) != 0 {
+				t.Errorf("after %q: a root or a decision: %+v %+v", action, st.Roots, st.Decisions)
+			}
+			if text, _ := cardOf(t, f, "dc"); !strings.Contains(text, "Needs to run: ~/.claude-server-commander (read-write, for it alone)\n") {
+				t.Errorf("after %q the card says\n%s", action, text)
+			}
+			test.Tap(buttonsOf(f, 0)["Take away ~/.claude-server-commander"])
+			if _, ok := f.core.Snapshot().State.Need("dc", own); ok {
+				t.Errorf("Take away left the need")
 			}
 		})
 	}
 }
 
-// The servers an earlier version left unconfined are offered once; the
-// answer confines them (or not) and the offer is gone.
-func TestOfferToConfineTheServersOfAnEarlierVersion(t *testing.T) {
-	for _, take := range []bool{true, false} {
-		f := newFixture(t, Options{Landlock: abi(7)}, func(s *app.State) error {
-			for _, n := range []string{"fs", "git"} {
-				if err := s.AddServer(stdio(n)); err != nil {
+// A server whose command came to run another program: its card names the
+// data folder kept aside, and gives it to the program it runs now, or
+// removes it once asked.
+func TestCardOffersTheKeptData(t *testing.T) {
+	for _, action := range []string{"Give it to mem", "Remove it…"} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, Options{Landlock: abi(7)}, nil)
+			data := filepath.Join(f.dir, "data", "mem")
+			put := func(pkg string) {
+				srv := stdio("mem")
+				srv.Command, srv.Args, srv.Confine = "npx", []string{"-y", pkg}, true
+				if err := f.core.Update(func(s *app.State) error {
+					_, err := s.PutServer(srv, app.PutOptions{Replace: true, StateDir: f.dir})
 					return err
+				}); err != nil {
+					t.Fatal(err)
 				}
 			}
-			s.ConfineOffer = []string{"fs", "git"}
-			return nil
+			put("@modelcontextprotocol/server-memory@1")
+			os.MkdirAll(data, 0o700)
+			os.WriteFile(filepath.Join(data, "memory.jsonl"), []byte("graph"), 0o600)
+			put("other-memory")
+			f.u.refresh()
+			srv, _ := f.core.Snapshot().State.Server("mem")
+			if len(srv.KeptData) != 1 {
+				t.Fatalf("kept %+v", srv.KeptData)
+			}
+			kept, _ := app.KeptDataFolder(f.dir, "mem", srv.KeptData[0].Name)
+			text, _ := cardOf(t, f, "mem")
+			if want := "Kept aside: the data of npm @modelcontextprotocol/server-memory, in " + kept; !strings.Contains(text, want) {
+				t.Errorf("card says\n%s\nwant %q", text, want)
+			}
+			test.Tap(buttonsOf(f, 0)[action])
+			if action == "Remove it…" {
+				if f.win.Canvas().Overlays().Top() == nil {
+					t.Fatal("no confirmation")
+				}
+				if _, err := os.Stat(kept); err != nil {
+					t.Fatalf("removed before it was confirmed: %v", err)
+				}
+				typeKey(f.win.Canvas(), fyne.KeyReturn) // Remove
+				if _, err := os.Stat(kept); !os.IsNotExist(err) {
+					t.Errorf("the kept folder is still there: %v", err)
+				}
+			} else if b, err := os.ReadFile(filepath.Join(data, "memory.jsonl")); err != nil || string(b) != "graph" {
+				t.Errorf("the data folder after %q: %q %v", action, b, err)
+			}
+			if srv, _ := f.core.Snapshot().State.Server("mem"); len(srv.KeptData) != 0 {
+				t.Errorf("still kept after %q: %+v", action, srv.KeptData)
+			}
 		})
-		var label string
-		buttons := map[string]*widget.Button{}
-		var walk func(fyne.CanvasObject)
-		walk = func(o fyne.CanvasObject) {
-			switch w := o.(type) {
-			case *widget.Label:
-				label += w.Text
-			case *widget.Button:
-				buttons[w.Text] = w
-			case *widget.Card:
-				walk(w.Content)
-			case *fyne.Container:
-				for _, c := range w.Objects {
-					walk(c)
-				}
-			}
-		}
-		walk(f.u.servers.offer)
-		if !strings.Contains(label, "2 servers set up before servers were confined by default run unconfined: fs, git.") {
-			t.Fatalf("the offer says %q", label)
-		}
-		name := map[bool]string{true: "Confine them", false: "Keep them as they are"}[take]
-		test.Tap(buttons[name])
-		st := f.core.Snapshot().State
-		for _, n := range []string{"fs", "git"} {
-			if srv, _ := st.Server(n); srv.Confine != take {
-				t.Errorf("%s after %q: %+v", n, name, srv)
-			}
-		}
-		if len(st.ConfineOffered()) != 0 || len(f.u.servers.offer.Objects) != 0 {
-			t.Errorf("the offer is still there after %q", name)
-		}
+	}
+}
+
+// Where the organisation requires confinement, the card's Confine switch
+// of a confined server does not offer turning it off, and says who set it;
+// and the reach dialog offers no Allow once where the organisation allows
+// lasting decisions only.
+func TestCardAndDialogShowWhatThePolicySets(t *testing.T) {
+	old := app.Policy()
+	t.Cleanup(func() { app.SetPolicy(old) })
+	no := false
+	app.SetPolicy(policy.Policy{Source: "/etc/rootkeeper/policy.json", RequireConfinement: true, AllowOnce: &no})
+	f := newFixture(t, Options{Landlock: abi(4)}, func(s *app.State) error {
+		srv := stdio("fs")
+		srv.Confine = true
+		return s.AddServer(srv)
+	})
+	text, check := cardOf(t, f, "fs")
+	if !check.Disabled() || !strings.Contains(text, app.ByPolicy) {
+		t.Errorf("the card under requireConfinement says\n%s(switch disabled: %v)", text, check.Disabled())
+	}
+	r := reachFixture(t, reachAt, call("c1", app.OpRead, "secret.txt", ""))
+	d := openRequest(t, r)
+	if !d.once.Disabled() || !strings.Contains(d.note.Text, app.ByPolicy) || d.once.Importance == widget.HighImportance {
+		t.Errorf("the reach dialog where allow once is off: once disabled %v, note %q", d.once.Disabled(), d.note.Text)
 	}
 }

@@ -2,9 +2,7 @@ package gui
 
 import (
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -40,32 +38,37 @@ func (t *serversTab) dataLine(srv app.Server) string {
 	return app.SafeText("Its own settings and data: " + strings.Join(places, ", "))
 }
 
+// ownRows are the lines of server srv's card about what is its own: where
+// it keeps its data, the folders it needs to run, the data of programs it
+// ran before kept aside, and a confined start that failed with the way
+// out.
+func (t *serversTab) ownRows(snap *app.Snapshot, srv app.Server) []fyne.CanvasObject {
+	var out []fyne.CanvasObject
+	if line := t.dataLine(srv); line != "" {
+		out = append(out, newPathLabel(line))
+	}
+	out = append(out, t.needRows(snap, srv.Name)...)
+	out = append(out, t.keptRows(srv)...)
+	if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
+		out = append(out, t.failureRow(f))
+	}
+	return out
+}
+
 // failureRow says what a confined server reached for when it stopped, and
-// offers the way out: allow that folder (a decision like any other), or
-// run it unconfined (audited, and undone by the Confine switch).
+// offers the way out, the folder first: allow that folder for that server
+// (app's AllowAsked: a folder it alone needs to run, or a decision when it
+// is a root), or run it unconfined (audited, and undone by the Confine
+// switch).
 func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
-	line := iconLine(theme.WarningIcon(), f.Text(t.u.home()), widget.WarningImportance)
+	home := t.u.home()
+	line := iconLine(theme.WarningIcon(), f.Text(home), widget.WarningImportance)
 	buttons := container.NewHBox()
 	if f.Folder != "" {
-		buttons.Add(widget.NewButton("Allow "+app.SafeText(app.HomeShort(f.Folder, t.u.home())), func() {
-			t.u.update("allow "+f.Folder+" to "+f.Server, func(s *app.State) error {
-				if f.Own {
-					// A settings folder of its own: made, as the
-					// server would have made it.
-					if err := os.MkdirAll(f.Folder, 0o700); err != nil {
-						return err
-					}
-				}
-				if _, exists := s.Root(f.Folder); !exists {
-					if err := s.AddRoot(app.Root{Path: f.Folder, Source: app.SourceRequested, Enabled: true, Added: time.Now().UTC()}); err != nil {
-						return err
-					}
-				}
-				if err := s.Decide(app.Decision{Server: f.Server, Root: f.Folder, Verdict: app.Allow, Scope: app.Always, By: app.ByWindow}); err != nil {
-					return err
-				}
-				s.ClearConfineFailure(f.Server)
-				return nil
+		buttons.Add(widget.NewButton(app.SafeText("Allow "+app.HomeShort(f.Folder, home)+" for "+f.Server), func() {
+			t.u.update("allow "+f.Folder+" for "+f.Server, func(s *app.State) error {
+				_, err := s.AllowAsked(f.Server, f.Folder, app.Always, app.ByWindow, t.u.now().UTC(), t.needPlace())
+				return err
 			}, nil)
 		}))
 	}
@@ -92,6 +95,71 @@ func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
 		}, nil)
 	}))
 	return container.NewVBox(line, buttons)
+}
+
+// needPlace says where a folder a server needs to run may not be (app's
+// CheckNeed): the home folder, the state folder.
+func (t *serversTab) needPlace() app.NeedPlace {
+	return app.NeedPlace{Home: t.u.home(), StateDir: t.u.opts.StateDir}
+}
+
+// needRows are the folders server needs to run (allowed to it alone), each
+// with a button that takes it away (the server restarts without it).
+func (t *serversTab) needRows(snap *app.Snapshot, server string) []fyne.CanvasObject {
+	var out []fyne.CanvasObject
+	home := t.u.home()
+	for _, n := range snap.State.NeedsOf(server) {
+		short := app.HomeShort(n.Path, home)
+		take := widget.NewButton(app.SafeText("Take away "+short), func() {
+			t.u.update("take "+n.Path+" away from "+server, func(s *app.State) error {
+				s.RevokeNeed(server, n.Path)
+				return nil
+			}, nil)
+		})
+		out = append(out, container.NewBorder(nil, nil, nil, take,
+			newPathLabel("Needs to run: "+short+" ("+n.Access+", for it alone)")))
+	}
+	return out
+}
+
+// keptRows are the data folders of programs srv ran before, kept aside,
+// each with the way out: give it to the program it runs now, or remove it
+// (asked first: it is deleted for good).
+func (t *serversTab) keptRows(srv app.Server) []fyne.CanvasObject {
+	if t.u.opts.StateDir == "" {
+		return nil
+	}
+	var out []fyne.CanvasObject
+	home := t.u.home()
+	dir := t.u.opts.StateDir
+	for _, k := range srv.KeptData {
+		path, err := app.KeptDataFolder(dir, srv.Name, k.Name)
+		if err != nil {
+			continue
+		}
+		name, which := srv.Name, k.Name
+		line := newPathLabel(fmt.Sprintf("Kept aside: the data of %s, in %s (since %s)", k.ProgramText(), app.HomeShort(path, home), k.At.Local().Format("2006-01-02 15:04")))
+		use := widget.NewButton(app.SafeText("Give it to "+name), func() {
+			t.u.update("give the kept data to "+name, func(s *app.State) error {
+				_, err := s.UseKeptData(dir, name, which, home, t.u.now().UTC())
+				return err
+			}, nil)
+		})
+		remove := widget.NewButton("Remove it…", func() {
+			confirmText("Remove the kept data?", app.SafeText(fmt.Sprintf("%s holds the data of %s, which ran as %s before. Removing it deletes it for good.",
+				app.HomeShort(path, home), k.ProgramText(), name)), "Remove", "Keep it", func(yes bool) {
+				if !yes {
+					return
+				}
+				t.u.update("remove the kept data of "+name, func(s *app.State) error {
+					_, err := s.RemoveKeptData(dir, name, which)
+					return err
+				}, nil)
+			}, t.u.win).Show()
+		})
+		out = append(out, container.NewVBox(line, container.NewHBox(use, remove)))
+	}
+	return out
 }
 
 // auditConfinement writes the person's decision on a server's confinement

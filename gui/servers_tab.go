@@ -86,6 +86,9 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 	for _, r := range snap.State.Requests {
 		extra[r.Server] = append(extra[r.Server], r.From+"\x00"+r.Path)
 	}
+	for _, n := range snap.State.Needs {
+		extra[n.Server] = append(extra[n.Server], "need\x00"+n.Path)
+	}
 	for _, srv := range snap.State.Servers {
 		for _, sl := range srv.Slots {
 			extra[srv.Name] = append(extra[srv.Name], string(app.SlotStateOf(snap, srv.Name, sl)))
@@ -220,11 +223,8 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	if st.Error != "" && st.State != app.ServerHeld {
 		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
-	if line := t.dataLine(srv); line != "" {
-		box.Add(newPathLabel(line))
-	}
-	if f, ok := snap.State.ConfineFailureOf(name); ok {
-		box.Add(t.failureRow(f))
+	for _, row := range t.ownRows(snap, srv) {
+		box.Add(row)
 	}
 	return box
 }
@@ -254,6 +254,11 @@ func (t *serversTab) confineRow(srv app.Server, st app.ServerStatus) fyne.Canvas
 	check.SetChecked(srv.Confine)
 	if !srv.Confine && unavailable != nil {
 		text += " (" + unavailable.Error() + ")"
+		check.Disable()
+	}
+	if srv.Confine && app.ConfinementRequired() {
+		// Turning it off is refused anyway: the switch does not offer it.
+		text += " — confinement " + app.ByPolicy
 		check.Disable()
 	}
 	check.OnChanged = func(on bool) { t.setConfine(check, srv.Name, on) }
@@ -305,7 +310,7 @@ func (t *serversTab) save(replace bool) func(app.Server) {
 		home := t.u.home()
 		commit := func(keep bool) {
 			t.u.update("save server "+srv.Name, func(s *app.State) error {
-				_, err := s.PutServer(srv, app.PutOptions{Replace: true, Given: app.SetRootsMode | app.SetSampling, KeepDecisions: keep, Home: home})
+				_, err := s.PutServer(srv, app.PutOptions{Replace: true, Given: app.SetRootsMode | app.SetSampling, KeepDecisions: keep, Home: home, StateDir: t.u.opts.StateDir})
 				return err
 			}, nil)
 		}
@@ -337,7 +342,7 @@ func (t *serversTab) importServers(servers []app.Server) {
 	home := t.u.home()
 	t.u.update(what, func(s *app.State) error {
 		for _, srv := range servers {
-			if _, err := s.PutServer(srv, app.PutOptions{Home: home}); err != nil {
+			if _, err := s.PutServer(srv, app.PutOptions{Home: home, StateDir: t.u.opts.StateDir}); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"rootkeeper/app/audit"
 	"rootkeeper/app/logfile"
 	"rootkeeper/app/secrets/spot"
+	"rootkeeper/mcp/confine"
 )
 
 // legacyVersion is what a server that cannot take the server/discover probe
@@ -81,7 +82,10 @@ type adapter struct {
 	handshake   string // protocol version of the connection being set up
 	proc        *process
 	startedWith []string // args/env modes: the paths the process got
-	legacy      bool     // skip the server/discover probe (go-sdk #1177)
+	// observer is the confined running server's (nil unconfined): a grant
+	// reaches it through the observer (confinedStale).
+	observer *confine.Observer
+	legacy   bool // skip the server/discover probe (go-sdk #1177)
 }
 
 func newAdapter(m *Manager, srv app.Server) *adapter {

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkAuditFlood(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	a, o := median(anchor), median(audited)
+	a, o := apptest.Median(anchor), apptest.Median(audited)
 	b.ReportMetric(o.Seconds(), "flood-s")
 	b.ReportMetric(a.Seconds(), "no-audit-flood-s")
 	b.ReportMetric(float64(o)/float64(a), "ratio")

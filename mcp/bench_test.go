@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -119,7 +118,7 @@ func benchGrant(b *testing.B, kind string, n int) {
 	if serversAfter, ok := processesCPU(pids); measured && ok {
 		b.ReportMetric(perGrant(serversAfter-serversBefore), "cpu-servers-ms")
 	}
-	pct := func(d []time.Duration, p float64) float64 { return float64(percentile(d, p).Microseconds()) / 1000 }
+	pct := func(d []time.Duration, p float64) float64 { return apptest.Millis(apptest.Percentile(d, p)) }
 	b.ReportMetric(pct(lat, 0.50), "p50-ms")
 	b.ReportMetric(pct(lat, 0.99), "p99-ms")
 	// Each server's own wait: with fifty, most hold the change well before
@@ -178,12 +177,9 @@ func BenchmarkStartWithSlots(b *testing.B) {
 		with = append(with, startOne(fmt.Sprintf("slot%d", i), work))
 	}
 	b.StopTimer()
-	med := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2].Microseconds()) / 1000
-	}
-	b.ReportMetric(med(without), "p50-no-slots-ms")
-	b.ReportMetric(med(with), "p50-slots-ms")
-	b.ReportMetric(med(with)/med(without), "ratio")
+	plain, slots := apptest.Millis(apptest.Median(without)), apptest.Millis(apptest.Median(with))
+	b.ReportMetric(plain, "p50-no-slots-ms")
+	b.ReportMetric(slots, "p50-slots-ms")
+	b.ReportMetric(slots/plain, "ratio")
 	b.ReportMetric(0, "ns/op")
 }

@@ -54,10 +54,12 @@ func ConfineCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 }
 
 // confinePolicy is what server srv, started by cmd, may reach confined:
-// paths read-write, its private temp folder, its data folder and what the
-// table of known servers says is its own, with Rootkeeper's state folder
-// protected (a granted folder that holds it, the home folder say, must
-// not let the server rewrite the decisions).
+// paths read-write (app.ReachPaths: its visible roots, allowed slots and
+// the folders it needs to run, which are its alone), its private temp
+// folder, its data folder and what the table of known servers says is its
+// own, with Rootkeeper's state folder protected (a granted folder that
+// holds it, the home folder or ~/.config say, must not let the server
+// rewrite the decisions).
 func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir string) (confine.Policy, error) {
 	temp, err := TempFolder(stateDir, srv.Name)
 	if err != nil {
@@ -67,7 +69,14 @@ func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir strin
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	p := confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: []string{stateDir}}
+	// Rootkeeper's state, and what the organisation's policy never grants
+	// inside a folder it may reach (~/.ssh inside an allowed ~), stay out
+	// of its reach.
+	protect := []string{stateDir}
+	for _, p := range paths {
+		protect = append(protect, app.NeverGrantedBeneath(p)...)
+	}
+	p := confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: protect}
 	if srv.NetworkOf().Mode == app.NetworkOff {
 		p.Network = confine.NetworkOff
 	}
@@ -117,6 +126,9 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 			nw.Limiter = a.m.netLimit
 			nw.CanAsk = a.m.opts.CanAsk
 			obs = &observed{obs: o, watch: w, net: nw}
+			a.mu.Lock()
+			a.observer = o
+			a.mu.Unlock()
 		}
 	}
 	if err != nil {
@@ -132,7 +144,9 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 
 // confinedStale returns the restart command for a confined server in
 // protocol mode that runs under a ruleset for other paths than the visible
-// ones in snap, or 0. It notes the restart as done so that the pokes that
+// ones in snap, or 0 — also when only folders were added and its observer
+// can hand them (a grant reaches it without a restart; a revoke restarts
+// it, since a ruleset cannot be narrowed and what was handed stays open). It notes the restart as done so that the pokes that
 // come before it takes effect do not ask again. (Args and env modes
 // restart on any change already.)
 func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
@@ -142,12 +156,43 @@ func (a *adapter) confinedStale(snap *app.Snapshot) adapterCmd {
 	paths := app.ReachPaths(snap, a.cfg.Name, app.VisiblePaths(snap, a.cfg.Name))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.sess == nil || slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {
+	if slices.Equal(paths, a.startedWith) || (len(paths) == 0 && len(a.startedWith) == 0) {
 		return 0
 	}
 	old := a.startedWith
+	if added, ok := Widened(old, paths); ok && a.observer != nil {
+		// A grant: the running server reaches the new folders through its
+		// observer (confine.Observer.Extend), keeps its pid and session,
+		// and is told by roots/list_changed; its next start has them in
+		// its ruleset. Also while it starts: a server that waits for a
+		// folder before it answers initialize gets it now.
+		a.startedWith = paths
+		a.observer.Extend(added)
+		return 0
+	}
+	if a.sess == nil {
+		// Still starting: the poke after its handshake compares again
+		// and restarts it (lost folders), within ConnectTimeout.
+		return 0
+	}
 	a.startedWith = paths
 	return a.restartCommand(old, paths)
+}
+
+// Widened reports whether now holds every path of old (only folders were
+// added), and which paths it added.
+func Widened(old, now []string) (added []string, ok bool) {
+	for _, p := range old {
+		if !slices.Contains(now, p) {
+			return nil, false
+		}
+	}
+	for _, p := range now {
+		if !slices.Contains(old, p) {
+			added = append(added, p)
+		}
+	}
+	return added, true
 }
 
 // restartCommand is how to restart a server started with the paths old for
@@ -163,6 +208,19 @@ func (a *adapter) restartCommand(old, now []string) adapterCmd {
 		}
 	}
 	return cmdRestart
+}
+
+// needsChanged tells the adapter that the folders its server needs to run
+// changed: a running confined server is restarted under its new ruleset
+// (syncRoots, through confinedStale: at once, without grace, when it lost
+// one), and one that failed and waits to be started again is started now,
+// since what it stopped for may be what it was just given.
+func (a *adapter) needsChanged() {
+	if a.currentSession() == nil && a.currentStatus().State == app.ServerFailed {
+		a.command(cmdRestart)
+		return
+	}
+	a.poke()
 }
 
 // setClientRootsQuietly makes the client's roots want without telling the

@@ -2,6 +2,9 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +39,7 @@ func BenchmarkConfinedStart(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	f, c := median(free), median(confined)
+	f, c := apptest.Median(free), apptest.Median(confined)
 	b.ReportMetric(ms(f), "unconfined-ms")
 	b.ReportMetric(ms(c), "confined-ms")
 	b.ReportMetric(float64(c)/float64(f), "ratio")
@@ -140,18 +143,12 @@ func BenchmarkConfinedGrant(b *testing.B) {
 		starts = append(starts, cold(false))
 	}
 	b.StopTimer()
-	o, c, st := median(open), median(fs), median(starts)
+	o, c, st := apptest.Median(open), apptest.Median(fs), apptest.Median(starts)
 	b.ReportMetric(ms(o), "unconfined-ms")
 	b.ReportMetric(ms(c), "confined-ms")
 	b.ReportMetric(float64(c)/float64(o), "ratio")
 	b.ReportMetric(ms(st), "start-ms")
 	b.ReportMetric(float64(c)/float64(st), "restart/start")
-}
-
-func median(d []time.Duration) time.Duration {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -199,5 +196,52 @@ func BenchmarkConfinedGrantGo(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(ms(median(lat)), "grant-to-serving-ms")
+	b.ReportMetric(ms(apptest.Median(lat)), "grant-to-serving-ms")
+}
+
+// BenchmarkGrantToConfinedServer: from a grant (core.Update) to the moment
+// a running confined server reads a file in the folder granted — its
+// observer hands the folder (no restart) — polled by its own tool calls
+// (each a round trip of about a millisecond, the measure's resolution).
+// Every iteration grants a new folder; p50-ms and p99-ms are reported, and
+// the server's pid must not change.
+func BenchmarkGrantToConfinedServer(b *testing.B) {
+	needLandlock(b)
+	bin := nosyServer(b)
+	e := newEnv(b)
+	home := mkRoot(b, "home")
+	e.update(func(s *app.State) error {
+		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true})
+	})
+	e.addRoots(home)
+	e.grant("nosy", home)
+	e.start(e.fastOptions())
+	pid := e.waitConnected("nosy").PID
+	folders := make([]string, b.N)
+	for i := range folders {
+		folders[i] = mkRoot(b, fmt.Sprintf("granted-%d", i))
+		os.WriteFile(filepath.Join(folders[i], "f.txt"), []byte("x"), 0o600)
+		e.addRoots(folders[i])
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		e.grant("nosy", folders[i])
+		for {
+			if r := nosyTry(b, e, "nosy", "read", filepath.Join(folders[i], "f.txt")); r.OK {
+				break
+			}
+			if time.Since(start) > apptest.Patience {
+				b.Fatalf("the folder granted never reached the server")
+			}
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	if now := e.status("nosy").PID; now != pid {
+		b.Errorf("a grant restarted the server: pid %d, then %d", pid, now)
+	}
+	b.ReportMetric(apptest.Millis(apptest.Percentile(lat, 0.5)), "p50-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(lat, 0.99)), "p99-ms")
 }

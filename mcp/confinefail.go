@@ -42,7 +42,7 @@ func (r *RunWitness) Wrap(w *ReachWatch, reach confine.Reach) confine.Reach {
 		if got != "" || r == nil {
 			return got
 		}
-		if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename && a.Op != "write" && a.Op != "truncate" {
+		if !app.OpWrites(a.Op) {
 			if _, err := os.Lstat(a.Path); err != nil {
 				return got
 			}

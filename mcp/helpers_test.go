@@ -208,11 +208,3 @@ type slogLogger = slog.Logger
 func newSlog(w *syncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
-
-// percentile is the p-th percentile of d (0.5: the lower median, 0.99),
-// d left as it was.
-func percentile(d []time.Duration, p float64) time.Duration {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[int(p*float64(len(d)-1))]
-}

@@ -237,6 +237,11 @@ func (m *Manager) Run(ctx context.Context) error {
 				a.poke()
 			}
 		}
+		for _, name := range app.NeedsChanged(prev, cur) {
+			if a := m.adapter(name); a != nil {
+				a.needsChanged()
+			}
+		}
 		// A held server may start now, a running one may have to be
 		// held, one waiting for its roots' checks may have them.
 		m.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/audit"
 	"rootkeeper/mcp/confine"
 )
@@ -75,10 +76,10 @@ func BenchmarkFirstContactNobody(b *testing.B) {
 		anchor = append(anchor, d)
 	}
 	b.StopTimer()
-	b.ReportMetric(ms(percentile(refused, 0.5)), "refused-p50-ms")
-	b.ReportMetric(ms(percentile(refused, 0.99)), "refused-p99-ms")
-	b.ReportMetric(ms(percentile(anchor, 0.5)), "allowed-p50-ms")
-	b.ReportMetric(ms(percentile(anchor, 0.99)), "allowed-p99-ms")
+	b.ReportMetric(ms(apptest.Percentile(refused, 0.5)), "refused-p50-ms")
+	b.ReportMetric(ms(apptest.Percentile(refused, 0.99)), "refused-p99-ms")
+	b.ReportMetric(ms(apptest.Percentile(anchor, 0.5)), "allowed-p50-ms")
+	b.ReportMetric(ms(apptest.Percentile(anchor, 0.99)), "allowed-p99-ms")
 }
 
 // BenchmarkWatchedConnectNetWatch: 200 connects (a line sent and echoed
@@ -109,9 +110,9 @@ func BenchmarkWatchedConnectNetWatch(b *testing.B) {
 	}
 	b.StopTimer()
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	b.ReportMetric(us(percentile(w, 0.5)), "watched-µs/connect")
-	b.ReportMetric(us(percentile(p, 0.5)), "unwatched-µs/connect")
-	b.ReportMetric(us(percentile(w, 0.5)-percentile(p, 0.5)), "extra-µs/connect")
+	b.ReportMetric(us(apptest.Percentile(w, 0.5)), "watched-µs/connect")
+	b.ReportMetric(us(apptest.Percentile(p, 0.5)), "unwatched-µs/connect")
+	b.ReportMetric(us(apptest.Percentile(w, 0.5)-apptest.Percentile(p, 0.5)), "extra-µs/connect")
 }
 
 // BenchmarkNetWatchContact: what NetWatch itself adds to each connect a

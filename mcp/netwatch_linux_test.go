@@ -145,7 +145,13 @@ func netEnv(t *testing.T, n *app.NetworkSetting, asking bool) *testEnv {
 	root := mkRoot(t, "granted")
 	e.update(func(s *app.State) error {
 		s.Settings = &app.Settings{ReachWait: int(app.MaxReachWait / time.Second)}
-		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true, Network: n})
+		// Stored as every server is (PutServer); n nil: stored before
+		// there was a setting.
+		if _, err := s.PutServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: bin, Confine: true, Network: n},
+			app.PutOptions{Given: app.SetConfine | app.SetNetwork}); err != nil {
+			return err
+		}
+		return nil
 	})
 	e.addRoots(root)
 	e.grant("nosy", root)

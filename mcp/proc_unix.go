@@ -5,6 +5,8 @@ package mcp
 import (
 	"os/exec"
 	"syscall"
+
+	"rootkeeper/mcp/confine"
 )
 
 // setProcessGroup starts the server in its own process group, so that it
@@ -19,5 +21,7 @@ func setProcessGroup(cmd *exec.Cmd) {
 func (p *process) group() Group { return Group(p.PID()) }
 
 // StartServer starts a server's command (from StdioCommand); its process
-// group is its own already (setProcessGroup).
-func StartServer(cmd *exec.Cmd) error { return cmd.Start() }
+// group is its own already (setProcessGroup). A confined, observed server
+// that needs no network of its own starts from a confined thread of
+// Rootkeeper's (confine.Start), without re-executing Rootkeeper.
+func StartServer(cmd *exec.Cmd) error { return confine.Start(cmd) }

@@ -68,8 +68,9 @@ type ReachWatch struct {
 	Pending *sync.WaitGroup
 	// Allowed are the folders the server may reach under snap, which an
 	// attempt in them is handed as allowed (the ruleset is older than the
-	// decision: the server is about to restart); nil means
-	// app.VisiblePaths. A bridge in host-roots mode follow gives its
+	// decision: the server is about to restart); nil means app.ReachPaths
+	// of app.VisiblePaths (its roots, allowed slots and the folders it
+	// needs to run). A bridge in host-roots mode follow gives its
 	// narrowed set.
 	Allowed func(snap *app.Snapshot) []string
 
@@ -85,19 +86,12 @@ type ReachWatch struct {
 func NewReachWatch(core *app.Core, al *audit.Log, log *slog.Logger, server, stateDir string) *ReachWatch {
 	w := &ReachWatch{Server: server, Core: core, Audit: al, Log: log}
 	if stateDir != "" {
-		w.Skip = append(w.Skip, stateDir, resolvedPath(stateDir))
+		w.Skip = append(w.Skip, stateDir, app.Resolved(stateDir))
 		if t, err := app.ServerTemp(stateDir, server); err == nil {
-			w.Skip = append(w.Skip, t, resolvedPath(t))
+			w.Skip = append(w.Skip, t, app.Resolved(t))
 		}
 	}
 	return w
-}
-
-func resolvedPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 // maxFolderCache bounds the folder cache of a watch.
@@ -166,6 +160,11 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		}
 	}()
 	e.Decided = audit.ReachIgnored
+	if rule := app.NeverGranted(a.Path); rule != "" {
+		// The organisation never grants it: refused at once, never asked.
+		e.Decided = audit.ReachPolicy
+		return ""
+	}
 	if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename {
 		// What does not exist is not worth a question: runtimes probe for
 		// files, and the call fails as it would anyway.
@@ -250,7 +249,7 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 // beneath (allowed, or allowed once for this very call), or "" to refuse
 // it; done is false while the person has not answered.
 func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string, call app.ReachCall, e *audit.Entry) (string, bool) {
-	allowed := app.VisiblePaths(snap, w.Server)
+	allowed := app.ReachPaths(snap, w.Server, app.VisiblePaths(snap, w.Server))
 	if w.Allowed != nil {
 		allowed = w.Allowed(snap)
 	}
@@ -265,7 +264,7 @@ func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string
 			return v, true
 		}
 	}
-	if d, decided := snap.State.Decision(w.Server, folder); decided && d.Verdict == app.Deny {
+	if d, decided := snap.State.Decision(w.Server, folder); (decided && d.Verdict == app.Deny) || snap.State.Refused(w.Server, folder) {
 		e.Decided = audit.ReachRefused
 		return "", true
 	}

@@ -89,7 +89,7 @@ func BenchmarkObservedStart(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	p, o := median(plain), median(observed)
+	p, o := apptest.Median(plain), apptest.Median(observed)
 	b.ReportMetric(ms(p), "confined-ms")
 	b.ReportMetric(ms(o), "observed-ms")
 	b.ReportMetric(float64(o)/float64(p), "ratio")
@@ -135,7 +135,7 @@ func BenchmarkObservedRead1000(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	p, o := median(plain), median(observed)
+	p, o := apptest.Median(plain), apptest.Median(observed)
 	b.ReportMetric(ms(p), "confined-ms")
 	b.ReportMetric(ms(o), "observed-ms")
 	b.ReportMetric(float64(o)/float64(p), "ratio")
@@ -196,9 +196,9 @@ func BenchmarkReachToRequest(b *testing.B) {
 		inside = append(inside, time.Since(began))
 	}
 	b.StopTimer()
-	b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
-	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
-	b.ReportMetric(ms(median(inside)), "inside-call-ms")
+	b.ReportMetric(ms(apptest.Percentile(lat, 0.5)), "p50-ms")
+	b.ReportMetric(ms(apptest.Percentile(lat, 0.99)), "p99-ms")
+	b.ReportMetric(ms(apptest.Median(inside)), "inside-call-ms")
 }
 
 // BenchmarkReachRefusedUnasked: headless (nobody to ask), a confined nosy's
@@ -250,8 +250,8 @@ func BenchmarkReachRefusedUnasked(b *testing.B) {
 		anchor = append(anchor, call(inside))
 	}
 	b.StopTimer()
-	p50, p99 := percentile(refused, 0.5), percentile(refused, 0.99)
-	a50, a99 := percentile(anchor, 0.5), percentile(anchor, 0.99)
+	p50, p99 := apptest.Percentile(refused, 0.5), apptest.Percentile(refused, 0.99)
+	a50, a99 := apptest.Percentile(anchor, 0.5), apptest.Percentile(anchor, 0.99)
 	b.ReportMetric(ms(p50), "refused-p50-ms")
 	b.ReportMetric(ms(p99), "refused-p99-ms")
 	b.ReportMetric(ms(a50), "inside-p50-ms")
@@ -302,7 +302,7 @@ func BenchmarkProbingStartHeadless(b *testing.B) {
 		noProbe = append(noProbe, startQuiet())
 	}
 	b.StopTimer()
-	p, c, q := median(plain), median(confined), median(noProbe)
+	p, c, q := apptest.Median(plain), apptest.Median(confined), apptest.Median(noProbe)
 	b.ReportMetric(ms(p), "unconfined-ms")
 	b.ReportMetric(ms(c), "confined-ms")
 	b.ReportMetric(ms(q), "confined-noprobe-ms")

@@ -57,13 +57,14 @@ const (
 
 // What became of an attempt of a confined server (Entry.Decided).
 const (
-	ReachIgnored  = "not asked"    // a system file, a cache, a missing file: never asked about
-	ReachLimited  = "rate-limited" // the server asked too often: not asked, refused
-	ReachRefused  = "refused"      // denied, asked before and not answered, or answered without it: Landlock refused it
-	ReachUnasked  = "unasked"      // nobody could be asked: refused at once, the request waits for the person
-	ReachTimedOut = "timed out"    // asked, not answered within the wait: refused
-	ReachOnce     = "allowed once" // Rootkeeper opened it and handed the descriptor
-	ReachAllowed  = "allowed"      // the folder is allowed now: handed, the server restarts
+	ReachIgnored  = "not asked"     // a system file, a cache, a missing file: never asked about
+	ReachLimited  = "rate-limited"  // the server asked too often: not asked, refused
+	ReachRefused  = "refused"       // denied, asked before and not answered, or answered without it: Landlock refused it
+	ReachUnasked  = "unasked"       // nobody could be asked: refused at once, the request waits for the person
+	ReachTimedOut = "timed out"     // asked, not answered within the wait: refused
+	ReachOnce     = "allowed once"  // Rootkeeper opened it and handed the descriptor
+	ReachAllowed  = "allowed"       // the folder is allowed now: handed, the server restarts
+	ReachPolicy   = "never granted" // the organisation's policy never grants it: refused, never asked
 )
 
 // Entry is one line of the trail: an answer given to a server, an attempt
@@ -174,6 +175,7 @@ func (l *Log) Append(e Entry) error {
 	if l.isTrail(e) {
 		err = errors.Join(err, l.flushHeld(s))
 		s.last, s.hasLast = e, true
+		forward(e)
 		return errors.Join(err, l.writeTrail(e))
 	}
 	return errors.Join(err, l.appendNoise(s, e))

@@ -78,17 +78,21 @@ func (l *Log) isTrail(e Entry) bool {
 
 // isTrailAttempt is isTrail for an attempt of a confined server: the one
 // that raised a request, every call allowed once, and the first attempt of
-// the server on a folder that was refused, allowed or timed out; not what
-// was not asked or rate-limited. An outcome this package does not know is
+// the server on a folder that was refused, allowed or timed out, and its
+// first refused by the organisation's policy; not what was not asked or
+// rate-limited. An outcome this package does not know is
 // kept.
 func (l *Log) isTrailAttempt(e Entry) bool {
 	switch e.Decided {
 	case ReachIgnored, ReachLimited:
 		return e.Request
-	case ReachRefused, ReachAllowed, ReachTimedOut:
+	case ReachRefused, ReachAllowed, ReachTimedOut, ReachPolicy:
 		folder := e.Tried
 		if len(e.Roots) > 0 {
 			folder = e.Roots[0]
+		}
+		if e.Decided == ReachPolicy {
+			folder = "" // the first refusal by the policy; the rest are noise
 		}
 		key := e.Server + "\x00" + folder + "\x00" + e.Decided
 		first := !l.firsts[key]

@@ -13,8 +13,10 @@
 // folders, largest first, are emptied (the folders stay, since a running
 // server's ruleset names them); then old log generations (NAME.log.1, …)
 // go, largest first. The state file, the audit log, the logs being
-// written and the hosts' backups are never touched: they are the
-// person's decisions, history and way back.
+// written, the hosts' backups and the data folders (data/, and those of
+// earlier programs kept aside in previous-data/: app.KeptData) are counted
+// and never touched: they are the person's decisions, history, way back
+// and data, which the person removes (servers data NAME remove).
 package budget
 
 import (

@@ -220,3 +220,28 @@ func TestLinkedTempFolderCountsAndIsEmptied(t *testing.T) {
 		t.Error("state.json went")
 	}
 }
+
+// A data folder kept aside when its server came to run another program
+// (app.KeptData) counts in the budget, and is never trimmed: it is the
+// person's to give to the new program or remove.
+func TestKeptDataCountsAndStays(t *testing.T) {
+	dir := stateFolder(t)
+	before, err := Check(dir, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := write(t, dir, "previous-data/mem/20260501T100000Z/memory.jsonl", 8*mb)
+	r, err := Check(dir, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := r.Before - before.Before; grew < 8*mb {
+		t.Errorf("the kept folder added %d bytes to the count, want at least %d", grew, 8*mb)
+	}
+	if _, err := Check(dir, mb); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(kept) {
+		t.Error("a kept data folder was trimmed")
+	}
+}

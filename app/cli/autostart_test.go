@@ -73,7 +73,7 @@ func TestDoctorVerb(t *testing.T) {
 	}
 	tray = true
 	var checks []doctor.Check
-	if err := json.Unmarshal([]byte(h.ok("doctor", "--json")), &checks); err != nil || len(checks) != 3 {
+	if err := json.Unmarshal([]byte(h.ok("doctor", "--json")), &checks); err != nil || len(checks) != 4 || checks[0].Name != "organisation's policy" {
 		t.Fatalf("doctor --json: %v %+v", err, checks)
 	}
 	h.fails(2, []string{"doctor", "now"}, "now")

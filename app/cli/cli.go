@@ -83,6 +83,9 @@ tray with the window closed (as at login).
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)
+  servers data NAME [--json]        its data folder, and the data of programs it ran before, kept aside
+  servers data NAME use|remove [FOLDER]
+                                    give kept-aside data to the program it runs now, or delete it
   servers network NAME [--json]     its network setting, and every destination it reached
   servers network NAME off|ask|open|only DEST...|pin|allow DEST...|deny DEST...
                                     where a confined server's sockets may reach (pin: only what
@@ -97,7 +100,8 @@ tray with the window closed (as at login).
   grant SERVER --once --call ID[,ID]  let exactly the waiting calls named through once, changes
                                     included (the ids status shows; --call repeatable)
   deny SERVER ROOT                  remember that SERVER may not see ROOT
-  revoke SERVER ROOT                forget the decision (ROOT becomes undecided)
+  revoke SERVER ROOT                forget the decision (ROOT becomes undecided), or take away
+                                    a folder SERVER needs to run
   pause | resume                    stop or restart all sharing
   settings [--json] | settings reach-wait DURATION
                                     how long a confined server's call past its folders waits
@@ -127,7 +131,12 @@ no app) the call is refused at once and the request waits in status. Allow
 once lets exactly the calls shown through, each with its own access: status
 lists each waiting call with a short id and the command for it; a write, a
 truncate, a create or a replace goes through once only when named by its id.
-Only grant (without --once) widens its folders.
+Only grant (without --once) widens its folders. A folder a confined server
+reached for, or whose refusal stopped its start (~/.kube), is granted to it
+alone: it needs it to run, so it joins its ruleset, not the roots others are
+asked about. A server whose command comes to run another program starts with
+an empty data folder; the old one is kept aside until you give it to the new
+program or remove it (servers data NAME use|remove).
 A confined server's network (N) is off (nothing outside its sandbox, loopback
 included), ask (each new destination asked at first contact, like a folder:
 allow once with grant --once --call ID, always with servers network allow, or

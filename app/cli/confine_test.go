@@ -127,8 +127,9 @@ func TestConfineFailureInStatusAndTheWayOut(t *testing.T) {
 	text := h.ok("status")
 	for _, want := range []string{
 		"dc wants to keep its own settings in " + own + ", and stopped while confined",
-		"allow: mkdir -m 700 -p " + own + " && rootkeeper grant dc " + own,
-		"run it unconfined: rootkeeper servers unconfine dc",
+		"allow " + own + " for dc, or run it unconfined\n" +
+			"    allow " + own + " for dc (it alone): rootkeeper grant dc " + own + "\n" +
+			"    run it unconfined: rootkeeper servers unconfine dc\n",
 		"its own data: " + h.dir + "/data/dc, ~/.claude-server-commander, ~/.claude-server-commander-logs\n",
 	} {
 		if !strings.Contains(text, want) {

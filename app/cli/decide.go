@@ -48,44 +48,102 @@ func (c *command) decide(verb string, args []string, verdict app.Verdict) error 
 	if once != nil && *once {
 		return c.grantOnce(pos[0], pos[1])
 	}
-	var root app.Root
+	var done decided
 	_, err = c.update(func(s *app.State) error {
-		if _, ok := s.Server(pos[0]); !ok {
-			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
-		}
-		d := app.Decision{Server: pos[0], Verdict: verdict, Scope: scope, By: app.ByCommandLine}
-		// A folder asked for (by a host, or on the server's command line)
-		// is decided like a root; granting it makes it one.
-		if req, ok := requestFor(s, pos[0], pos[1], c.env.Cwd); ok {
-			d.Root = req.Path
-			if err := s.DecideRequest(d); err != nil {
-				return err
-			}
-			root, _ = s.Root(req.Path)
-			return nil
-		}
-		r, err := findRoot(s, pos[1], c.env.Cwd)
-		if err != nil {
-			return err
-		}
-		root = r
-		d.Root = r.Path
-		return s.Decide(d)
+		var err error
+		done, err = c.decideIn(s, pos[0], pos[1], verdict, scope)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	if verdict == app.Allow {
-		c.printf("%s may now see %s", app.SafeText(pos[0]), app.SafeText(root.Path))
+	c.tellDecided(pos[0], verdict, done)
+	return nil
+}
+
+// decided is what a decision typed by the person did, for the sentence
+// that tells it.
+type decided struct {
+	root    app.Root // the root decided
+	need    string   // or a folder allowed to a confined server alone, to run
+	refused string   // or a folder refused to a confined server alone
+}
+
+// decideIn records in s the verdict of the person, for scope, on server
+// and the folder ref names (a path, relative to the working folder): a
+// folder a confined server reached for is decided for that server alone
+// (unless it is a root already); a folder asked for (by a host, or on the
+// server's command line) is decided like a root, and granting it makes it
+// one; any other folder must be a root.
+func (c *command) decideIn(s *app.State, server, ref string, verdict app.Verdict, scope app.Scope) (decided, error) {
+	var done decided
+	if _, ok := s.Server(server); !ok {
+		return done, &app.InputError{Msg: "no server \"" + server + "\""}
+	}
+	d := app.Decision{Server: server, Verdict: verdict, Scope: scope, By: app.ByCommandLine}
+	// A folder a confined server reached for, refused: that server's
+	// alone, unless it is a root already (then a deny decision).
+	if req, ok := requestFor(s, server, ref, c.env.Cwd); ok && req.From == app.FromReach && verdict == app.Deny {
+		if _, isRoot := s.Root(req.Path); !isRoot {
+			done.refused = req.Path
+			return done, s.DenyAsked(server, req.Path, app.ByCommandLine, time.Now().UTC())
+		}
+	}
+	// A folder a confined server reached for, or whose refusal
+	// stopped its start, is what it needs to run: allowed, it is
+	// that server's alone unless it is a root already.
+	if folder, ok := askedByReach(s, server, ref, c.env.Cwd); ok && verdict == app.Allow {
+		asRoot, err := s.AllowAsked(server, folder, scope, app.ByCommandLine, time.Now().UTC(), c.needPlace())
+		if err != nil {
+			return done, err
+		}
+		if !asRoot {
+			done.need = folder
+		}
+		done.root, _ = s.Root(folder)
+		return done, nil
+	}
+	// A folder asked for (by a host, or on the server's command line)
+	// is decided like a root; granting it makes it one.
+	if req, ok := requestFor(s, server, ref, c.env.Cwd); ok {
+		d.Root = req.Path
+		if err := s.DecideRequest(d); err != nil {
+			return done, err
+		}
+		done.root, _ = s.Root(req.Path)
+		return done, nil
+	}
+	r, err := findRoot(s, ref, c.env.Cwd)
+	if err != nil {
+		return done, err
+	}
+	done.root = r
+	d.Root = r.Path
+	return done, s.Decide(d)
+}
+
+// tellDecided says what the decision of verdict on server did, and how to
+// undo it; a deny on a folder the server still sees through a wider root
+// it is allowed is warned about.
+func (c *command) tellDecided(server string, verdict app.Verdict, done decided) {
+	root := done.root
+	switch {
+	case done.refused != "":
+		c.printf("%s may not reach %s; it is not asked again (no root: no other server is asked about it; undo: `rootkeeper revoke %s %s`)\n",
+			app.SafeText(server), app.SafeText(done.refused), app.ShellQuote(server), app.ShellQuote(done.refused))
+	case done.need != "":
+		c.printf("%s may now use %s to run: it is in its ruleset alone, read-write (no root: no other server is asked about it, nor is it in its roots); it restarts with it (take it away: `rootkeeper revoke %s %s`)\n",
+			app.SafeText(server), app.SafeText(done.need), app.ShellQuote(server), app.ShellQuote(done.need))
+	case verdict == app.Allow:
+		c.printf("%s may now see %s", app.SafeText(server), app.SafeText(root.Path))
 		if !root.Enabled {
 			c.printf(" (once the root is enabled: `rootkeeper roots enable %s`)", app.ShellQuote(root.Path))
 		}
 		c.printf("\n")
-	} else {
-		c.printf("%s may not see %s\n", app.SafeText(pos[0]), app.SafeText(root.Path))
-		c.warnCovered(pos[0], root.Path)
+	default:
+		c.printf("%s may not see %s\n", app.SafeText(server), app.SafeText(root.Path))
+		c.warnCovered(server, root.Path)
 	}
-	return nil
 }
 
 // requestFor finds server's open request for the folder ref names (a path,
@@ -102,6 +160,31 @@ func requestFor(s *app.State, server, ref, cwd string) (app.Request, bool) {
 		return r, true
 	}
 	return s.Request(server, display)
+}
+
+// askedByReach finds the folder ref names (a path, relative to cwd) when
+// confined server asked for it by reaching for it (an open request
+// FromReach) or its confined start failed for want of it
+// (ConfineFailure.Folder).
+func askedByReach(s *app.State, server, ref, cwd string) (string, bool) {
+	if r, ok := requestFor(s, server, ref, cwd); ok && r.From == app.FromReach {
+		return r.Path, true
+	}
+	f, ok := s.ConfineFailureOf(server)
+	if !ok || f.Folder == "" {
+		return "", false
+	}
+	canon, display, _ := app.CanonicalPath(ref, cwd)
+	if canon == f.Folder || display == f.Folder {
+		return f.Folder, true
+	}
+	return "", false
+}
+
+// needPlace says where a folder a server needs to run may not be: the
+// home folder (or above it), the state folder.
+func (c *command) needPlace() app.NeedPlace {
+	return app.NeedPlace{Home: c.env.Home, StateDir: c.store.Dir()}
 }
 
 // warnCovered says when server still sees path through a wider root it is
@@ -129,9 +212,24 @@ func (c *command) revoke(args []string) error {
 	}
 	var had bool
 	var root app.Root
+	var need, unrefused string
 	_, err = c.update(func(s *app.State) error {
 		if _, ok := s.Server(pos[0]); !ok {
 			return &app.InputError{Msg: "no server \"" + pos[0] + "\""}
+		}
+		// A folder it needs to run goes from its ruleset; a folder it
+		// was refused is asked about again.
+		canon, display, _ := app.CanonicalPath(pos[1], c.env.Cwd)
+		for _, p := range []string{canon, display} {
+			if _, ok := s.Need(pos[0], p); ok && p != "" {
+				need = p
+				s.RevokeNeed(pos[0], p)
+				return nil
+			}
+			if p != "" && s.Unrefuse(pos[0], p) {
+				unrefused = p
+				return nil
+			}
 		}
 		r, err := findRoot(s, pos[1], c.env.Cwd)
 		if err != nil {
@@ -143,6 +241,14 @@ func (c *command) revoke(args []string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if need != "" {
+		c.printf("revoked: %s no longer has %s in its ruleset; it restarts without it\n", app.SafeText(pos[0]), app.SafeText(need))
+		return nil
+	}
+	if unrefused != "" {
+		c.printf("revoked: %s was refused %s; its next attempt there asks again\n", app.SafeText(pos[0]), app.SafeText(unrefused))
+		return nil
 	}
 	if had {
 		c.printf("revoked: %s no longer sees %s\n", app.SafeText(pos[0]), app.SafeText(root.Path))

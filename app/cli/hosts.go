@@ -137,13 +137,23 @@ func (c *command) printHostFile(f hosts.File, prefix string) {
 	switch {
 	case f.Err != "":
 		note = " — " + f.Err
+	case f.Managed:
+		note = " — your organisation's (managed): protect leaves it be"
+		if len(f.Entries) > 0 {
+			note += "; the host loads only these servers"
+		}
 	case f.ChangedSinceProtect:
 		note = " — changed since Rootkeeper protected it"
 	}
 	c.printf("  %s%s%s\n", prefix, f.Path, note)
+	for _, r := range f.Rules {
+		c.printf("    %s (the host's own list, managed)\n", app.SafeText(r))
+	}
 	for _, e := range f.Entries {
 		state := "not protected"
 		switch {
+		case f.Managed:
+			state = "managed by your organisation"
 		case e.Protected:
 			state = "protected as " + e.Rootkeeper
 		case e.Skip != "":

@@ -15,9 +15,10 @@ import (
 func hostsHarness(t *testing.T) (*harness, string) {
 	h := newHarness(t)
 	home := t.TempDir()
+	system := t.TempDir() // the administrator's /etc, never the machine's
 	world, exe := HostsWorld, HostsExecutable
 	HostsWorld = func() hosts.World {
-		return hosts.World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config")}
+		return hosts.World{GOOS: "linux", Home: home, XDGConfigHome: filepath.Join(home, ".config"), System: system}
 	}
 	HostsExecutable = func() (string, error) { return "/usr/local/bin/rootkeeper", nil }
 	t.Cleanup(func() { HostsWorld, HostsExecutable = world, exe })
@@ -184,6 +185,50 @@ func TestHostsListKnown(t *testing.T) {
 	for _, want := range []string{codex + " (found)", filepath.Join(home, ".cursor", "mcp.json") + " (not found)", "in each project: .vscode/mcp.json"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--known misses %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestHostsManagedByTheOrganisation: Claude Code's managed-mcp.json and
+// managed-settings.json, which an administrator puts in /etc/claude-code,
+// are listed as the organisation's — their servers managed, the host's
+// allow and deny lists shown — and protect leaves them be, byte for byte,
+// while it protects the person's own file.
+func TestHostsManagedByTheOrganisation(t *testing.T) {
+	h, home := hostsHarness(t)
+	system := HostsWorld().System
+	managed := filepath.Join(system, "etc", "claude-code", "managed-mcp.json")
+	settings := filepath.Join(system, "etc", "claude-code", "managed-settings.json")
+	os.MkdirAll(filepath.Dir(managed), 0o755)
+	orig := `{"mcpServers": {"company-docs": {"command": "npx", "args": ["-y", "@company/docs-mcp"]}}}`
+	os.WriteFile(managed, []byte(orig), 0o644)
+	os.WriteFile(settings, []byte(`{"deniedMcpServers": [{"serverName": "filesystem"}], "allowedMcpServers": [{"serverCommand": ["npx", "-y", "@company/*"]}]}`), 0o644)
+	user := filepath.Join(home, ".claude.json")
+	os.WriteFile(user, []byte(`{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}`), 0o600)
+
+	out := h.ok("hosts", "list")
+	for _, want := range []string{
+		managed + " — your organisation's (managed): protect leaves it be; the host loads only these servers",
+		"company-docs", "managed by your organisation",
+		`denied {"serverName":"filesystem"} (the host's own list, managed)`,
+		`allowed {"serverCommand":["npx","-y","@company/*"]}`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("hosts list lacks %q:\n%s", want, out)
+		}
+	}
+	h.ok("hosts", "protect", "claude-code")
+	if data, _ := os.ReadFile(managed); string(data) != orig {
+		t.Errorf("protect rewrote the organisation's file:\n%s", data)
+	}
+	if data, _ := os.ReadFile(user); !strings.Contains(string(data), "bridge") {
+		t.Errorf("protect left the person's own file:\n%s", data)
+	}
+	var found []hosts.Found
+	json.Unmarshal([]byte(h.ok("hosts", "list", "--json")), &found)
+	for _, f := range found {
+		if f.ID == "claude-code" && f.Managed != 1 {
+			t.Errorf("managed servers counted %d, want 1", f.Managed)
 		}
 	}
 }

@@ -20,12 +20,14 @@ import (
 
 func (c *command) servers(args []string) error {
 	if len(args) == 0 {
-		return usagef("%q needs add, list, remove, confine, unconfine or network", "servers")
+		return usagef("%q needs add, list, remove, confine, unconfine, data or network", "servers")
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
 	case "add":
 		return c.serversAdd(rest)
+	case "data":
+		return c.serversData(rest)
 	case "confine", "unconfine":
 		return c.serversConfine(sub == "confine", rest)
 	case "network":
@@ -159,7 +161,7 @@ func (c *command) serversAdd(args []string) error {
 	var res app.PutResult
 	if _, err := c.update(func(s *app.State) error {
 		var err error
-		res, err = s.PutServer(srv, app.PutOptions{Replace: *replace, Given: given, Home: c.env.Home})
+		res, err = s.PutServer(srv, app.PutOptions{Replace: *replace, Given: given, Home: c.env.Home, StateDir: c.store.Dir()})
 		return err
 	}); err != nil {
 		return err
@@ -173,6 +175,7 @@ func (c *command) serversAdd(args []string) error {
 	default:
 		c.printf("added server %q (%s); it sees nothing until you grant it roots\n", srv.Name, srv.Type)
 	}
+	c.printKeptAside(srv.Name, res.KeptAside)
 	c.printSlots(srv)
 	if srv.Confine {
 		switch abi, err := landlockABI(); {
@@ -316,34 +319,37 @@ func (c *command) importServers(args []string) error {
 	if f.Given("keep-arg") {
 		given |= app.SetKeepArgs
 	}
-	var added, replaced []string
-	var changed []programChange
-	stored := make([]app.Server, len(servers))
+	r := importReport{stored: make([]app.Server, len(servers)), kept: make([]*app.KeptData, len(servers))}
 	_, err = c.update(func(s *app.State) error {
-		added, replaced, changed = nil, nil, nil
-		for i, srv := range servers {
+		r.added, r.replaced, r.changed = nil, nil, nil
+		// Every refusal comes before the first server is put: putting one
+		// may keep its data folder aside on disk, which a later refusal
+		// (the state not saved) would leave unrecorded.
+		for _, srv := range servers {
 			if _, exists := s.Server(srv.Name); exists && !*replace {
 				return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
 			}
+		}
+		for i, srv := range servers {
 			g := given
 			if srv.RootsMode != "" {
 				g |= app.SetRootsMode
 			}
-			res, err := s.PutServer(srv, app.PutOptions{Replace: *replace, Given: g, Home: c.env.Home})
+			res, err := s.PutServer(srv, app.PutOptions{Replace: *replace, Given: g, Home: c.env.Home, StateDir: c.store.Dir()})
 			if err != nil {
 				return err
 			}
-			stored[i] = res.Server
+			r.stored[i], r.kept[i] = res.Server, res.KeptAside
 			switch {
 			case res.NewProgram:
 				// A server that now runs something else is a new
 				// program: its decisions went, and the person is told.
-				changed = append(changed, programChange{name: srv.Name, before: res.Before, after: app.Program(srv), dropped: res.Dropped})
-				replaced = append(replaced, srv.Name)
+				r.changed = append(r.changed, programChange{name: srv.Name, before: res.Before, after: app.Program(srv), dropped: res.Dropped})
+				r.replaced = append(r.replaced, srv.Name)
 			case res.Replaced:
-				replaced = append(replaced, srv.Name)
+				r.replaced = append(r.replaced, srv.Name)
 			default:
-				added = append(added, srv.Name)
+				r.added = append(r.added, srv.Name)
 			}
 		}
 		return nil
@@ -351,32 +357,49 @@ func (c *command) importServers(args []string) error {
 	if err != nil {
 		return err
 	}
-	servers = stored
-	slices.Sort(added)
-	c.printf("imported %d server(s):\n", len(added)+len(replaced))
-	for _, srv := range servers {
+	c.printImported(r, cfg.Skipped)
+	return nil
+}
+
+// importReport is what an import stored: each server as stored and its
+// data folder kept aside (if any), in the order of the file, and which
+// were added, replaced, and replaced by another program.
+type importReport struct {
+	stored          []app.Server
+	kept            []*app.KeptData
+	added, replaced []string
+	changed         []programChange
+}
+
+// printImported says what an import did, and what it left out (skipped).
+func (c *command) printImported(r importReport, skipped []serverentry.Skipped) {
+	slices.Sort(r.added)
+	c.printf("imported %d server(s):\n", len(r.added)+len(r.replaced))
+	for _, srv := range r.stored {
 		c.printf("  %s: %s\n", app.SafeText(srv.Name), app.Program(srv))
 	}
-	for _, srv := range servers {
+	for _, srv := range r.stored {
 		c.printSlots(srv)
 	}
-	if len(replaced) > 0 {
-		c.printf("replaced: %s\n", app.SafeText(strings.Join(replaced, ", ")))
+	if len(r.replaced) > 0 {
+		c.printf("replaced: %s\n", app.SafeText(strings.Join(r.replaced, ", ")))
 	}
-	for _, sk := range cfg.Skipped {
+	for _, sk := range skipped {
 		c.printf("skipped %s: %s\n", app.SafeText(sk.Name), app.SafeText(sk.Why))
 	}
-	for _, ch := range changed {
+	for _, ch := range r.changed {
 		c.printf("%s now runs something else, so it is a new program for consent: %s (was: %s); %d decision(s) dropped, it will be asked again\n",
 			app.SafeText(ch.name), ch.after, ch.before, ch.dropped)
 	}
-	if len(added)+len(changed) > 0 {
+	if len(r.added)+len(r.changed) > 0 {
 		c.printf("new servers, and servers that now run something else, see no folder until you grant one\n")
 	}
-	if kept := len(replaced) - len(changed); kept > 0 {
-		c.printf("%d replaced server(s) run the same program and keep their decisions\n", kept)
+	if same := len(r.replaced) - len(r.changed); same > 0 {
+		c.printf("%d replaced server(s) run the same program and keep their decisions\n", same)
 	}
-	return nil
+	for i, srv := range r.stored {
+		c.printKeptAside(srv.Name, r.kept[i])
+	}
 }
 
 // skippedText says which entries an import left out, and why: the first

@@ -19,8 +19,11 @@ import (
 type Status struct {
 	// Running says whether this came from a running app (live connection
 	// state and health) or was computed by the command line alone.
-	Running bool              `json:"running"`
-	Paused  bool              `json:"paused"`
+	Running bool `json:"running"`
+	Paused  bool `json:"paused"`
+	// Policy says what the organisation's policy sets, or why it cannot
+	// be used; empty when there is none.
+	Policy  string            `json:"policy,omitempty"`
 	Notices map[string]string `json:"notices,omitempty"`
 	Servers []ServerView      `json:"servers"`
 	// Bridges are the running bridge sessions (from a running app only).
@@ -59,6 +62,17 @@ type ServerView struct {
 	// that the table of known servers gives it.
 	Data string   `json:"data,omitempty"`
 	Own  []string `json:"own,omitempty"`
+	// Needs are the folders it needs to run, allowed to it alone when it
+	// reached for them or its confined start failed for want of them
+	// (app.Need): in its ruleset, never among its roots.
+	Needs []app.Need `json:"needs"`
+	// Refusals are the folders it reached for that the person refused it
+	// (its alone: no root was made of them); it is not asked about them
+	// again.
+	Refusals []app.Refusal `json:"refusals"`
+	// KeptData are data folders of programs it ran before, kept aside
+	// until you give one to it or remove it (app.KeptData).
+	KeptData []KeptDataView `json:"keptData"`
 	// Network is a stdio server's network: its setting and what it
 	// reached (network.go); nil for a remote server.
 	Network *NetworkView `json:"network,omitempty"`
@@ -80,7 +94,7 @@ type RootRef struct {
 // BuildStatus derives a Status from a snapshot. The running app calls it to
 // answer "status" on its control socket.
 func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
-	st := Status{Running: running, Paused: snap.State.Paused, Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
+	st := Status{Running: running, Paused: snap.State.Paused, Policy: app.PolicyText(), Notices: snap.Notices, Servers: []ServerView{}, Bridges: []app.BridgeSession{}}
 	for _, id := range slices.Sorted(maps.Keys(snap.Bridges)) {
 		st.Bridges = append(st.Bridges, snap.Bridges[id])
 	}
@@ -111,6 +125,18 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 		}
 		if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
 			v.Failure = &f
+		}
+		v.Needs = snap.State.NeedsOf(srv.Name)
+		if v.Needs == nil {
+			v.Needs = []app.Need{}
+		}
+		v.Refusals = snap.State.RefusalsOf(srv.Name)
+		if v.Refusals == nil {
+			v.Refusals = []app.Refusal{}
+		}
+		v.KeptData = []KeptDataView{}
+		if stateDir != "" {
+			v.KeptData = keptViews(srv, stateDir)
 		}
 		if srv.Confine && srv.Type == app.TransportStdio && stateDir != "" {
 			v.Data, _ = app.ServerDataFolder(stateDir, srv.Name)
@@ -197,6 +223,9 @@ func (c *command) printStatus(st Status) {
 	default:
 		c.printf("Sharing is on (app not running: connection state unknown).\n")
 	}
+	if st.Policy != "" {
+		c.printf("Policy: %s\n", app.SafeText(st.Policy))
+	}
 	for _, topic := range slices.Sorted(maps.Keys(st.Notices)) {
 		c.printf("Note: %s\n", app.SafeText(st.Notices[topic]))
 	}
@@ -204,76 +233,128 @@ func (c *command) printStatus(st Status) {
 		c.printf("No servers configured: add one with `rootkeeper servers add` or `rootkeeper import`.\n")
 	}
 	for _, s := range st.Servers {
-		line := fmt.Sprintf("%s (%s, roots: %s)", s.Name, s.Type, s.RootsMode)
-		if s.Live != nil {
-			line += " — " + string(s.Live.State)
-			if s.Live.ProtocolVersion != "" {
-				line += ", protocol " + s.Live.ProtocolVersion
-			}
-			if s.Live.ServerName != "" {
-				line += ", " + strings.TrimSpace(s.Live.ServerName+" "+s.Live.ServerVersion)
-			}
-			if s.Live.Error != "" {
-				line += ": " + s.Live.Error
-			}
+		c.printServer(s, st.Bridges, now)
+	}
+}
+
+// printServer prints one server of the status: its headline, then
+// indented what holds it back, what it is configured with, how it is
+// confined, what it needs and was refused, why its confined start failed,
+// what it sees and asks for, and the bridge sessions (of bridges) that
+// reach it.
+func (c *command) printServer(s ServerView, bridges []app.BridgeSession, now time.Time) {
+	c.printf("%s\n", app.SafeText(serverHeadline(s)))
+	if s.Live != nil && s.Live.LogProblem != "" {
+		c.printf("  its log is not being written: %s\n", app.SafeText(s.Live.LogProblem))
+	}
+	if s.Held != "" {
+		c.printf("  held, not started: %s\n", s.Held)
+	}
+	for _, sl := range s.Slots {
+		c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
+	}
+	c.printf("  %s\n", app.SafeText(s.Confinement))
+	if s.Data != "" {
+		c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
+	}
+	c.printNeedsAndKept(s)
+	c.printNetwork(s.Name, s.Network, maxDestinationsShown)
+	c.printFailure(s)
+	c.printSight(s, now)
+	for _, b := range bridges {
+		if b.Server != s.Name {
+			continue
 		}
-		c.printf("%s\n", app.SafeText(line))
-		if s.Live != nil && s.Live.LogProblem != "" {
-			c.printf("  its log is not being written: %s\n", app.SafeText(s.Live.LogProblem))
+		c.printf("  %s\n", app.BridgeText(b))
+	}
+}
+
+// serverHeadline is the first line of a server in the status: its name,
+// transport and roots mode, and when the app runs it, its state, what it
+// says it is, and its error.
+func serverHeadline(s ServerView) string {
+	line := fmt.Sprintf("%s (%s, roots: %s)", s.Name, s.Type, s.RootsMode)
+	if s.Live == nil {
+		return line
+	}
+	line += " — " + string(s.Live.State)
+	if s.Live.ProtocolVersion != "" {
+		line += ", protocol " + s.Live.ProtocolVersion
+	}
+	if s.Live.ServerName != "" {
+		line += ", " + strings.TrimSpace(s.Live.ServerName+" "+s.Live.ServerVersion)
+	}
+	if s.Live.Error != "" {
+		line += ": " + s.Live.Error
+	}
+	return line
+}
+
+// printFailure prints why server s's confined start failed, if it did,
+// and the ways out: allowing the folder it reached for, when one, or
+// running it unconfined.
+func (c *command) printFailure(s ServerView) {
+	f := s.Failure
+	if f == nil {
+		return
+	}
+	c.printf("  %s\n", f.Text(c.env.Home))
+	way := f.WayOut()
+	if f.Folder != "" {
+		c.printf("    allow %s for %s (it alone): %s\n", app.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
+		way = way[1:]
+	}
+	if f.Destination != "" {
+		c.printf("    allow: %s\n", way[0])
+		way = way[1:]
+	}
+	c.printf("    run it unconfined: %s\n", way[0])
+}
+
+// printSight prints the roots server s sees, those undecided for it, and
+// the folders it asks for, each with the command that grants it.
+func (c *command) printSight(s ServerView, now time.Time) {
+	if len(s.Visible) == 0 {
+		c.printf("  sees nothing\n")
+	}
+	for i, r := range s.Visible {
+		label := "  sees     "
+		if i > 0 {
+			label = "           "
 		}
-		if s.Held != "" {
-			c.printf("  held, not started: %s\n", s.Held)
+		c.printf("%s%s\n", label, app.SafeText(r.Path))
+	}
+	for _, r := range s.Pending {
+		c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+	}
+	for _, r := range s.Requests {
+		if r.From == app.FromReach {
+			c.printReach(s.Name, r, now)
+			continue
 		}
-		for _, sl := range s.Slots {
-			c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
+		if r.From == app.FromNetwork {
+			c.printNetworkRequest(s.Name, r, now)
+			continue
 		}
-		c.printf("  %s\n", app.SafeText(s.Confinement))
-		if s.Data != "" {
-			c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
-		}
-		c.printNetwork(s.Name, s.Network, maxDestinationsShown)
-		if f := s.Failure; f != nil {
-			c.printf("  %s\n", f.Text(c.env.Home))
-			switch {
-			case f.Own:
-				c.printf("    allow: mkdir -m 700 -p %s && rootkeeper grant %s %s\n", app.ShellQuote(f.Folder), app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
-			case f.Folder != "":
-				c.printf("    allow: rootkeeper grant %s %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Folder))
-			case f.Destination != "":
-				c.printf("    allow: rootkeeper servers network %s allow %s\n", app.ShellQuote(s.Name), app.ShellQuote(f.Destination))
-			}
-			c.printf("    run it unconfined: rootkeeper servers unconfine %s\n", app.ShellQuote(s.Name))
-		}
-		if len(s.Visible) == 0 {
-			c.printf("  sees nothing\n")
-		}
-		for i, r := range s.Visible {
-			label := "  sees     "
-			if i > 0 {
-				label = "           "
-			}
-			c.printf("%s%s\n", label, app.SafeText(r.Path))
-		}
-		for _, r := range s.Pending {
-			c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
-		}
-		for _, r := range s.Requests {
-			if r.From == app.FromReach {
-				c.printReach(s.Name, r, now)
-				continue
-			}
-			if r.From == app.FromNetwork {
-				c.printNetworkRequest(s.Name, r, now)
-				continue
-			}
-			c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
-		}
-		for _, b := range st.Bridges {
-			if b.Server != s.Name {
-				continue
-			}
-			c.printf("  %s\n", app.BridgeText(b))
-		}
+		c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+	}
+}
+
+// printNeedsAndKept prints the folders server s needs to run and the data
+// folders of its earlier programs kept aside, each with the commands that
+// answer it.
+func (c *command) printNeedsAndKept(s ServerView) {
+	for _, r := range s.Refusals {
+		c.printf("  refused: %s (never asked again; undo: `rootkeeper revoke %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+	}
+	for _, n := range s.Needs {
+		c.printf("  needs to run: %s (%s, its alone; take it away: `rootkeeper revoke %s %s`)\n",
+			app.HomeShort(n.Path, c.env.Home), n.Access, app.ShellQuote(s.Name), app.ShellQuote(n.Path))
+	}
+	for _, k := range s.KeptData {
+		use, remove := keptCommands(s.Name, k, len(s.KeptData) > 1)
+		c.printf("  kept aside: %s — the data of %s, kept aside %s (give it to %s: `%s`; remove it: `%s`)\n",
+			k.Path, (app.KeptData{Program: k.Program}).ProgramText(), k.At.Local().Format("2006-01-02 15:04"), s.Name, use, remove)
 	}
 }
 

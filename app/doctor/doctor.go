@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"rootkeeper/app"
+	"rootkeeper/app/policy"
 	"rootkeeper/app/secrets"
 )
 
@@ -67,7 +68,7 @@ type Options struct {
 
 // Run runs every check that applies.
 func Run(o Options) []Check {
-	var out []Check
+	out := []Check{orgPolicy()}
 	if o.TrayHost != nil {
 		out = append(out, trayHost(o.TrayHost()))
 	}
@@ -304,3 +305,19 @@ func firstLine(err error) string {
 
 // SystemLookPath is exec.LookPath, the default for Options.LookPath.
 var SystemLookPath = exec.LookPath
+
+// orgPolicy is the organisation's policy: which file, what it sets, or
+// why it cannot be used (then nothing can be granted).
+func orgPolicy() Check {
+	c := Check{Name: "organisation's policy", OK: true, Detail: "none (" + policy.Location() + " is not there)"}
+	p := app.Policy()
+	if !p.Set() {
+		return c
+	}
+	c.Detail = app.PolicyText()
+	if p.Broken != "" {
+		c.OK = false
+		c.Fix = "an administrator fixes " + p.Source + ": " + p.Broken
+	}
+	return c
+}

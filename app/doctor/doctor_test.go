@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/policy"
 )
 
 func procSys(t *testing.T, watches string) string {
@@ -49,7 +50,7 @@ func TestAllWell(t *testing.T) {
 	if n := Problems(checks); n != 0 {
 		t.Fatalf("%d problems: %+v", n, checks)
 	}
-	if len(checks) != 6 { // tray, login, Landlock, inotify, keyring, one stdio server
+	if len(checks) != 7 { // policy, tray, login, Landlock, inotify, keyring, one stdio server
 		t.Errorf("%d checks: %+v", len(checks), checks)
 	}
 	if c := find(t, checks, "inotify"); !strings.Contains(c.Detail, "needs 2 for 1 enabled roots") {
@@ -196,5 +197,21 @@ func TestLandlockCappedSaysSo(t *testing.T) {
 	if c.OK || !strings.Contains(c.Detail, `ROOTKEEPER_LANDLOCK_ABI="abc"`) || !strings.Contains(c.Detail, "these servers are not started: strict, fs") ||
 		strings.Contains(c.Detail, "unconfined") || c.Fix != "set ROOTKEEPER_LANDLOCK_ABI to a number from 1 to 7, or unset it" {
 		t.Errorf("a cap that is not an ABI: %+v", c)
+	}
+}
+
+// TestOrganisationsPolicy: doctor says which policy applies and what it
+// sets, and a policy that cannot be used is a problem an administrator
+// fixes.
+func TestOrganisationsPolicy(t *testing.T) {
+	old := app.Policy()
+	t.Cleanup(func() { app.SetPolicy(old) })
+	app.SetPolicy(policy.Policy{Source: "/etc/rootkeeper/policy.json", RequireConfinement: true})
+	if c := orgPolicy(); !c.OK || !strings.Contains(c.Detail, "every stdio server confined") {
+		t.Errorf("%+v", c)
+	}
+	app.SetPolicy(policy.Policy{Source: "/etc/rootkeeper/policy.json", Broken: `unknown key "x"`})
+	if c := orgPolicy(); c.OK || !strings.Contains(c.Fix, `unknown key "x"`) {
+		t.Errorf("%+v", c)
 	}
 }

@@ -69,5 +69,8 @@ func (m *Monitor) check(j job) result {
 		}
 	}
 	res.health = h
+	if m.onChecked != nil {
+		m.onChecked(j.path)
+	}
 	return res
 }

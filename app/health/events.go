@@ -95,6 +95,13 @@ func (l *loop) markAll() {
 	}
 }
 
+// enqueueAll schedules a check of every root now.
+func (l *loop) enqueueAll() {
+	for _, rs := range l.roots {
+		l.enqueue(rs)
+	}
+}
+
 // enqueue schedules a check of rs now.
 func (l *loop) enqueue(rs *rootState) {
 	switch {
@@ -159,7 +166,13 @@ func (l *loop) finish(res result) {
 	if !again || !h.OK() {
 		l.core.SetHealth(rs.root.Path, h)
 	}
-	l.watch(rs)
+	if l.watch(rs) && h.OK() && !again {
+		// A folder watched only now (a git directory the check just
+		// found, one that came back): a change there between the check's
+		// read and the watch made no event, so it is checked once more,
+		// at the end of the debounce window (with any others).
+		l.mark(rs)
+	}
 	if again {
 		// Those waiting for a check asked for one begun after they asked:
 		// this one may have begun before.

@@ -78,8 +78,9 @@ type Monitor struct {
 	log  *slog.Logger
 
 	// Test hooks, set before Run.
-	onCheck func(path string) // called by a worker before each check
-	wall    func() time.Time  // the wall clock compared against monotonic time
+	onCheck   func(path string) // called by a worker before each check
+	onChecked func(path string) // called by a worker after each check, before its result is told
+	wall      func() time.Time  // the wall clock compared against monotonic time
 	// mounts follows the mount table (watchMounts); a test in a synctest
 	// bubble replaces it, as a goroutine blocked in poll(2) never settles.
 	mounts func(ctx context.Context, changed chan<- struct{}) error
@@ -289,6 +290,10 @@ type loop struct {
 	wg      sync.WaitGroup
 }
 
+// run is the loop's goroutine: it starts the workers, then waits for
+// whatever calls for a check (a file event, a change of the state, a Check
+// call, a tick of the poll, the sweep or the clock, a change of the mount
+// table) and hands the roots to check to the workers, one job at a time.
 func (l *loop) run(ctx context.Context) error {
 	for range workers {
 		l.wg.Add(1)
@@ -296,21 +301,14 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	sub, unsub := l.core.Subscribe()
 	defer unsub()
-	mounts := make(chan struct{}, 1)
-	go func() {
-		// Its end is told, not silent: unmounts are then noticed by the
-		// periodic checks only.
-		if err := l.m.mounts(ctx, mounts); err != nil && ctx.Err() == nil {
-			l.m.log.Warn("cannot follow mount changes; an unmounted drive is noticed by the periodic checks only", "err", err)
-		}
-	}()
+	mounts := l.followMounts(ctx)
 	poll := time.NewTicker(l.m.opts.PollInterval)
 	defer poll.Stop()
 	clock := time.NewTicker(clockTick)
 	defer clock.Stop()
 	sweep := time.NewTicker(defaultSweep)
 	defer sweep.Stop()
-	lastWall, lastMono := l.m.wall().Round(0), time.Now()
+	jumps := wallClock{wall: l.m.wall().Round(0), mono: time.Now()}
 	l.debounce = time.NewTimer(time.Hour)
 	l.debounce.Stop()
 
@@ -337,15 +335,7 @@ func (l *loop) run(ctx context.Context) error {
 		case <-sub:
 			l.sync(l.core.Snapshot())
 		case <-l.m.askedC:
-			for p, waiting := range l.m.takeAsked() {
-				rs := l.roots[p]
-				if rs == nil {
-					tell(waiting, answer{err: fmt.Errorf("%s: %w", p, ErrNotEnabled)})
-					continue
-				}
-				rs.waiting = append(rs.waiting, waiting...)
-				l.enqueue(rs)
-			}
+			l.queueAsked()
 		case ev, ok := <-events:
 			if !ok {
 				return errors.New("health: the file watcher stopped")
@@ -355,45 +345,94 @@ func (l *loop) run(ctx context.Context) error {
 			if !ok {
 				return errors.New("health: the file watcher stopped")
 			}
-			// An overflow lost events; any other error may have too.
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				l.m.log.Info("file events were lost; re-checking every root")
-			} else {
-				l.m.log.Warn("file watcher error; re-checking every root", "err", err)
-			}
-			l.markAll()
+			l.watcherFailed(err)
 		case <-l.debounceC:
-			l.debounceC = nil
-			for rs := range l.dirty {
-				l.enqueue(rs)
-			}
-			clear(l.dirty)
+			l.debounced()
 		case <-poll.C:
 			for rs := range l.polled {
 				l.enqueue(rs)
 			}
 		case <-clock.C:
-			wall, mono := l.m.wall().Round(0), time.Now()
-			drift := wall.Sub(lastWall) - mono.Sub(lastMono)
-			if drift < 0 {
-				drift = -drift
+			if jump := jumps.jump(l.m.wall().Round(0), time.Now()); jump > l.m.opts.ClockJump {
+				l.m.log.Info("the wall clock jumped (the machine slept?); re-checking every root", "jump", jump)
+				l.enqueueAll()
 			}
-			if drift > l.m.opts.ClockJump {
-				l.m.log.Info("the wall clock jumped (the machine slept?); re-checking every root", "jump", drift)
-				for _, rs := range l.roots {
-					l.enqueue(rs)
-				}
-			}
-			lastWall, lastMono = wall, mono
 		case <-sweep.C:
-			for _, rs := range l.roots {
-				l.enqueue(rs)
-			}
+			l.enqueueAll()
 		case <-mounts:
 			l.m.log.Debug("the mount table changed; re-checking every root")
 			l.markAll()
 		}
 	}
+}
+
+// followMounts starts following the mount table until ctx ends: the
+// channel returned receives a signal (at most one pending) when it
+// changes. When it cannot be followed that is logged, not silent:
+// unmounts are then noticed by the periodic checks only.
+func (l *loop) followMounts(ctx context.Context) <-chan struct{} {
+	mounts := make(chan struct{}, 1)
+	go func() {
+		if err := l.m.mounts(ctx, mounts); err != nil && ctx.Err() == nil {
+			l.m.log.Warn("cannot follow mount changes; an unmounted drive is noticed by the periodic checks only", "err", err)
+		}
+	}()
+	return mounts
+}
+
+// queueAsked queues a check of each root Check calls asked about, their
+// answers to come when it is done; a path that is no enabled root is
+// answered at once.
+func (l *loop) queueAsked() {
+	for p, waiting := range l.m.takeAsked() {
+		rs := l.roots[p]
+		if rs == nil {
+			tell(waiting, answer{err: fmt.Errorf("%s: %w", p, ErrNotEnabled)})
+			continue
+		}
+		rs.waiting = append(rs.waiting, waiting...)
+		l.enqueue(rs)
+	}
+}
+
+// watcherFailed marks every root changed after the file watcher reported
+// err: an overflow lost events; any other error may have too.
+func (l *loop) watcherFailed(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		l.m.log.Info("file events were lost; re-checking every root")
+	} else {
+		l.m.log.Warn("file watcher error; re-checking every root", "err", err)
+	}
+	l.markAll()
+}
+
+// debounced queues the roots whose files changed, once the changes have
+// settled.
+func (l *loop) debounced() {
+	l.debounceC = nil
+	for rs := range l.dirty {
+		l.enqueue(rs)
+	}
+	clear(l.dirty)
+}
+
+// wallClock notices the wall clock jumping against the monotonic one: the
+// machine slept (while it slept, drives may have gone and come, unseen),
+// or the clock was set. Either calls for a check of every root.
+type wallClock struct {
+	wall, mono time.Time // both clocks at the last comparison
+}
+
+// jump is how far the wall clock moved otherwise than the monotonic one
+// since the last comparison, in either direction; wall and mono are both
+// clocks now.
+func (c *wallClock) jump(wall, mono time.Time) time.Duration {
+	drift := wall.Sub(c.wall) - mono.Sub(c.mono)
+	if drift < 0 {
+		drift = -drift
+	}
+	c.wall, c.mono = wall, mono
+	return drift
 }
 
 // tell answers the Check calls waiting (each has room for its answer).

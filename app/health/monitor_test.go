@@ -198,6 +198,27 @@ func TestBranch(t *testing.T) {
 	branch(plain, "trunk")
 }
 
+// TestBranchSwitchedRightAfterTheFirstCheck: a branch switch between the
+// first check's read of HEAD and the watch of the git directory that check
+// found (which only then begins) made no event; it must not be missed.
+// (Under load this was TestBranch's "branch feature/x: not so after 30s".)
+func TestBranchSwitchedRightAfterTheFirstCheck(t *testing.T) {
+	core := newCore(t)
+	repo := mkdir(t, t.TempDir(), "repo")
+	gitDir := mkdir(t, repo, ".git")
+	writeHEAD(t, gitDir, "ref: refs/heads/main\n")
+	addPaths(t, core, repo)
+	m := NewMonitor(core, Options{})
+	var once sync.Once
+	m.onChecked = func(path string) {
+		if path == repo {
+			once.Do(func() { writeHEAD(t, gitDir, "ref: refs/heads/feature/x\n") })
+		}
+	}
+	start(t, m)
+	waitHealth(t, core, repo, "branch feature/x", func(h app.Health) bool { return h.OK() && h.Branch == "feature/x" })
+}
+
 // writeHEAD replaces HEAD the way git does: HEAD.lock, then rename.
 func writeHEAD(t *testing.T, gitDir, content string) {
 	t.Helper()

@@ -80,8 +80,10 @@ func (l *loop) drop(rs *rootState, last app.Health) {
 // watch makes sure the folders rs needs are watched: its parent (which sees
 // it deleted, renamed, re-created or chmodded), itself, and its git
 // directory. A root whose parent cannot be watched is polled; so is one that
-// hit a limit.
-func (l *loop) watch(rs *rootState) {
+// hit a limit. It reports whether it began to watch a folder it did not
+// watch before: what changed there between the check that found it and the
+// watch was not seen.
+func (l *loop) watch(rs *rootState) (added bool) {
 	want := []string{rs.parent}
 	if rs.root.Path != rs.parent {
 		want = append(want, rs.root.Path)
@@ -97,7 +99,7 @@ func (l *loop) watch(rs *rootState) {
 	rs.dirs = want
 	if l.w == nil {
 		l.setPolled(rs, true, true)
-		return
+		return false
 	}
 	polled, limited := false, false
 	for _, d := range want {
@@ -114,6 +116,7 @@ func (l *loop) watch(rs *rootState) {
 		switch {
 		case err == nil:
 			dw.ok = true
+			added = true
 		case isLimit(err):
 			polled, limited = true, true
 		case d == rs.parent:
@@ -121,6 +124,7 @@ func (l *loop) watch(rs *rootState) {
 		}
 	}
 	l.setPolled(rs, polled, limited)
+	return added
 }
 
 func (l *loop) unuse(rs *rootState, d string) {

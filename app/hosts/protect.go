@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,6 +90,14 @@ type File struct {
 	// regular file, it is too large (readHostFile), or it is a project's
 	// link to a file outside the project.
 	Refused string `json:"refused,omitempty"`
+	// Managed: the organisation put it in the system's place (Claude
+	// Code's managed-mcp.json, managed-settings.json); its servers are
+	// listed as managed and protect leaves the file be.
+	Managed bool `json:"managed,omitempty"`
+	// Rules are the host's own allow and deny lists of servers in a
+	// managed file (Claude Code's allowedMcpServers, deniedMcpServers),
+	// as the file writes them.
+	Rules []string `json:"rules,omitempty"`
 
 	data   []byte
 	doc    doc
@@ -100,9 +109,11 @@ type Found struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Files []File `json:"files"`
-	// Servers and Protected count the entries of all its files.
+	// Servers and Protected count the entries of all its files, Managed
+	// those of its managed files.
 	Servers   int `json:"servers"`
 	Protected int `json:"protected"`
+	Managed   int `json:"managed"`
 }
 
 // filesFor lists a host's files for o: user files and, for hosts that have
@@ -132,6 +143,14 @@ func (h *Host) filesFor(o Options) []fileRef {
 	for _, p := range h.files(o.World) {
 		add(p, "")
 	}
+	if h.managed != nil {
+		for _, p := range h.managed(o.World) {
+			if !seen[filepath.Clean(p)] {
+				seen[filepath.Clean(p)] = true
+				out = append(out, fileRef{path: filepath.Clean(p), managed: true})
+			}
+		}
+	}
 	for _, dir := range o.Projects {
 		for _, p := range h.ProjectFiles(dir) {
 			add(p, dir)
@@ -144,6 +163,7 @@ func (h *Host) filesFor(o Options) []fileRef {
 type fileRef struct {
 	path    string
 	project string
+	managed bool // the organisation's (Host.managed): listed, never written
 }
 
 // readFile reads and parses one file; ok is false when it does not exist.
@@ -167,7 +187,7 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 		f := File{Host: h.ID, Path: ref.path, Format: h.formatOf(ref.path), Project: true, ProjectDir: ref.project, Err: outside, Refused: outside}
 		return f, true, nil
 	}
-	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project}
+	f := File{Host: h.ID, Path: path, Format: h.formatOf(path), Project: ref.project != "", ProjectDir: ref.project, Managed: ref.managed}
 	// Read through the host's own path, so that a refusal names it (and
 	// where its links lead).
 	data, err := readHostFile(ref.path, MaxFileBytes)
@@ -190,6 +210,9 @@ func readFile(h *Host, ref fileRef) (File, bool, error) {
 	}
 	f.doc = d
 	f.Entries = entriesOf(h, d)
+	if ref.managed {
+		f.Rules = managedRules(d)
+	}
 	for _, e := range f.Entries {
 		if e.Protected {
 			f.Protected++
@@ -232,6 +255,9 @@ func List(o Options) ([]Found, error) {
 			}
 			fd.Servers += len(f.Entries)
 			fd.Protected += f.Protected
+			if f.Managed {
+				fd.Managed += len(f.Entries)
+			}
 			fd.Files = append(fd.Files, f)
 		}
 		if len(fd.Files) > 0 {
@@ -304,6 +330,9 @@ func Protect(h *Host, o Options) ([]FileResult, error) {
 	var out []FileResult
 	err := withLock(o.Store.Dir(), func() error {
 		for _, ref := range h.filesFor(o) {
+			if ref.managed {
+				continue // the organisation's: never rewritten
+			}
 			res, found, err := protectFile(h, ref, o)
 			if err != nil {
 				return err
@@ -330,7 +359,12 @@ func protectFile(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 	}
 }
 
-func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
+// protectOnce protects the file ref of host h as it reads it now: each
+// entry is bridged, skipped or found bridged already; then, when something
+// changed and this is no dry run, the file is written (see writeProtected).
+// found is false when the file is not there. ErrChanged says the host wrote
+// the file meanwhile: protectFile starts over.
+func protectOnce(h *Host, ref fileRef, o Options) (res FileResult, found bool, err error) {
 	f, found, err := readFile(h, ref)
 	if err != nil || !found {
 		return FileResult{}, found, err
@@ -341,8 +375,7 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 	if f.parsed != nil {
 		return FileResult{}, true, f.parsed
 	}
-	res := FileResult{Host: h.ID, Path: f.Path}
-	d := f.doc
+	res = FileResult{Host: h.ID, Path: f.Path}
 	var entries []entryRecord
 	for _, e := range f.Entries {
 		switch {
@@ -353,19 +386,12 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 			res.Skipped = append(res.Skipped, e)
 			continue
 		}
-		if o.Probe != nil && e.Server.Type != app.TransportStdio {
-			if why := o.Probe(context.Background(), e.Server); why != "" {
-				e.Skip = why
-				res.Skipped = append(res.Skipped, e)
-				continue
-			}
-		}
-		if _, err := d.render(append(clone(e.base), e.d.Command), ""); err != nil {
-			e.Skip = err.Error() // a shape Rootkeeper does not edit
+		if why := cannotBridge(f.doc, e, o); why != "" {
+			e.Skip = why
 			res.Skipped = append(res.Skipped, e)
 			continue
 		}
-		ch, er, err := bridgeEntry(d, e, o)
+		ch, er, err := bridgeEntry(f.doc, e, o)
 		if err != nil {
 			return res, true, fmt.Errorf("%s: %s: %w", f.Path, e.Name, err)
 		}
@@ -375,16 +401,41 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 	if len(res.Changes) == 0 || o.DryRun {
 		return res, true, nil
 	}
+	return res, true, writeProtected(h, ref, f, o, &res, entries)
+}
+
+// cannotBridge says why entry e of d, which could run the bridge as far as
+// its host goes, is left as it is, or "": a remote server the probe finds
+// wanting (o.Probe), or a shape of entry Rootkeeper does not edit.
+func cannotBridge(d doc, e Entry, o Options) string {
+	if o.Probe != nil && e.Server.Type != app.TransportStdio {
+		if why := o.Probe(context.Background(), e.Server); why != "" {
+			return why
+		}
+	}
+	if _, err := d.render(append(clone(e.base), e.d.Command), ""); err != nil {
+		return err.Error() // a shape Rootkeeper does not edit
+	}
+	return ""
+}
+
+// writeProtected writes file f, whose entries were edited as res says, and
+// records what was done so that restore can undo it: entries are the
+// edits. The first time Rootkeeper edits a file, a backup of it is kept;
+// a file someone else edited since the last protect is marked as no longer
+// exactly its backup plus Rootkeeper's edits. The servers are added to the
+// state before the file names them.
+func writeProtected(h *Host, ref fileRef, f File, o Options, res *FileResult, entries []entryRecord) error {
 	rec, err := loadRecord(o.Store.Dir())
 	if err != nil {
-		return res, true, err
+		return err
 	}
 	now := o.now()
 	fr, had := rec.file(f.Path)
 	if !had {
 		b, err := backup(o.Store.Dir(), h.ID, f.Path, f.data, now)
 		if err != nil {
-			return res, true, err
+			return err
 		}
 		rec.Files = append(rec.Files, fileRecord{Host: h.ID, Path: f.Path, Backup: b, Before: hashOf(f.data), Exact: true, Project: ref.project, Keep: o.Keep})
 		fr, _ = rec.file(f.Path)
@@ -396,66 +447,32 @@ func protectOnce(h *Host, ref fileRef, o Options) (FileResult, bool, error) {
 	res.Backup = fr.Backup
 	// The servers exist before any entry names them.
 	if err := addServers(o, h, res.Changes); err != nil {
-		return res, true, err
+		return err
 	}
 	info, err := os.Stat(f.Path)
 	if err != nil {
-		return res, true, err
+		return err
 	}
+	d := f.doc
 	if err := writeAtomic(f.Path, d.bytes(), info.Mode().Perm(), f.data); err != nil {
-		return res, true, err
+		return err
 	}
 	res.Written = true
 	fr.After = hashOf(d.bytes())
 	fr.At = now.UTC()
 	fr.Entries = append(fr.Entries, entries...)
-	return res, true, saveRecord(o.Store.Dir(), rec)
+	return saveRecord(o.Store.Dir(), rec)
 }
 
 // bridgeEntry rewrites one entry in d to run the bridge and says what
-// Rootkeeper stores for it.
+// Rootkeeper stores for it. The fields the bridge makes moot go from the
+// host's entry: the URL, a remote server's headers, and the environment
+// moved into the stored server (see moveSlotEnv).
 func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
-	srv := e.Server
-	ch := Change{Entry: e}
-	// A folder or file in the entry's env would reach the server through
-	// the bridge's environment, where Rootkeeper could not hold it: it
-	// moves, as written, into the server's stored env (a slot like any
-	// other) and off the host's entry; restore puts it back.
-	var movedEnv []string
-	for _, k := range slices.Sorted(maps.Keys(e.HostEnv)) {
-		if !app.NamesSlot(srv, e.HostEnv[k], o.World.Home) {
-			continue
-		}
-		if srv.Env == nil {
-			srv.Env = map[string]string{}
-		}
-		srv.Env[k] = e.HostEnv[k]
-		movedEnv = append(movedEnv, k)
-	}
-	ch.Slots = app.FindSlots(srv, o.World.Home)
-	ch.Server = srv
-	ch.Program = app.Program(srv)
+	srv, movedEnv := moveSlotEnv(e, o.World.Home)
+	ch := Change{Entry: e, Server: srv, Slots: app.FindSlots(srv, o.World.Home), Program: app.Program(srv)}
 	er := entryRecord{Key: e.Key, Name: e.Rootkeeper, Command: o.Executable}
-	edit := func(field []string, after string, v any, remove bool) error {
-		key := append(slices.Clone(e.base), field...)
-		before, had := d.get(key)
-		if remove && !had {
-			return nil
-		}
-		if remove {
-			// Restore puts it back after the field it followed.
-			after = prevSibling(d, key)
-		}
-		er.Edits = append(er.Edits, fieldEdit{Key: key, After: after, Had: had, Before: before})
-		if remove {
-			return d.del(key)
-		}
-		raw, err := d.render(key, v)
-		if err != nil {
-			return err
-		}
-		return d.put(key, after, raw)
-	}
+	ed := entryEditor{d: d, base: e.base, rec: &er}
 	dl := e.d
 	args := []string{"bridge", e.Rootkeeper}
 	if o.StateDirArg != "" {
@@ -465,32 +482,36 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	anchor := ""
 	if dl.Type != "" {
 		if _, has := d.get(append(slices.Clone(e.base), dl.Type)); has {
-			if err := edit([]string{dl.Type}, "", dl.Stdio, false); err != nil {
+			if err := ed.set([]string{dl.Type}, "", dl.Stdio); err != nil {
 				return ch, er, err
 			}
 			anchor = dl.Type
 		}
 	}
-	steps := []func() error{
-		func() error { return edit([]string{dl.Command}, anchor, o.Executable, false) },
-		func() error { return edit([]string{dl.Args}, dl.Command, args, false) },
-	}
 	if dl.CommandArray {
-		steps = []func() error{
-			func() error { return edit([]string{dl.Command}, anchor, ch.Bridge, false) },
+		if err := ed.set([]string{dl.Command}, anchor, ch.Bridge); err != nil {
+			return ch, er, err
+		}
+	} else {
+		if err := ed.set([]string{dl.Command}, anchor, o.Executable); err != nil {
+			return ch, er, err
+		}
+		if err := ed.set([]string{dl.Args}, dl.Command, args); err != nil {
+			return ch, er, err
 		}
 	}
+	var moot [][]string
 	for _, u := range dl.URLs {
-		steps = append(steps, func() error { return edit([]string{u.Key}, "", nil, true) })
+		moot = append(moot, []string{u.Key})
 	}
 	if dl.Headers != "" && srv.Type != app.TransportStdio {
-		steps = append(steps, func() error { return edit([]string{dl.Headers}, "", nil, true) })
+		moot = append(moot, []string{dl.Headers})
 	}
 	for _, k := range movedEnv {
-		steps = append(steps, func() error { return edit([]string{dl.Env, k}, "", nil, true) })
+		moot = append(moot, []string{dl.Env, k})
 	}
-	for _, step := range steps {
-		if err := step(); err != nil {
+	for _, field := range moot {
+		if err := ed.remove(field); err != nil {
 			return ch, er, err
 		}
 	}
@@ -503,11 +524,72 @@ func bridgeEntry(d doc, e Entry, o Options) (Change, entryRecord, error) {
 	return ch, er, nil
 }
 
+// moveSlotEnv is the server Rootkeeper stores for entry e, and the names
+// of the variables of the entry's env moved into it. A folder or file in
+// the entry's env would reach the server through the bridge's environment,
+// where Rootkeeper could not hold it: it moves, as written, into the
+// server's stored env (a slot like any other) and off the host's entry;
+// restore puts it back.
+func moveSlotEnv(e Entry, home string) (app.Server, []string) {
+	srv := e.Server
+	var moved []string
+	for _, k := range slices.Sorted(maps.Keys(e.HostEnv)) {
+		if !app.NamesSlot(srv, e.HostEnv[k], home) {
+			continue
+		}
+		if srv.Env == nil {
+			srv.Env = map[string]string{}
+		}
+		srv.Env[k] = e.HostEnv[k]
+		moved = append(moved, k)
+	}
+	return srv, moved
+}
+
+// entryEditor edits the fields of one entry of d, whose key is base, and
+// records each edit in rec for restore: the field's text before and where
+// it stood.
+type entryEditor struct {
+	d    doc
+	base []string
+	rec  *entryRecord
+}
+
+// set sets field to v, in its place when it is there, else after its
+// sibling after.
+func (ed entryEditor) set(field []string, after string, v any) error {
+	key := append(slices.Clone(ed.base), field...)
+	before, had := ed.d.get(key)
+	ed.rec.Edits = append(ed.rec.Edits, fieldEdit{Key: key, After: after, Had: had, Before: before})
+	raw, err := ed.d.render(key, v)
+	if err != nil {
+		return err
+	}
+	return ed.d.put(key, after, raw)
+}
+
+// remove deletes field when it is there, noting the field it followed:
+// restore puts it back there.
+func (ed entryEditor) remove(field []string) error {
+	key := append(slices.Clone(ed.base), field...)
+	before, had := ed.d.get(key)
+	if !had {
+		return nil
+	}
+	after := prevSibling(ed.d, key)
+	ed.rec.Edits = append(ed.rec.Edits, fieldEdit{Key: key, After: after, Had: had, Before: before})
+	return ed.d.del(key)
+}
+
 // addServers imports the changed entries into the state. A server that
 // exists and runs the same program keeps its decisions and settings; one
 // that now runs something else is a new program for consent (its decisions
 // go) but keeps its settings (roots mode, confinement…).
 func addServers(o Options, h *Host, changes []Change) error {
+	stateDir := ""
+	if o.Store != nil {
+		stateDir = o.Store.Dir() // where a new program's predecessor's data is kept aside
+	}
 	_, err := o.update(func(s *app.State) error {
 		now := time.Now().UTC()
 		for i := range changes {
@@ -533,7 +615,7 @@ func addServers(o Options, h *Host, changes []Change) error {
 			ch.Server, ch.Program = srv, app.Program(srv)
 			// A host's entry states none of Rootkeeper's own settings:
 			// a server protected again keeps its roots mode, confinement…
-			res, err := s.PutServer(srv, app.PutOptions{Replace: true, Home: o.World.Home, Now: now})
+			res, err := s.PutServer(srv, app.PutOptions{Replace: true, Home: o.World.Home, Now: now, StateDir: stateDir})
 			if err != nil {
 				return err
 			}
@@ -573,4 +655,25 @@ func localDir(e Entry) (string, bool) {
 		return e.Key[1], true
 	}
 	return "", false
+}
+
+// managedRules are the host's allow and deny lists of a managed file, one
+// line each as the file writes a rule: `denied {"serverName":"x"}`.
+func managedRules(d doc) []string {
+	var out []string
+	for _, key := range []string{"allowedMcpServers", "deniedMcpServers"} {
+		v, ok := d.value([]string{key})
+		list, isList := v.([]any)
+		if !ok || !isList {
+			continue
+		}
+		word := map[string]string{"allowedMcpServers": "allowed", "deniedMcpServers": "denied"}[key]
+		for _, r := range list {
+			b, err := json.Marshal(r)
+			if err == nil {
+				out = append(out, word+" "+string(b))
+			}
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package hosts
 
 import (
 	"slices"
-	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets/spot"
@@ -70,22 +69,9 @@ func RepairTakenOff(store *app.Store, home string) ([]string, error) {
 				}
 				repaired = append(repaired, srv.Name)
 			}
-			fixed.FoldersTakenOff = false
-			fixed.Slots = app.FindSlots(fixed, home)
-			fixed.Lost = slices.DeleteFunc(slices.Clone(srv.Lost), func(p string) bool {
-				return slices.ContainsFunc(fixed.Slots, func(sl app.Slot) bool { return sl.Path == p })
-			})
-			if len(fixed.Lost) == 0 {
-				fixed.Lost = nil
-			}
 			// The same program as far as consent goes: its decisions stay.
-			if _, err := s.ReplaceServer(fixed, true); err != nil {
+			if _, err := s.PutServer(fixed, app.PutOptions{Replace: true, Repair: true, KeepDecisions: true, Home: home}); err != nil {
 				return err
-			}
-			for _, sl := range fixed.Slots {
-				if _, err := s.AddRequest(fixed.Name, sl.Path, app.FromCommandLine, time.Now().UTC()); err != nil {
-					return err
-				}
 			}
 		}
 		return nil

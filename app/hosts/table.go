@@ -38,6 +38,11 @@ type Host struct {
 	// project returns the per-project files of a folder ("DIR/.mcp.json"),
 	// which may be globs; nil for hosts without any.
 	project func(dir string) []string
+	// managed returns the files an administrator puts in the system's
+	// place for the host (Claude Code's managed-mcp.json and
+	// managed-settings.json): listed as the organisation's, never
+	// protected or rewritten. nil for hosts without any.
+	managed func(w World) []string
 	// dialect says which keys hold what in a server entry.
 	dialect serverentry.Dialect
 	// servers finds the server tables in a parsed file: each is a path
@@ -67,6 +72,18 @@ type World struct {
 	// Getenv reads other variables hosts honour (CLAUDE_CONFIG_DIR,
 	// CODEX_HOME). Nil reads none.
 	Getenv func(string) string
+	// System is where the system's own folders are (the files an
+	// administrator puts in /etc): "" for the real ones; tests point it
+	// at a temporary folder.
+	System string
+}
+
+// system is the system-wide path p (absolute), under w.System.
+func (w World) system(p string) string {
+	if w.System == "" {
+		return p
+	}
+	return filepath.Join(w.System, p)
 }
 
 // ThisWorld is the running process's world, from its environment.
@@ -202,6 +219,19 @@ var Hosts = []*Host{
 		ID: "claude-code", Name: "Claude Code", Format: JSON,
 		files: func(w World) []string {
 			return one(filepath.Join(w.dotDir("CLAUDE_CONFIG_DIR", ""), ".claude.json"))
+		},
+		managed: func(w World) []string {
+			dir := w.system("/etc/claude-code")
+			switch w.GOOS {
+			case "darwin":
+				dir = w.system("/Library/Application Support/ClaudeCode")
+			case "windows":
+				dir = `C:\Program Files\ClaudeCode`
+				if w.System != "" {
+					dir = filepath.Join(w.System, "ClaudeCode")
+				}
+			}
+			return []string{filepath.Join(dir, "managed-mcp.json"), filepath.Join(dir, "managed-settings.json")}
 		},
 		project: in(".mcp.json"),
 		dialect: serverentry.Common,

@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,35 +63,13 @@ func Watch(ctx context.Context, o WatchOptions) error {
 		return err
 	}
 	defer w.Close()
-	// The record lives in STATE/hosts, made by the first protect: the
-	// state folder is watched for it to appear.
-	dir := hostsDir(o.Store.Dir())
-	if err := w.Add(o.Store.Dir()); err != nil {
+	ws, err := startWatching(o, w)
+	if err != nil {
 		return err
 	}
-	if err := w.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	ws := &watchState{o: o, w: w, dirs: map[string]bool{}, files: map[string]bool{}, notices: map[string]bool{}, told: map[string]bool{},
-		reprotects: map[string][]time.Time{}}
-	ws.reload()
-	// Look once at every file now: a host may have written its file back
-	// while the app was not running. (The watches are in place already:
-	// what a host writes from here on is seen.)
-	for f := range ws.files {
-		ws.check(f)
-	}
-	ws.log("watching %d protected host files", len(ws.files))
-	timers := map[string]*time.Timer{}
-	fire := make(chan string, 64)
-	var mu sync.Mutex
-	defer func() {
-		mu.Lock()
-		for _, t := range timers {
-			t.Stop()
-		}
-		mu.Unlock()
-	}()
+	dir, record := hostsDir(o.Store.Dir()), recordPath(o.Store.Dir())
+	quiet := newDebouncer(o.Debounce)
+	defer quiet.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -106,36 +85,95 @@ func Watch(ctx context.Context, o WatchOptions) error {
 			}
 			name := filepath.Clean(ev.Name)
 			if name == dir && ev.Has(fsnotify.Create) {
+				// The first protect made STATE/hosts: watch it, and
+				// read the record it made.
 				if err := w.Add(dir); err != nil {
 					return err
 				}
-				name = recordPath(o.Store.Dir())
+				name = record
 			}
-			if name != recordPath(o.Store.Dir()) && !ws.files[name] {
-				continue
+			if name == record || ws.files[name] {
+				quiet.touch(ctx, name)
 			}
-			mu.Lock()
-			if t, ok := timers[name]; ok {
-				t.Reset(o.Debounce)
-			} else {
-				timers[name] = time.AfterFunc(o.Debounce, func() {
-					select {
-					case fire <- name:
-					case <-ctx.Done():
-					}
-				})
-			}
-			mu.Unlock()
-		case name := <-fire:
-			mu.Lock()
-			delete(timers, name)
-			mu.Unlock()
-			if name == recordPath(o.Store.Dir()) {
+		case name := <-quiet.fire:
+			quiet.fired(name)
+			if name == record {
 				ws.reload()
 				continue
 			}
 			ws.check(name)
 		}
+	}
+}
+
+// startWatching puts w's watches in place and looks once at every
+// protected file: a host may have written its file back while the app was
+// not running. (The watches are in place first: what a host writes from
+// then on is seen.) The record lives in STATE/hosts, made by the first
+// protect: the state folder is watched for it to appear.
+func startWatching(o WatchOptions, w *fsnotify.Watcher) (*watchState, error) {
+	dir := hostsDir(o.Store.Dir())
+	if err := w.Add(o.Store.Dir()); err != nil {
+		return nil, err
+	}
+	if err := w.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	ws := &watchState{o: o, w: w, dirs: map[string]bool{}, files: map[string]bool{}, notices: map[string]bool{}, told: map[string]bool{},
+		reprotects: map[string][]time.Time{}}
+	ws.reload()
+	for f := range ws.files {
+		ws.check(f)
+	}
+	ws.log("watching %d protected host files", len(ws.files))
+	return ws, nil
+}
+
+// debouncer turns a burst of writes to one file into one look at it (a
+// host writes its file in bursts): the file's name reaches fire once it
+// has been quiet for wait since its last write.
+type debouncer struct {
+	wait   time.Duration
+	fire   chan string
+	mu     sync.Mutex
+	timers map[string]*time.Timer // the files waiting to be quiet
+}
+
+func newDebouncer(wait time.Duration) *debouncer {
+	return &debouncer{wait: wait, fire: make(chan string, 64), timers: map[string]*time.Timer{}}
+}
+
+// touch says name was written: it reaches fire wait from now, unless
+// touched again meanwhile or ctx ends.
+func (q *debouncer) touch(ctx context.Context, name string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t, ok := q.timers[name]; ok {
+		t.Reset(q.wait)
+		return
+	}
+	q.timers[name] = time.AfterFunc(q.wait, func() {
+		select {
+		case q.fire <- name:
+		case <-ctx.Done():
+		}
+	})
+}
+
+// fired forgets the timer of name, received from fire: its next write
+// starts a new wait.
+func (q *debouncer) fired(name string) {
+	q.mu.Lock()
+	delete(q.timers, name)
+	q.mu.Unlock()
+}
+
+// stop stops the timers still waiting.
+func (q *debouncer) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, t := range q.timers {
+		t.Stop()
 	}
 }
 
@@ -303,6 +341,12 @@ func (ws *watchState) check(path string) {
 	}
 	ws.reprotects[path] = append(recent, now)
 	res, err := ws.reprotect(h, ref, f)
+	if errors.Is(err, errMovedOn) {
+		// Restored, no longer kept, or written again meanwhile: the
+		// event of that change checks it afresh.
+		ws.reprotects[path] = recent
+		return
+	}
 	if err != nil {
 		ws.notify(path, fmt.Sprintf("%s; protecting it again failed: %v", what, err))
 		return
@@ -312,10 +356,26 @@ func (ws *watchState) check(path string) {
 	ws.notify(path, fmt.Sprintf("%s; Rootkeeper protected it again (the file before: %s)", what, res.Backup))
 }
 
-// reprotect backs up the file as the host left it, then protects it again.
+// errMovedOn: what reprotect was to protect again is no longer there.
+var errMovedOn = errors.New("the file or its record changed meanwhile")
+
+// reprotect backs up the file as the host left it, then protects it again:
+// only if, under the lock that protect and restore hold, the file is still
+// recorded as kept and still holds what was checked (a restore that ran
+// in between is not undone).
 func (ws *watchState) reprotect(h *Host, ref fileRef, f File) (FileResult, error) {
 	var res FileResult
 	err := withLock(ws.o.Store.Dir(), func() error {
+		rec, err := loadRecord(ws.o.Store.Dir())
+		if err != nil {
+			return err
+		}
+		if fr, ok := rec.file(f.Path); !ok || !fr.Keep {
+			return errMovedOn
+		}
+		if now, err := readHostFile(f.Path, MaxFileBytes); err != nil || !bytes.Equal(now, f.data) {
+			return errMovedOn
+		}
 		b, err := backup(ws.o.Store.Dir(), h.ID, f.Path, f.data, ws.o.now())
 		if err != nil {
 			return err

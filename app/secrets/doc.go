@@ -21,6 +21,10 @@
 // answers. Secrets never appear in `servers list --json`: references are
 // shown as they are, values still in the file are redacted (Redact).
 //
+// Where a server keeps secrets is listed once, app.EachSecretField: Seal,
+// ResolveHiding, Redact, Where, Values and Forget all walk it, as do the
+// window's editor (app.ForEditing) and app.SameProgram.
+//
 // This package may import app (it is one of app's adapters) but neither
 // Fyne nor the MCP SDK.
 package secrets

@@ -3,9 +3,6 @@ package secrets
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/zalando/go-keyring"
@@ -24,29 +21,18 @@ import (
 func ResolveHiding(srv app.Server) (app.Server, *spot.Hider, error) {
 	r := resolver{server: srv.Name}
 	var err error
-	if srv.Env, err = r.mapValues(srv.Env); err != nil {
-		return srv, nil, fmt.Errorf("server %q: %w", srv.Name, err)
-	}
-	if srv.Headers, err = r.mapValues(srv.Headers); err != nil {
-		return srv, nil, fmt.Errorf("server %q: %w", srv.Name, err)
-	}
-	var args []string
-	for i, a := range srv.Args {
-		v, err := r.value(a)
+	app.EachSecretField(&srv, func(f app.SecretField) string {
 		if err != nil {
-			return srv, nil, fmt.Errorf("server %q: %w", srv.Name, err)
+			return f.Value
 		}
-		if v != a && args == nil {
-			args = slices.Clone(srv.Args)
+		v, ferr := r.value(f.Value)
+		if ferr != nil {
+			err = ferr
+			return f.Value
 		}
-		if args != nil {
-			args[i] = v
-		}
-	}
-	if args != nil {
-		srv.Args = args
-	}
-	if srv.URL, err = r.value(srv.URL); err != nil {
+		return v
+	})
+	if err != nil {
 		return srv, nil, fmt.Errorf("server %q: %w", srv.Name, err)
 	}
 	return srv, spot.NewHider(append(r.read, Values(srv)...)...), nil
@@ -79,71 +65,22 @@ func (r *resolver) value(v string) (string, error) {
 	return b.String(), nil
 }
 
-func (r *resolver) mapValues(m map[string]string) (map[string]string, error) {
-	var out map[string]string
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		v, err := r.value(m[name])
-		if err != nil {
-			return nil, err
-		}
-		if v != m[name] {
-			if out == nil {
-				out = maps.Clone(m)
-			}
-			out[name] = v
-		}
-	}
-	if out == nil {
-		return m, nil
-	}
-	return out, nil
-}
-
 // Values are the secrets spot finds in srv's configuration as it is, in
 // clear.
 func Values(srv app.Server) []string {
 	var out []string
-	for i, sp := range spot.InArgs(srv.Args) {
-		out = append(out, spot.Parts(srv.Args[i], sp)...)
-	}
-	for name, v := range srv.Env {
-		out = append(out, spot.Parts(v, spot.InEnv(name, v))...)
-	}
-	for name, v := range srv.Headers {
-		out = append(out, spot.Parts(v, spot.InHeader(name, v))...)
-	}
-	return append(out, spot.Parts(srv.URL, spot.InURL(srv.URL))...)
+	app.EachSecretField(&srv, func(f app.SecretField) string {
+		out = append(out, spot.Parts(f.Value, f.Found)...)
+		return f.Value
+	})
+	return out
 }
 
 // Redact is srv as `servers list --json` prints it: references stay (they
 // are not secrets and say where each secret is), the secret parts of
 // values still in the state file become Redacted.
 func Redact(srv app.Server) app.Server {
-	redact := func(m map[string]string, find func(name, v string) []spot.Span) map[string]string {
-		var out map[string]string
-		for name, v := range m {
-			if sp := find(name, v); len(sp) > 0 {
-				if out == nil {
-					out = maps.Clone(m)
-				}
-				out[name] = spot.Replace(v, sp, Redacted)
-			}
-		}
-		if out == nil {
-			return m
-		}
-		return out
-	}
-	srv.Env = redact(srv.Env, spot.InEnv)
-	srv.Headers = redact(srv.Headers, spot.InHeader)
-	if found := spot.InArgs(srv.Args); slices.ContainsFunc(found, func(sp []spot.Span) bool { return len(sp) > 0 }) {
-		args := slices.Clone(srv.Args)
-		for i, sp := range found {
-			args[i] = spot.Replace(args[i], sp, Redacted)
-		}
-		srv.Args = args
-	}
-	srv.URL = spot.Replace(srv.URL, spot.InURL(srv.URL), Redacted)
+	app.EachSecretField(&srv, func(f app.SecretField) string { return spot.Replace(f.Value, f.Found, Redacted) })
 	return srv
 }
 
@@ -151,24 +88,15 @@ func Redact(srv app.Server) app.Server {
 // references) and those still in the state file, each as "env NAME",
 // "header NAME", "argument N" or "URL".
 func Where(srv app.Server) (sealed, clear []string) {
-	add := func(what, v string, secrets []spot.Span) {
-		if len(spot.FindRefs(srv.Name, v)) > 0 {
-			sealed = append(sealed, what)
+	app.EachSecretField(&srv, func(f app.SecretField) string {
+		if len(spot.FindRefs(srv.Name, f.Value)) > 0 {
+			sealed = append(sealed, f.Where())
 		}
-		if len(secrets) > 0 {
-			clear = append(clear, what)
+		if len(f.Found) > 0 {
+			clear = append(clear, f.Where())
 		}
-	}
-	for i, sp := range spot.InArgs(srv.Args) {
-		add("argument "+strconv.Itoa(i+1), srv.Args[i], sp)
-	}
-	for _, name := range slices.Sorted(maps.Keys(srv.Env)) {
-		add("env "+name, srv.Env[name], spot.InEnv(name, srv.Env[name]))
-	}
-	for _, name := range slices.Sorted(maps.Keys(srv.Headers)) {
-		add("header "+name, srv.Headers[name], spot.InHeader(name, srv.Headers[name]))
-	}
-	add("URL", srv.URL, spot.InURL(srv.URL))
+		return f.Value
+	})
 	return sealed, clear
 }
 
@@ -178,12 +106,10 @@ func Forget(k Keyring, srv app.Server) error {
 	if k == nil {
 		k = OS
 	}
-	vals := append(append(slices.Clone(srv.Args), srv.URL), slices.Collect(maps.Values(srv.Env))...)
-	vals = append(vals, slices.Collect(maps.Values(srv.Headers))...)
 	var errs []error
 	seen := map[string]bool{}
-	for _, v := range vals {
-		for _, r := range spot.FindRefs(srv.Name, v) {
+	app.EachSecretField(&srv, func(f app.SecretField) string {
+		for _, r := range spot.FindRefs(srv.Name, f.Value) {
 			if seen[r.User] {
 				continue
 			}
@@ -192,6 +118,7 @@ func Forget(k Keyring, srv app.Server) error {
 				errs = append(errs, err)
 			}
 		}
-	}
+		return f.Value
+	})
 	return errors.Join(errs...)
 }

@@ -3,8 +3,6 @@ package secrets
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,12 +44,35 @@ func (s *Sealer) Seal(st *app.State) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range st.Servers {
-		srv := &st.Servers[i]
-		srv.Env = s.sealMap(k, srv.Name, KindEnv, srv.Env, spot.InEnv)
-		srv.Headers = s.sealMap(k, srv.Name, KindHeader, srv.Headers, spot.InHeader)
-		srv.Args = s.sealArgs(k, srv.Name, srv.Args)
-		srv.URL = s.sealURL(k, srv.Name, srv.URL)
+		s.sealServer(k, &st.Servers[i])
 	}
+}
+
+// sealServer seals the secrets of each field of srv that holds some.
+func (s *Sealer) sealServer(k Keyring, srv *app.Server) {
+	server := srv.Name
+	argPrefix := partPrefix(server, KindArg, "")
+	usedArgs := numbers(server, argPrefix, srv.Args...)
+	app.EachSecretField(srv, func(f app.SecretField) string {
+		if len(f.Found) == 0 {
+			return f.Value
+		}
+		switch f.Kind {
+		case KindArg:
+			return s.sealArg(k, server, f, argPrefix, usedArgs)
+		case KindURL:
+			prefix := partPrefix(server, KindURL, "")
+			return s.sealSpans(k, server, prefix, "secret in the URL", f.Value, f.Found, numbers(server, prefix, f.Value))
+		}
+		return s.sealNamed(k, server, f)
+	})
+}
+
+// partPrefix is the keyring user of the parts of a value of kind (and
+// name) less their number: "SERVER/arg/".
+func partPrefix(server, kind, name string) string {
+	p := spot.PartUser(server, kind, name, 0)
+	return p[:len(p)-1]
 }
 
 // keep files one secret in the keyring as user, unless the keyring failed a
@@ -131,81 +152,37 @@ func (s *Sealer) sealSpans(k Keyring, server, prefix, what, v string, spans []sp
 	return rebuild(v, parts)
 }
 
-// sealArgs moves the secrets spot finds on a command line into the
-// keyring, each as server/arg/N, and puts its reference in its place (a
-// flag's prefix such as --api-key= and a header's name stay). The server
-// still gets the secret on its command line when it starts, where other
-// local users can read it in /proc/PID/cmdline: Warn says so.
-func (s *Sealer) sealArgs(k Keyring, server string, args []string) []string {
-	found := spot.InArgs(args)
-	if !slices.ContainsFunc(found, func(sp []spot.Span) bool { return len(sp) > 0 }) {
-		return args
+// sealArg moves the secrets spot finds in an argument into the keyring,
+// each as server/arg/N (a number not in used), and puts its reference in
+// its place (a flag's prefix such as --api-key= and a header's name stay).
+// The server still gets the secret on its command line when it starts,
+// where other local users can read it in /proc/PID/cmdline: Warn says so.
+func (s *Sealer) sealArg(k Keyring, server string, f app.SecretField, prefix string, used map[int]bool) string {
+	n := strconv.Itoa(f.Index + 1)
+	sealed := s.sealSpans(k, server, prefix, "secret in argument "+n, f.Value, f.Found, used)
+	if sealed != f.Value {
+		s.say(server+"/cmdline/"+strconv.Itoa(f.Index), fmt.Sprintf("argument %s of server %q holds a secret: it is kept in the keyring now, but the server still gets it on its command line, which other local users can read (/proc/PID/cmdline); give it in an environment variable instead if the server takes one", n, server))
 	}
-	prefix := spot.PartUser(server, KindArg, "", 0)
-	prefix = prefix[:len(prefix)-1]
-	used := numbers(server, prefix, args...)
-	args = slices.Clone(args) // may be shared with a snapshot
-	for i, sp := range found {
-		if len(sp) == 0 {
-			continue
-		}
-		sealed := s.sealSpans(k, server, prefix, "secret in argument "+strconv.Itoa(i+1), args[i], sp, used)
-		if sealed != args[i] {
-			args[i] = sealed
-			s.say(server+"/cmdline/"+strconv.Itoa(i), fmt.Sprintf("argument %d of server %q holds a secret: it is kept in the keyring now, but the server still gets it on its command line, which other local users can read (/proc/PID/cmdline); give it in an environment variable instead if the server takes one", i+1, server))
-		}
-	}
-	return args
+	return sealed
 }
 
-// sealURL moves the secrets of a remote server's URL (its userinfo's
-// password, tokens in its path, secret query values) into the keyring,
-// each as server/url/N, and puts its reference in its place (percent-encoded
-// in the userinfo and the path, so that the URL keeps its host).
-func (s *Sealer) sealURL(k Keyring, server, rawURL string) string {
-	found := spot.InURL(rawURL)
-	if len(found) == 0 {
-		return rawURL
-	}
-	prefix := spot.PartUser(server, KindURL, "", 0)
-	prefix = prefix[:len(prefix)-1]
-	return s.sealSpans(k, server, prefix, "secret in the URL", rawURL, found, numbers(server, prefix, rawURL))
-}
-
-// sealMap seals the env variables or headers of m: a value that is a
-// secret as a whole becomes the reference "keyring:rootkeeper/SERVER/env/NAME";
-// the secret parts of one that is not ("Bearer X", a URL's password, a
-// connection string's Password=X) each become SERVER/env/NAME/N.
-func (s *Sealer) sealMap(k Keyring, server, kind string, m map[string]string, find func(name, v string) []spot.Span) map[string]string {
-	var names []string
-	found := map[string][]spot.Span{}
-	for name, v := range m {
-		if sp := find(name, v); len(sp) > 0 {
-			names = append(names, name)
-			found[name] = sp
+// sealNamed seals an env variable's or a header's value: one that is a
+// secret as a whole becomes the reference
+// "keyring:rootkeeper/SERVER/env/NAME"; the secret parts of one that is
+// not ("Bearer X", a URL's password, a connection string's Password=X)
+// each become SERVER/env/NAME/N.
+func (s *Sealer) sealNamed(k Keyring, server string, f app.SecretField) string {
+	v, sp := f.Value, f.Found
+	what := f.Kind + " " + f.Name
+	if len(sp) == 1 && sp[0].Start == 0 && sp[0].End == len(v) {
+		user := spot.WholeUser(server, f.Kind, f.Name)
+		if s.keep(k, server, user, what, v) {
+			return spot.RefText(user, false)
 		}
+		return v
 	}
-	if len(names) == 0 {
-		return m
-	}
-	slices.Sort(names)
-	// The map may be shared with a snapshot someone else holds.
-	m = maps.Clone(m)
-	for _, name := range names {
-		v, sp := m[name], found[name]
-		what := kind + " " + name
-		if len(sp) == 1 && sp[0].Start == 0 && sp[0].End == len(v) {
-			user := spot.WholeUser(server, kind, name)
-			if s.keep(k, server, user, what, v) {
-				m[name] = spot.RefText(user, false)
-			}
-			continue
-		}
-		prefix := spot.PartUser(server, kind, name, 0)
-		prefix = prefix[:len(prefix)-1]
-		m[name] = s.sealSpans(k, server, prefix, what, v, sp, numbers(server, prefix, v))
-	}
-	return m
+	prefix := partPrefix(server, f.Kind, f.Name)
+	return s.sealSpans(k, server, prefix, what, v, sp, numbers(server, prefix, v))
 }
 
 // say tells Warn msg, once per key.

@@ -54,21 +54,9 @@ var entryKeys = []string{"command", "cmd", "args", "url", "serverUrl", "httpUrl"
 // Rootkeeper would store as written). A malformed entry is an error
 // (*app.InputError) naming it; so is a config with no server entry at all.
 func Parse(data []byte) (Config, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // Windows editors' byte order mark
-	v, err := ParseJSONC(data)
+	v, err := parseLeniently(data)
 	if err != nil {
-		// One entry cut out of a file, without its braces; and a line
-		// comment may end the text, where hujson wants a line break.
-		for _, try := range [][]string{{"", "\n"}, {"{", "}"}, {"{", "\n}"}} {
-			w, err2 := ParseJSONC(slices.Concat([]byte(try[0]), data, []byte(try[1])))
-			if err2 == nil {
-				v, err = w, nil
-				break
-			}
-		}
-		if err != nil {
-			return Config{}, inputErrorf("not an MCP server config: %v", err)
-		}
+		return Config{}, inputErrorf("not an MCP server config: %v", err)
 	}
 	top, ok := v.Value.(*hujson.Object)
 	if !ok {
@@ -78,45 +66,12 @@ func Parse(data []byte) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	var cfg Config
-	seen := map[string]bool{}
-	add := func(name string, entry hujson.ValueTrimmed) error {
-		if seen[name] {
-			return inputErrorf("server %s is given twice", quote(name))
-		}
-		seen[name] = true
-		if len(name) > 64 {
-			return inputErrorf("server name %s is %d bytes long (at most 64)", quote(name), len(name))
-		}
-		e, err := readValue(name, entry, Pasted)
-		if err != nil {
-			var ie *app.InputError
-			if errors.As(err, &ie) {
-				return err
-			}
-			return inputErrorf("server %s: %v", quote(name), err)
-		}
-		why := e.Skip
-		switch {
-		case e.Bridges != "":
-			why = fmt.Sprintf("it runs Rootkeeper's bridge for %s already", quote(e.Bridges))
-		case e.Off:
-			why = "it is turned off there (disabled)"
-		case why == "":
-			why = envVariable(e.Server)
-		}
-		if why != "" {
-			cfg.Skipped = append(cfg.Skipped, Skipped{Name: name, Why: why})
-			return nil
-		}
-		cfg.Servers = append(cfg.Servers, e.Server)
-		return nil
-	}
+	c := collector{seen: map[string]bool{}}
 	switch t := table.(type) {
 	case *hujson.Object:
 		for _, m := range t.Members {
 			lit, _ := m.Name.Value.(hujson.Literal)
-			if err := add(text(lit), m.Value.Value); err != nil {
+			if err := c.add(text(lit), m.Value.Value); err != nil {
 				return Config{}, err
 			}
 		}
@@ -132,16 +87,80 @@ func Parse(data []byte) (Config, error) {
 			if !ok || lit.Kind() != '"' || text(lit) == "" {
 				return Config{}, inputErrorf("%s[%d] has no name", where, i)
 			}
-			if err := add(text(lit), obj); err != nil {
+			if err := c.add(text(lit), obj); err != nil {
 				return Config{}, err
 			}
 		}
 	}
+	cfg := c.cfg
 	if len(cfg.Servers)+len(cfg.Skipped) == 0 {
 		return Config{}, errNoServers
 	}
 	slices.SortFunc(cfg.Servers, func(a, b app.Server) int { return strings.Compare(a.Name, b.Name) })
 	return cfg, nil
+}
+
+// parseLeniently parses data as JSON with comments, as a person pastes
+// it: a Windows editor's byte order mark is dropped, and text that does
+// not parse is tried again as one entry cut out of a file without its
+// braces, and with a line break after it (a line comment may end the
+// text, where hujson wants a line break). The error is the first one.
+func parseLeniently(data []byte) (hujson.Value, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	v, err := ParseJSONC(data)
+	if err == nil {
+		return v, nil
+	}
+	for _, try := range [][]string{{"", "\n"}, {"{", "}"}, {"{", "\n}"}} {
+		if w, err2 := ParseJSONC(slices.Concat([]byte(try[0]), data, []byte(try[1]))); err2 == nil {
+			return w, nil
+		}
+	}
+	return v, err
+}
+
+// collector gathers a config's entries into cfg, each either a server or
+// a skipped entry with the reason.
+type collector struct {
+	cfg  Config
+	seen map[string]bool // names given so far
+}
+
+// add reads the entry called name. A name given twice or too long, or a
+// malformed entry, is an error naming it; an entry Rootkeeper would not
+// run as written (it runs the bridge already, it is turned off, it needs
+// its host) is skipped, with the reason.
+func (c *collector) add(name string, entry hujson.ValueTrimmed) error {
+	if c.seen[name] {
+		return inputErrorf("server %s is given twice", quote(name))
+	}
+	c.seen[name] = true
+	if len(name) > 64 {
+		return inputErrorf("server name %s is %d bytes long (at most 64)", quote(name), len(name))
+	}
+	e, err := readValue(name, entry, Pasted)
+	if err != nil {
+		var ie *app.InputError
+		if errors.As(err, &ie) {
+			return err
+		}
+		return inputErrorf("server %s: %v", quote(name), err)
+	}
+	why := e.Skip
+	switch {
+	case e.Bridges != "":
+		why = fmt.Sprintf("it runs Rootkeeper's bridge for %s already", quote(e.Bridges))
+	case e.Off:
+		why = "it is turned off there (disabled)"
+	case why == "":
+		why = envVariable(e.Server)
+	}
+	if why != "" {
+		c.cfg.Skipped = append(c.cfg.Skipped, Skipped{Name: name, Why: why})
+		return nil
+	}
+	c.cfg.Servers = append(c.cfg.Servers, e.Server)
+	return nil
 }
 
 // findTable finds the servers in a config: the value of the first of

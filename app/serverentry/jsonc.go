@@ -32,6 +32,18 @@ func ParseJSONC(data []byte) (hujson.Value, error) {
 	return v, nil
 }
 
+// Standardize is JSON with comments and trailing commas made plain JSON,
+// by ParseJSONC's rules (nesting bounded): what detect reads a VS Code
+// workspace file with.
+func Standardize(data []byte) ([]byte, error) {
+	v, err := ParseJSONC(data)
+	if err != nil {
+		return nil, err
+	}
+	v.Standardize()
+	return v.Pack(), nil
+}
+
 // oneLine makes a parser's message, which may quote the input, fit for one
 // line of a terminal: its control and invisible characters escaped, and
 // cut to its first 200 characters.

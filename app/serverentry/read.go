@@ -64,14 +64,17 @@ func Read(name string, raw []byte, d Dialect) (Entry, error) {
 	return readValue(name, v.Value, d)
 }
 
-// readValue reads an entry already parsed.
+// readValue reads an entry already parsed. The order of its steps is the
+// order of the errors a person meets: the entry's transport, its program,
+// its URL, what surrounds the program (environment, folder) or the remote
+// server (headers), then whether Rootkeeper can run it at all.
 func readValue(name string, v hujson.ValueTrimmed, d Dialect) (Entry, error) {
 	obj, ok := v.(*hujson.Object)
 	if !ok {
 		return Entry{Dialect: d}, errors.New("not an object")
 	}
 	o := membersOf(obj)
-	r := reader{o: o}
+	top := reader{o: o}
 	if d.fit {
 		var err error
 		if d, err = fit(o, d); err != nil {
@@ -82,78 +85,115 @@ func readValue(name string, v hujson.ValueTrimmed, d Dialect) (Entry, error) {
 	if err := o.ambiguous(readKeys(d)); err != nil {
 		return e, err
 	}
-
-	// The transport the entry names, if any.
-	typ := ""
-	if d.Type != "" {
-		if t, ok := o.get(d.Type); ok {
-			s, err := r.str(d.Type, t)
-			if err != nil {
-				return e, err
-			}
-			known := false
-			if typ, known = d.Types[strings.ToLower(s)]; !known {
-				e.Skip = fmt.Sprintf("%s %s is not a server Rootkeeper can start (stdio, http or sse)", d.Type, quote(s))
-				return e, nil
-			}
+	typ, skip, err := top.transport(d)
+	if err != nil || skip != "" {
+		e.Skip = skip
+		return e, err
+	}
+	// top reads the entry's own keys; prog, the program's, which Zed's
+	// older shape puts under "command".
+	prog, pd, err := readProgram(&e, top, d)
+	if err != nil {
+		return e, err
+	}
+	srv := &e.Server
+	if err := readURL(srv, prog, pd, typ); err != nil {
+		return e, err
+	}
+	if err := readSurroundings(srv, prog, pd); err != nil {
+		return e, err
+	}
+	if d.Own {
+		mode, err := top.field("rootsMode")
+		if err != nil {
+			return e, err
 		}
-	} else if t, ok := o.get("type"); ok {
+		srv.RootsMode = app.RootsMode(mode)
+	}
+	e.Off = top.is("disabled", 't') || top.is("enabled", 'f')
+	return e, settle(&e, top, d)
+}
+
+// transport is the transport the entry names in dialect d ("" when none),
+// or, when it names one Rootkeeper cannot start, why the entry is skipped.
+func (r reader) transport(d Dialect) (typ, skip string, err error) {
+	if d.Type == "" {
 		// A host without a type key reads none; one written anyway is
 		// taken in its common meaning.
-		if lit, ok := t.(hujson.Literal); ok && lit.Kind() == '"' {
-			typ = CommonTypes[strings.ToLower(lit.String())]
+		if t, ok := r.o.get("type"); ok {
+			if lit, ok := t.(hujson.Literal); ok && lit.Kind() == '"' {
+				typ = CommonTypes[strings.ToLower(lit.String())]
+			}
 		}
+		return typ, "", nil
 	}
+	t, ok := r.o.get(d.Type)
+	if !ok {
+		return "", "", nil
+	}
+	s, err := r.str(d.Type, t)
+	if err != nil {
+		return "", "", err
+	}
+	typ, known := d.Types[strings.ToLower(s)]
+	if !known {
+		return "", fmt.Sprintf("%s %s is not a server Rootkeeper can start (stdio, http or sse)", d.Type, quote(s)), nil
+	}
+	return typ, "", nil
+}
 
-	// top reads the entry's own keys; r, the program's, which Zed's older
-	// shape puts under "command".
-	top, outer := r, d
+// readProgram reads the program the entry runs, its command and
+// arguments, into e.Server. The command is a string, an array of the
+// program and its arguments where d allows one, or (Zed's older shape) an
+// object holding the program's fields: then e.Under and e.Dialect say so,
+// and the reader and dialect returned are that object's, to read the rest
+// of the program's fields (environment, folder) from.
+func readProgram(e *Entry, r reader, d Dialect) (reader, Dialect, error) {
 	srv := &e.Server
 	var fromArray []string
-	switch c, _ := o.get(d.Command); c := c.(type) {
+	switch c, _ := r.o.get(d.Command); c := c.(type) {
 	case *hujson.Array:
 		if !d.CommandArray {
-			return e, fmt.Errorf("%q is an array, not a string", d.Command)
+			return r, d, fmt.Errorf("%q is an array, not a string", d.Command)
 		}
 		list, err := r.list(d.Command, c)
 		if err != nil {
-			return e, err
+			return r, d, err
 		}
 		if len(list) > 0 {
 			srv.Command, fromArray = list[0], list[1:]
 		}
-		if _, ok := o.get(d.Args); ok && d.Args != "" {
-			return e, fmt.Errorf("%q is an array of the program and its arguments, and %q is given too", d.Command, d.Args)
+		if _, ok := r.o.get(d.Args); ok && d.Args != "" {
+			return r, d, fmt.Errorf("%q is an array of the program and its arguments, and %q is given too", d.Command, d.Args)
 		}
 	case *hujson.Object:
 		if !d.LegacyCommand {
-			return e, fmt.Errorf("%q is an object, not a string", d.Command)
+			return r, d, fmt.Errorf("%q is an object, not a string", d.Command)
 		}
 		// Zed's older shape: the program's fields under "command".
 		e.Under = d.Command
 		d = Dialect{Command: "path", Args: "args", Env: "env", Types: d.Types}
 		e.Dialect = d
-		o = membersOf(c)
-		r = reader{o: o, under: e.Under + "."}
-		if err := o.ambiguous(readKeys(d)); err != nil {
-			return e, err
+		r = reader{o: membersOf(c), under: e.Under + "."}
+		if err := r.o.ambiguous(readKeys(d)); err != nil {
+			return r, d, err
 		}
 		var err error
 		if srv.Command, err = r.field(d.Command); err != nil {
-			return e, err
+			return r, d, err
 		}
 	case nil:
 	default:
 		var err error
 		if srv.Command, err = r.str(d.Command, c); err != nil {
-			return e, err
+			return r, d, err
 		}
 	}
 	if d.Args != "" {
-		if a, ok := o.get(d.Args); ok {
+		if a, ok := r.o.get(d.Args); ok {
 			list, err := r.list(d.Args, a)
 			if err != nil {
-				return e, err
+				return r, d, err
 			}
 			srv.Args = list
 		}
@@ -164,11 +204,20 @@ func readValue(name string, v hujson.ValueTrimmed, d Dialect) (Entry, error) {
 	if len(srv.Args) == 0 {
 		srv.Args = nil
 	}
+	return r, d, nil
+}
+
+// readURL reads the entry's URL, the first of d's URL keys that holds
+// one, and settles srv's transport: stdio for a program; for a remote
+// server the transport the entry named (typ), else the one its URL key
+// implies, else HTTP. An entry with neither a command nor a URL is an
+// error.
+func readURL(srv *app.Server, r reader, d Dialect, typ string) error {
 	var at URLKey
 	for _, u := range d.URLs {
 		s, err := r.field(u.Key)
 		if err != nil {
-			return e, err
+			return err
 		}
 		if s != "" && srv.URL == "" {
 			srv.URL, at = s, u
@@ -186,43 +235,48 @@ func readValue(name string, v hujson.ValueTrimmed, d Dialect) (Entry, error) {
 		}
 		srv.Type = typ
 	default:
-		return e, errors.New("neither a command nor a url")
+		return errors.New("neither a command nor a url")
 	}
-	// Env and cwd are a program's; headers a remote server's.
+	return nil
+}
+
+// readSurroundings reads what surrounds the server: a program's
+// environment and folder, a remote server's headers.
+func readSurroundings(srv *app.Server, r reader, d Dialect) error {
 	var err error
 	if srv.Type == app.TransportStdio {
 		if srv.Env, err = r.strMap(d.Env, false); err != nil {
-			return e, err
+			return err
 		}
-		if srv.Cwd, err = r.field(d.Cwd); err != nil {
-			return e, err
-		}
-	} else if srv.Headers, err = r.strMap(d.Headers, true); err != nil {
-		return e, err
+		srv.Cwd, err = r.field(d.Cwd)
+		return err
 	}
-	if outer.Own {
-		mode, err := top.field("rootsMode")
-		if err != nil {
-			return e, err
-		}
-		srv.RootsMode = app.RootsMode(mode)
-	}
-	e.Off = top.is("disabled", 't') || top.is("enabled", 'f')
+	srv.Headers, err = r.strMap(d.Headers, true)
+	return err
+}
 
+// settle says whether Rootkeeper can run the entry read into e as
+// written: it sets e.Bridges for an entry that runs Rootkeeper's bridge
+// (a protected one), e.Skip for one that needs its host (a key the host
+// acts on, a variable only the host expands), and otherwise returns what
+// ValidateServer says of the server. top reads the entry's own keys in
+// dialect d.
+func settle(e *Entry, top reader, d Dialect) error {
+	srv := e.Server
 	if isRootkeeper(srv.Command) && isBridge(srv.Args) {
 		e.Bridges = srv.Args[len(srv.Args)-1]
-		return e, nil
+		return nil
 	}
-	for _, k := range outer.HostOnly {
+	for _, k := range d.HostOnly {
 		if v, ok := top.o.get(k); ok && !isFalse(v) {
 			e.Skip = fmt.Sprintf("%q is for the host to act on (a sign-in, a token from its environment), which Rootkeeper cannot do in its place", k)
-			return e, nil
+			return nil
 		}
 	}
-	if e.Skip = hostVariable(*srv); e.Skip != "" {
-		return e, nil
+	if e.Skip = hostVariable(srv); e.Skip != "" {
+		return nil
 	}
-	return e, app.ValidateServer(*srv)
+	return app.ValidateServer(srv)
 }
 
 // hostVariable says which value of srv's command, arguments, cwd, URL or

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"rootkeeper/app/atomicfile"
 	"rootkeeper/detect"
 )
 
@@ -76,7 +77,8 @@ func main() {
 		st := s.Cache.Stats()
 		fmt.Fprintf(os.Stderr, "cache: %d reused, %d read; holds %d folders, %d bytes (%.1f per folder)\n",
 			st.Reused, st.Read, st.Folders, st.Bytes, float64(st.Bytes)/float64(max(st.Folders, 1)))
-		if err := s.Cache.Save(*cache); err != nil {
+		write := func(file string, data []byte) error { return atomicfile.Write(file, data, atomicfile.Options{}) }
+		if err := s.Cache.Save(*cache, write); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

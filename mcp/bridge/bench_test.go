@@ -73,11 +73,6 @@ func initialize(h *host) {
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 }
 
-func percentile(d []time.Duration, p float64) float64 {
-	slices.Sort(d)
-	return float64(d[int(float64(len(d)-1)*p)].Microseconds())
-}
-
 // BenchmarkRoundTrip is a small tools/call through the bridge and straight
 // to the same server: compare their p50-µs and p99-µs.
 func BenchmarkRoundTrip(b *testing.B) {
@@ -94,8 +89,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 				h.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
 				d = append(d, time.Since(began))
 			}
-			b.ReportMetric(percentile(d, 0.5), "p50-µs")
-			b.ReportMetric(percentile(d, 0.99), "p99-µs")
+			b.ReportMetric(float64(apptest.Percentile(d, 0.5).Microseconds()), "p50-µs")
+			b.ReportMetric(float64(apptest.Percentile(d, 0.99).Microseconds()), "p99-µs")
 		})
 	}
 }
@@ -118,8 +113,8 @@ func BenchmarkEverythingEcho(b *testing.B) {
 				h.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi"}})
 				d = append(d, time.Since(began))
 			}
-			b.ReportMetric(percentile(d, 0.5), "p50-µs")
-			b.ReportMetric(percentile(d, 0.99), "p99-µs")
+			b.ReportMetric(float64(apptest.Percentile(d, 0.5).Microseconds()), "p50-µs")
+			b.ReportMetric(float64(apptest.Percentile(d, 0.99).Microseconds()), "p99-µs")
 		})
 	}
 }
@@ -156,8 +151,8 @@ func BenchmarkInitialize(b *testing.B) {
 				d = append(d, time.Since(began))
 				stop()
 			}
-			b.ReportMetric(percentile(d, 0.5)/1000, "p50-ms")
-			b.ReportMetric(percentile(d, 0.99)/1000, "p99-ms")
+			b.ReportMetric(apptest.Millis(apptest.Percentile(d, 0.5)), "p50-ms")
+			b.ReportMetric(apptest.Millis(apptest.Percentile(d, 0.99)), "p99-ms")
 		})
 	}
 }
@@ -195,8 +190,8 @@ func BenchmarkGrantToBridgedServer(b *testing.B) {
 		waitFor(grant)
 		d = append(d, time.Since(began))
 	}
-	b.ReportMetric(percentile(d, 0.5)/1000, "p50-ms")
-	b.ReportMetric(percentile(d, 0.99)/1000, "p99-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(d, 0.5)), "p50-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(d, 0.99)), "p99-ms")
 }
 
 // BenchmarkGrantFromAnotherProcess is the real path of a grant made in the
@@ -249,10 +244,10 @@ func BenchmarkGrantFromAnotherProcess(b *testing.B) {
 		d = append(d, time.Since(began))
 		after = append(after, time.Since(written))
 	}
-	b.ReportMetric(percentile(d, 0.5)/1000, "p50-ms")
-	b.ReportMetric(percentile(d, 0.99)/1000, "p99-ms")
-	b.ReportMetric(percentile(after, 0.5)/1000, "p50-after-write-ms")
-	b.ReportMetric(percentile(after, 0.99)/1000, "p99-after-write-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(d, 0.5)), "p50-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(d, 0.99)), "p99-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(after, 0.5)), "p50-after-write-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(after, 0.99)), "p99-after-write-ms")
 }
 
 // BenchmarkGrantHeldSession is the person's grant (the state's update)
@@ -306,7 +301,7 @@ func BenchmarkGrantHeldSession(b *testing.B) {
 		cancel()
 		<-done
 	}
-	b.ReportMetric(percentile(lat, 0.5)/1000, "p50-ms")
-	b.ReportMetric(percentile(lat, 0.99)/1000, "p99-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(lat, 0.5)), "p50-ms")
+	b.ReportMetric(apptest.Millis(apptest.Percentile(lat, 0.99)), "p99-ms")
 	b.ReportMetric(0, "ns/op")
 }

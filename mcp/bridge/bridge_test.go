@@ -668,11 +668,11 @@ func TestArgsAndEnvServersStartAgainOnChange(t *testing.T) {
 	}
 }
 
-// A confined server (Landlock) cannot be widened or narrowed while it runs:
-// the bridge starts it again, replaying the host's initialize, when its
-// visible set changes. Through the bridge, a server that ignores its roots
-// cannot list a folder it was not granted; after the grant it can, and the
-// host's session goes on.
+// Through the bridge, a confined server that ignores its roots cannot list
+// a folder it was not granted; after the grant it can, from the same
+// process (its observer hands it the folder: no restart), and the host's
+// session goes on; a revoke (a ruleset cannot be narrowed) starts it
+// again, replaying the host's initialize, without the folder.
 func TestConfinedServerStartsAgainOnChange(t *testing.T) {
 	if _, err := confine.ABI(); err != nil {
 		t.Fatalf("Landlock: %v", err)
@@ -694,13 +694,25 @@ func TestConfinedServerStartsAgainOnChange(t *testing.T) {
 	if ok, text := try("list", f.b); ok || !strings.Contains(text, "permission denied") {
 		t.Fatalf("the confined server listed a folder it was not granted: %s", text)
 	}
+	pid := func() string {
+		var r struct{ Got string }
+		json.Unmarshal([]byte(h.toolOrError("try", map[string]any{"op": "pid", "path": ""})), &r)
+		return r.Got
+	}
+	before := pid()
 	f.core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: f.b, Verdict: app.Allow}) })
 	apptest.Eventually(t, "the server to list the folder granted", func() (bool, string) { return try("list", f.b) })
+	if now := pid(); now != before || before == "" {
+		t.Errorf("the grant started the server again: pid %s, then %s", before, now)
+	}
 	f.core.Update(func(s *app.State) error { s.Revoke("fs", f.a); return nil })
 	apptest.Eventually(t, "the server to lose the folder revoked", func() (bool, string) {
 		ok, text := try("list", f.a)
 		return !ok && strings.Contains(text, "permission denied"), text
 	})
+	if now := pid(); now == before {
+		t.Errorf("the revoke did not start the server again (pid %s)", now)
+	}
 }
 
 // A server changed in Rootkeeper while a host uses it (another command,
@@ -712,18 +724,25 @@ func TestChangedServerEndsTheSession(t *testing.T) {
 		"args": func(s *app.State) error {
 			srv, _ := s.Server("fs")
 			srv.Args = []string{"--other"}
-			_, err := s.ReplaceServer(srv, true)
+			_, err := s.PutServer(srv, app.PutOptions{Replace: true, KeepDecisions: true})
 			return err
 		},
 		"removed": func(s *app.State) error { return s.RemoveServer("fs") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := start(t, app.Server{}, nil)
+			// Stored as the app stores a server (PutServer), so that
+			// only what the test changes changes.
+			inputserver := app.Server{Command: apptest.Program(t, "mcp/bridge/testdata/inputserver")}
+			f := startPrepared(t, inputserver, func(s *app.State) error {
+				srv, _ := s.Server("fs")
+				_, err := s.PutServer(srv, app.PutOptions{Replace: true})
+				return err
+			}, nil)
 			f.h.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}})
 			f.core.Update(func(s *app.State) error {
 				srv, _ := s.Server("fs")
 				srv.Sampling = app.SamplingOff
-				_, err := s.ReplaceServer(srv, true)
+				_, err := s.PutServer(srv, app.PutOptions{Replace: true, Given: app.SetSampling})
 				return err
 			})
 			f.h.call("ping", map[string]any{})

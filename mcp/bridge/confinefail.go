@@ -2,8 +2,8 @@ package bridge
 
 import (
 	"os"
+	"strings"
 
-	"rootkeeper/app"
 	"rootkeeper/mcp"
 )
 
@@ -22,14 +22,10 @@ func (b *bridge) confineFailed(p *serverProc) {
 	if err := mcp.RecordConfineFailure(b.o.Core, f); err != nil {
 		b.log.Error("cannot record the failure", "error", err)
 	}
-	line := "rootkeeper bridge: " + f.Text(homeDir()) + " (rootkeeper servers unconfine " + app.ShellQuote(b.srv.Name)
-	if f.Folder != "" {
-		line += ", or rootkeeper grant " + app.ShellQuote(b.srv.Name) + " " + app.ShellQuote(f.Folder)
-	}
-	if f.Destination != "" {
-		line += ", or rootkeeper servers network " + app.ShellQuote(b.srv.Name) + " allow " + app.ShellQuote(f.Destination)
-	}
-	b.o.Stderr.Write([]byte(line + ")\n"))
+	// The folder first (it is the server's alone once allowed), then
+	// running it unconfined.
+	line := "rootkeeper bridge: " + f.Text(homeDir()) + " (" + strings.Join(f.WayOut(), ", or ") + ")"
+	b.o.Stderr.Write([]byte(line + "\n"))
 }
 
 // ranConfined is told that the server answered initialize: a confined run

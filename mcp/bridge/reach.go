@@ -6,6 +6,7 @@ import (
 	"rootkeeper/app"
 
 	"rootkeeper/mcp"
+	"rootkeeper/mcp/confine"
 )
 
 // confineObserved confines cmd as confine does and, unless
@@ -14,13 +15,13 @@ import (
 // the folder, written to the state, where the app's dialog, `status` and
 // `grant --once` see it; the answer comes back through the state file. It
 // returns what to call once the command has started (or failed to).
-func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string, wit *mcp.RunWitness) (func(), error) {
+func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string, wit *mcp.RunWitness) (func(), *confine.Observer, error) {
 	if b.o.WithoutReach {
-		return func() {}, b.confine(cmd, paths)
+		return func() {}, nil, b.confine(cmd, paths)
 	}
 	_, obs, err := mcp.ObserveCommand(cmd, b.srv, paths, b.o.StateDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w := mcp.NewReachWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
 	w.CanAsk = b.o.CanAsk
@@ -36,5 +37,5 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string, wit *mcp.RunWitn
 		if err := obs.Start(wit.Wrap(w, w.Reach)); err != nil {
 			b.log.Error("cannot observe the server's reach", "error", err)
 		}
-	}, nil
+	}, obs, nil
 }

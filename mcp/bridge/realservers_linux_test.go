@@ -555,6 +555,10 @@ func TestConfinedFailureSaysWhatItReachedFor(t *testing.T) {
 	if want := "desktop-commander wants to keep its own settings in " + own + ", and stopped while confined"; !strings.Contains(o.stderr, want) || !strings.Contains(o.stderr, "rootkeeper servers unconfine desktop-commander") {
 		t.Errorf("the host was not told %q and the way out:\n%s", want, o.stderr)
 	}
+	// The folder is offered first: allowed, it is the server's alone.
+	if way := "(rootkeeper grant desktop-commander " + own + ", or rootkeeper servers unconfine desktop-commander)"; !strings.Contains(o.stderr, way) {
+		t.Errorf("the host was not offered %q:\n%s", way, o.stderr)
+	}
 	if err := core.Update(func(s *app.State) error { return s.SetConfinement(rs.name, false) }); err != nil {
 		t.Fatal(err)
 	}
@@ -629,9 +633,9 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			f, c := percentile(free, 0.5), percentile(confined, 0.5)
-			b.ReportMetric(f/1000, "unconfined-ms")
-			b.ReportMetric(c/1000, "confined-ms")
+			f, c := apptest.Millis(apptest.Median(free)), apptest.Millis(apptest.Median(confined))
+			b.ReportMetric(f, "unconfined-ms")
+			b.ReportMetric(c, "confined-ms")
 			b.ReportMetric(c/f, "ratio")
 		})
 	}
@@ -731,8 +735,8 @@ func BenchmarkConfinedBridgeInitialize(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	f, c := percentile(free, 0.5), percentile(confined, 0.5)
-	b.ReportMetric(f/1000, "unconfined-p50-ms")
-	b.ReportMetric(c/1000, "confined-p50-ms")
-	b.ReportMetric((c-f)/1000, "added-p50-ms")
+	f, c := apptest.Millis(apptest.Median(free)), apptest.Millis(apptest.Median(confined))
+	b.ReportMetric(f, "unconfined-p50-ms")
+	b.ReportMetric(c, "confined-p50-ms")
+	b.ReportMetric(c-f, "added-p50-ms")
 }

@@ -150,11 +150,24 @@ func (b *bridge) follow() {
 	}
 	if b.restartable() {
 		b.rmu.RLock()
-		started := b.cur.paths
+		cur := b.cur
+		started := cur.paths
 		b.rmu.RUnlock()
 		if want := b.startPaths(snap); !slices.Equal(want, started) && !(len(want) == 0 && len(started) == 0) {
-			b.restart()
-			return
+			added, widened := mcp.Widened(started, want)
+			if !widened || cur.obs == nil || b.srv.Mode() != app.RootsProtocol {
+				b.restart()
+				return
+			}
+			// A grant: the running server reaches the new folders through
+			// its observer, keeps its pid and its host's session, and is
+			// told below by roots/list_changed.
+			cur.obs.Extend(added)
+			b.rmu.Lock()
+			if b.cur == cur {
+				cur.paths = want
+			}
+			b.rmu.Unlock()
 		}
 	}
 	if b.srv.Mode() != app.RootsProtocol {

@@ -52,6 +52,9 @@ type serverProc struct {
 	replaced atomic.Bool
 	// witness diagnoses a confined run's end (nil when unconfined).
 	witness *mcp.RunWitness
+	// obs observes a confined run (nil when unconfined): a grant reaches
+	// the running server through it (confine.Observer.Extend).
+	obs *confine.Observer
 }
 
 // restartable reports whether the server holds its roots from its start
@@ -166,19 +169,20 @@ func rootPaths(roots []app.Root) []string {
 func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd, paths := mcp.StdioCommand(b.srv, snap)
 	observe := func() {}
+	var obs *confine.Observer
 	var wit *mcp.RunWitness
 	if b.srv.Confine {
 		paths = b.startPaths(snap)
 		wit = mcp.NewRunWitness()
 		wit.Home = mcp.EnvHome(cmd.Env)
 		var err error
-		switch observe, err = b.confineObserved(cmd, paths, wit); {
+		switch observe, obs, err = b.confineObserved(cmd, paths, wit); {
 		case err == nil:
 		case app.RunsUnconfinedHere(b.srv, errors.Is(err, confine.ErrUnavailable)):
 			// Confined by default where Landlock is missing: it runs as
 			// it would without Rootkeeper, and says so.
 			b.log.Warn("Landlock is missing here: the server runs unconfined; roots are advice to it", "why", err)
-			observe, wit, paths = func() {}, nil, nil
+			observe, obs, wit, paths = func() {}, nil, nil, nil
 		default:
 			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
 		}
@@ -213,7 +217,7 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
 	}
 	outW.Close()
-	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{}), witness: wit}
+	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{}), witness: wit, obs: obs}
 	answers := newAnswerQueue(b.o.Backlog, func(err error) { b.hostile(p, err) })
 	p.answers = answers
 	go answers.run(p.w)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rootkeeper/app"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,11 +75,43 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 	}
 	pid := int(n.pid)
 	var how openHow
+	if changesNames(shape.op) {
+		a := o.changeName(fd, n, shape)
+		return a, how, a.Path != "" && !a.answered
+	}
+	outside, own := o.pathOutside(n, shape)
+	if own.own {
+		return own, how, true
+	}
+	if outside == "" {
+		return Attempt{}, how, false
+	}
+	// What was read is the caller's only if it is still waiting.
+	id := n.id
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		return Attempt{}, how, false
+	}
+	a := Attempt{PID: pid, Path: outside}
+	how, ok := describeOpen(&a, n, shape)
+	if !ok {
+		return Attempt{}, how, false
+	}
+	a.CanHand = a.Why == ""
+	if a.CanHand && (shape.op == opOpen || shape.op == opOpen2 || shape.op == opCreat) && o.handGranted(fd, n.id, a, how) {
+		a.answered = true
+	}
+	return a, how, true
+}
+
+// pathOutside is the first path the call names that its ruleset does not
+// cover, as an absolute path ("" if none); or, for an open of the server's
+// own /proc entries, the attempt that hands them (own set).
+func (o *Observer) pathOutside(n *seccompNotif, shape callShape) (string, Attempt) {
+	pid := int(n.pid)
 	paths := [][2]int{{shape.dirfd, shape.path}}
 	if shape.path2 != 0 {
 		paths = append(paths, [2]int{shape.dirfd2, shape.path2})
 	}
-	outside := ""
 	for _, p := range paths {
 		name, err := readString(pid, uintptr(n.args[p[1]]))
 		if err != nil || name == "" {
@@ -92,63 +125,116 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 		if !ok {
 			continue
 		}
-		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && (abs == "/proc" || strings.HasPrefix(abs, "/proc/")) {
+		if (shape.op == opOpen || shape.op == opOpen2) && p[1] == shape.path && app.IsWithin(abs, "/proc") {
 			if dir, rest, ok := o.ownProc(pid, abs); ok {
-				return Attempt{PID: pid, Path: dir, rest: rest, own: true}, how, true
+				return "", Attempt{PID: pid, Path: dir, rest: rest, own: true}
 			}
 		}
-		if o.covered(abs) {
-			continue
+		if !o.covered(abs) {
+			return abs, Attempt{}
 		}
-		outside = abs
-		break
 	}
-	if outside == "" {
-		return Attempt{}, how, false
-	}
-	// What was read is the caller's only if it is still waiting.
-	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
-		return Attempt{}, how, false
-	}
-	a := Attempt{PID: pid, Path: outside}
+	return "", Attempt{}
+}
+
+// describeOpen reads how an open, creat or exec call opens a.Path and
+// names its operation (and why it cannot be handed, if it cannot); ok is
+// false for a call with nothing to ask (an O_PATH open, which Landlock
+// does not check, or an open_how the kernel cannot read either).
+func describeOpen(a *Attempt, n *seccompNotif, shape callShape) (how openHow, ok bool) {
 	switch shape.op {
 	case opOpen, opOpen2:
 		if shape.op == opOpen2 {
 			var h unix.OpenHow
-			if readMem(pid, uintptr(n.args[shape.flags]), unsafe.Slice((*byte)(unsafe.Pointer(&h)), unsafe.Sizeof(h))) != nil {
-				// The kernel cannot read it either: the call fails with
-				// EFAULT whatever is answered.
-				return Attempt{}, how, false
+			if readMem(a.PID, uintptr(n.args[shape.flags]), unsafe.Slice((*byte)(unsafe.Pointer(&h)), unsafe.Sizeof(h))) != nil {
+				return how, false // the call fails with EFAULT whatever is answered
 			}
 			how = openHow{flags: h.Flags, mode: h.Mode, resolve: h.Resolve}
 			a.Why = unhonoured(h.Resolve)
 		} else {
 			how = openHow{flags: n.args[shape.flags], mode: n.args[shape.mode]}
 		}
-		_, err := os.Stat(outside)
+		_, err := os.Stat(a.Path)
 		a.Op = openOp(how.flags, err == nil)
 		if how.flags&unix.O_PATH != 0 {
-			// Landlock does not check an O_PATH open: it succeeds, and
-			// there is nothing to ask.
-			return Attempt{}, how, false
+			return how, false
 		}
 		if how.flags&unix.O_TMPFILE == unix.O_TMPFILE {
 			a.Why = "it makes a nameless file in the folder"
 		}
 	case opCreat:
 		how = openHow{flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: n.args[shape.mode]}
-		_, err := os.Stat(outside)
+		_, err := os.Stat(a.Path)
 		a.Op = openOp(how.flags, err == nil)
-	case opMkdir:
-		a.Op, a.Why = "mkdir", "a folder cannot be made for it once"
-	case opRename:
-		a.Op, a.Why = "rename", "a rename cannot be done for it once"
 	case opExec:
 		a.Op, a.Why = "execute", "a program cannot be run for it once"
 	}
-	a.CanHand = a.Why == ""
-	return a, how, true
+	return how, true
+}
+
+// changesNames reports whether op makes, removes, renames or links a name.
+func changesNames(op int) bool {
+	switch op {
+	case opMkdir, opRename, opUnlink, opRmdir, opSymlink, opLink:
+		return true
+	}
+	return false
+}
+
+// changeName handles a call that makes, removes, renames or links a name:
+// in a granted folder the observer does it (doGranted); a mkdir or rename
+// past the ruleset elsewhere is an attempt to ask about; anything else
+// goes on to Landlock.
+func (o *Observer) changeName(fd int, n *seccompNotif, shape callShape) Attempt {
+	o.grantMu.RLock()
+	none := len(o.granted) == 0
+	o.grantMu.RUnlock()
+	if none && shape.op != opMkdir && shape.op != opRename {
+		return Attempt{}
+	}
+	pid := int(n.pid)
+	abs := func(dirfd, path int) string {
+		name, err := readString(pid, uintptr(n.args[path]))
+		if err != nil || name == "" {
+			return ""
+		}
+		d := int32(unix.AT_FDCWD)
+		if dirfd >= 0 {
+			d = int32(n.args[dirfd])
+		}
+		p, _ := absolute(pid, d, name)
+		return p
+	}
+	path := abs(shape.dirfd, shape.path)
+	path2 := ""
+	if shape.path2 != 0 {
+		path2 = abs(shape.dirfd2, shape.path2)
+	}
+	if path == "" || !o.stillWaiting(fd, n.id) {
+		return Attempt{}
+	}
+	if e, ok := o.doGranted(pid, n, shape, path, path2); ok {
+		o.answer(fd, n.id, e)
+		return Attempt{answered: true}
+	}
+	if shape.op != opMkdir && shape.op != opRename {
+		return Attempt{}
+	}
+	outside := ""
+	for _, p := range []string{path, path2} {
+		if p != "" && !o.covered(p) {
+			outside = p
+			break
+		}
+	}
+	if outside == "" {
+		return Attempt{}
+	}
+	a := Attempt{PID: pid, Path: outside, Op: "mkdir", Why: "a folder cannot be made for it once"}
+	if shape.op == opRename {
+		a.Op, a.Why = "rename", "a rename cannot be done for it once"
+	}
+	return a
 }
 
 // absolute is the path a call of process pid named, made absolute
@@ -178,13 +264,13 @@ func (o *Observer) covered(path string) bool {
 		return true
 	}
 	for _, p := range o.allowed {
-		if path == p || strings.HasPrefix(path, p) && (p == "/" || path[len(p)] == '/') {
+		if app.IsWithin(path, p) {
 			return true
 		}
 	}
 	if r := resolvedUp(path); r != path {
 		for _, p := range o.allowed {
-			if r == p || strings.HasPrefix(r, p) && (p == "/" || r[len(p)] == '/') {
+			if app.IsWithin(r, p) {
 				return true
 			}
 		}
@@ -210,10 +296,10 @@ func resolvedUp(path string) string {
 // hand opens a's path beneath folder as the call asked, following no
 // symlink and never leaving folder, and makes the descriptor the call's
 // result (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND). A
-// create the person was shown is a file that was not there: it is made
-// with O_EXCL, so that a file that appeared since is never opened (or
+// create the person was shown once is a file that was not there: it is
+// made with O_EXCL, so that a file that appeared since is never opened (or
 // emptied) on that answer. It reports whether the call was answered.
-func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow) bool {
+func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow, once bool) bool {
 	path := a.Path
 	rel, err := filepath.Rel(folder, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -231,7 +317,7 @@ func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow
 	}
 	defer unix.Close(dfd)
 	flags := how.flags | unix.O_CLOEXEC
-	if a.Op == "create" {
+	if once && a.Op == "create" {
 		flags |= unix.O_EXCL
 	}
 	mode := how.mode
@@ -271,12 +357,12 @@ func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow
 // state folder, the protected one).
 func (o *Observer) protected(path string) bool {
 	for _, p := range o.own {
-		if within(path, p) {
+		if app.IsWithin(path, p) {
 			return false
 		}
 	}
 	for _, p := range o.protect {
-		if within(path, p) {
+		if app.IsWithin(path, p) {
 			return true
 		}
 	}

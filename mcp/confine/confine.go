@@ -99,6 +99,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"slices"
 	"strings"
 	"syscall"
@@ -199,6 +200,9 @@ type spec struct {
 	// env are variables Wrap sets for the server where its environment
 	// does not set them already (not sent to the child).
 	env []string
+	// direct holds the server's own Path, Args and Env, for a start from
+	// a confined thread (not sent to the child).
+	direct *exec.Cmd
 }
 
 // envSpec carries the spec from Wrap to the child.
@@ -234,20 +238,59 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 	if cmd.Err != nil {
 		return spec{}, cmd.Err
 	}
-	exe := cmd.Path
-	if !filepath.IsAbs(exe) {
-		base := cmd.Dir
-		if base == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return spec{}, err
-			}
-			base = wd
-		}
-		exe = filepath.Join(base, exe)
+	exe, err := absoluteProgram(cmd)
+	if err != nil {
+		return spec{}, err
 	}
 	s := spec{Path: exe}
-	add := func(access string, paths ...string) {
+	add := s.adder()
+	add(accessRead, systemRead...)
+	add(accessWrite, systemWrite...)
+	for _, root := range p.Roots {
+		s.Rules = append(s.Rules, carve(filepath.Clean(root), p.Protect)...)
+	}
+	add(accessWrite, p.Temp, p.Data)
+	add(accessWrite, p.Own...)
+	add(accessRead, p.ReadOnly...)
+	interp := interpreter(exe, envPath(cmd.Env))
+	programs := s.addPrograms(cmd, exe, interp, home)
+	// Argument parsers and find-up walk from a program's folder to the
+	// nearest manifest above it: those folders may be listed (names
+	// only, nothing in them read).
+	add(accessList, manifestWalk(programs, home)...)
+	s.addLaunchers(cmd, []string{exe, interp}, home)
+	if home != "" {
+		for _, rel := range programHomes {
+			add(accessRead, filepath.Join(home, rel))
+		}
+	}
+	s.env = append(s.env, p.Env...)
+	s.Rules = dedupe(s.Rules)
+	s.Rules = outsideProtected(s.Rules, p)
+	return s, nil
+}
+
+// absoluteProgram is the command's program as an absolute path.
+func absoluteProgram(cmd *exec.Cmd) (string, error) {
+	exe := cmd.Path
+	if filepath.IsAbs(exe) {
+		return exe, nil
+	}
+	base := cmd.Dir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		base = wd
+	}
+	return filepath.Join(base, exe), nil
+}
+
+// adder returns a function that adds a rule of one access for each path
+// given (none for "").
+func (s *spec) adder() func(access string, paths ...string) {
+	return func(access string, paths ...string) {
 		for _, path := range paths {
 			if path == "" {
 				continue
@@ -255,26 +298,19 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 			s.Rules = append(s.Rules, rule{Path: filepath.Clean(path), Access: access})
 		}
 	}
-	add(accessRead, systemRead...)
-	add(accessWrite, systemWrite...)
-	for _, root := range p.Roots {
-		s.Rules = append(s.Rules, carve(filepath.Clean(root), p.Protect)...)
-	}
-	add(accessWrite, p.Temp, p.Data)
-	for _, o := range p.Own {
-		add(accessWrite, o)
-	}
-	add(accessRead, p.ReadOnly...)
-	// The command, as named and as resolved: a node_modules/.bin link and
-	// the package it points into, a venv's python and the system one.
-	path := envPath(cmd.Env)
+}
+
+// addPrograms lets the command be read and run, as named and as resolved:
+// a node_modules/.bin link and the package it points into, a venv's python
+// and the system one, the script a runtime is started on; a data file
+// named on the command line (a config, say) is readable itself, not its
+// folder. It returns the program folders.
+func (s *spec) addPrograms(cmd *exec.Cmd, exe, interp, home string) []string {
+	add := s.adder()
 	programs := programFolders(exe, home)
-	interp := interpreter(exe, path)
 	if interp != "" {
 		programs = append(programs, programFolders(interp, home)...)
 	}
-	// A runtime started on a script (node /x/dist/index.js, python
-	// server.py) needs the script's package.
 	for _, arg := range cmd.Args[1:] {
 		f := scriptArg(arg, cmd.Dir)
 		switch {
@@ -282,17 +318,19 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 		case isProgram(f):
 			programs = append(programs, programFolders(f, home)...)
 		default:
-			// A data file named on the command line (a config, say): that
-			// file, not its folder.
 			add(accessRead, f)
 		}
 	}
 	add(accessRead, programs...)
-	// Argument parsers and find-up walk from a program's folder to the
-	// nearest manifest above it: those folders may be listed (names
-	// only, nothing in them read).
-	add(accessList, manifestWalk(programs, home)...)
-	for _, prog := range []string{exe, interp} {
+	return programs
+}
+
+// addLaunchers lets a runtime manager or a package launcher (npx, uvx…)
+// among progs read what it reads: its own folders in home and, run in a
+// project, that project's installed packages and manifests.
+func (s *spec) addLaunchers(cmd *exec.Cmd, progs []string, home string) {
+	add := s.adder()
+	for _, prog := range progs {
 		if m := runtimeManager(prog, home); m != "" {
 			add(accessRead, m)
 		}
@@ -314,28 +352,23 @@ func plan(cmd *exec.Cmd, p Policy, home string) (spec, error) {
 			}
 		}
 	}
-	if home != "" {
-		for _, rel := range programHomes {
-			add(accessRead, filepath.Join(home, rel))
-		}
-	}
-	s.env = append(s.env, p.Env...)
-	s.Rules = dedupe(s.Rules)
-	// Nothing beneath a protected folder but the private temp folder and
-	// the data folder, even where a data file or a program was named
-	// there.
-	s.Rules = slices.DeleteFunc(s.Rules, func(r rule) bool {
+}
+
+// outsideProtected drops every rule beneath a protected folder but the
+// private temp folder and the data folder, even where a data file or a
+// program was named there.
+func outsideProtected(rules []rule, p Policy) []rule {
+	return slices.DeleteFunc(rules, func(r rule) bool {
 		if (p.Temp != "" && r.Path == filepath.Clean(p.Temp)) || (p.Data != "" && r.Path == filepath.Clean(p.Data)) {
 			return false
 		}
 		for _, pr := range p.Protect {
-			if abs, err := filepath.Abs(pr); err == nil && pr != "" && (within(r.Path, abs) || within(r.Path, resolved(abs))) {
+			if abs, err := filepath.Abs(pr); err == nil && pr != "" && (app.IsWithin(r.Path, abs) || app.IsWithin(r.Path, app.Resolved(abs))) {
 				return true
 			}
 		}
 		return false
 	})
-	return s, nil
 }
 
 // dedupe drops repeated rules; for a path given twice the wider access wins.
@@ -361,33 +394,36 @@ func dedupe(rules []rule) []rule {
 // ABI the ruleset will use. Where Landlock is missing it fails with an
 // error wrapping ErrUnavailable and leaves cmd as it was.
 func Wrap(cmd *exec.Cmd, p Policy) (int, error) {
-	abi, _, err := wrap(cmd, p, 0)
+	abi, _, _, err := wrap(cmd, p, 0)
 	return abi, err
 }
 
-// wrap is Wrap; notify is spec.Notify. It returns the spec too.
-func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
+// wrap is Wrap; notify is spec.Notify. It returns the spec too, and
+// whether the server is to be started confined from a thread of
+// Rootkeeper's own (inprocess: an observed server that needs no network
+// namespace; see launch_linux.go), in which case cmd is not rewritten.
+func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, bool, error) {
 	abi, err := ABI()
 	if err != nil {
-		return 0, spec{}, err
+		return 0, spec{}, false, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return 0, spec{}, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
+		return 0, spec{}, false, fmt.Errorf("%w: cannot find Rootkeeper's own executable: %v", ErrUnavailable, err)
 	}
 	if p.Temp != "" {
 		if err := os.MkdirAll(p.Temp, 0o700); err != nil {
-			return 0, spec{}, fmt.Errorf("private temp folder: %w", err)
+			return 0, spec{}, false, fmt.Errorf("private temp folder: %w", err)
 		}
 	}
 	if p.Data != "" {
 		if err := os.MkdirAll(p.Data, 0o700); err != nil {
-			return 0, spec{}, fmt.Errorf("data folder: %w", err)
+			return 0, spec{}, false, fmt.Errorf("data folder: %w", err)
 		}
 	}
 	for _, o := range p.Own {
 		if err := makeOwn(o); err != nil {
-			return 0, spec{}, err
+			return 0, spec{}, false, err
 		}
 	}
 	env := cmd.Env
@@ -396,7 +432,7 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 	}
 	s, err := plan(cmd, p, envHome(env))
 	if err != nil {
-		return 0, spec{}, err
+		return 0, spec{}, false, err
 	}
 	s.Notify = notify
 	s.ABI = abi
@@ -405,11 +441,11 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 		s.Net = isolateNetwork(cmd)
 	}
 	if s.Filter, err = nativeFilter(filterMode{abi: abi, observed: notify != 0, noInet: s.NoInet}); err != nil {
-		return 0, spec{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return 0, spec{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
-		return 0, spec{}, err
+		return 0, spec{}, false, err
 	}
 	env = slices.Clone(env)
 	for _, kv := range s.env {
@@ -419,10 +455,15 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, error) {
 		}
 	}
 	env = privateFolders(env, p.Temp, p.Data, envHome(env))
+	// The command as it runs from a confined thread of Rootkeeper's
+	// (launch_linux.go), kept in the spec; cmd itself is always the
+	// re-executing form, so that a caller that starts it as any command
+	// still starts it confined.
+	s.direct = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: env}
 	cmd.Env = setEnv(env, envSpec, string(data))
 	cmd.Args = append([]string{self, verb, "--"}, cmd.Args...)
 	cmd.Path = self
-	return abi, s, nil
+	return abi, s, notify != 0 && s.Net == nil && launchInProcess, nil
 }
 
 // carve grants root read-write, less the protected folders: a root inside
@@ -439,12 +480,12 @@ func carve(root string, protect []string) []rule {
 			continue
 		}
 		if abs, err := filepath.Abs(p); err == nil {
-			p = resolved(abs)
+			p = app.Resolved(abs)
 		}
-		if within(root, p) {
+		if app.IsWithin(root, p) {
 			return nil
 		}
-		if within(p, root) {
+		if app.IsWithin(p, root) {
 			inside = append(inside, p)
 		}
 	}
@@ -498,6 +539,9 @@ type Attempt struct {
 	// Landlock does not govern (a watch; a truncate below ABI 3) must
 	// never go on.
 	refuse syscall.Errno
+	// answered marks a call the observer has answered already (done in a
+	// granted folder).
+	answered bool
 }
 
 // A Contact is a destination a confined server tried to reach: a TCP

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"rootkeeper/app"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -189,8 +190,11 @@ func (o *Observer) unixTarget(pid int, addr []byte) (string, unix.Errno) {
 // openSocketFile opens path, a socket file in one of the server's
 // read-write folders, O_PATH beneath that folder following no link.
 func (o *Observer) openSocketFile(path string) (int, error) {
-	for _, w := range o.writable {
-		if !within(path, w) || path == w {
+	o.grantMu.RLock()
+	roots := append(append([]string(nil), o.granted...), o.writable...)
+	o.grantMu.RUnlock()
+	for _, w := range roots {
+		if !app.IsWithin(path, w) || path == w {
 			continue
 		}
 		dir, err := unix.Open(w, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

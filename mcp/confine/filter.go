@@ -323,90 +323,19 @@ func (t *tree) emit(i, j int) {
 // writeCheck writes argument check c for architecture arch and mode m;
 // it ends in returns.
 func writeCheck(a *asm, c string, arch uint32, m filterMode) error {
-	pass := retAllow
-	if m.observed {
-		pass = retNotify
-	}
 	switch c {
 	case checkOpenTrunc:
-		// open(path, flags) and openat(dirfd, path, flags): the flags are
-		// argument 1 or 2; the number says which.
-		a.ld(dataNr)
-		a.jump(bpfJeq, sysnums[arch]["openat"], "openat-flags", "")
-		a.ld(dataArg(1))
-		a.ja("trunc")
-		a.label("openat-flags")
-		a.ld(dataArg(2))
-		a.label("trunc")
-		a.jump(bpfJset, oTrunc, "", "open-pass")
-		a.and(oAccMode)
-		a.jump(bpfJeq, oWronly, "open-pass", "")
-		a.jump(bpfJeq, oRdwr, "open-pass", "")
-		a.ret(retErrno | errACCES) // emptying a file it opens without writing
-		a.label("open-pass")
-		a.ret(uint32(pass))
+		pass := retAllow
+		if m.observed {
+			pass = retNotify
+		}
+		writeOpenTruncCheck(a, arch, uint32(pass))
 	case checkSocket:
-		inet := "sock-allow"
-		if m.noInet {
-			inet = "sock-refuse"
-		}
-		a.ld(dataArg(0))
-		a.jump(bpfJeq, afInet, inet, "")
-		a.jump(bpfJeq, afInet6, inet, "")
-		a.jump(bpfJeq, afUnix, "sock-unix", "")
-		a.jump(bpfJeq, afNetlink, "sock-netlink", "")
-		a.ret(retErrno | errAFNOSUPPORT)
-		a.label("sock-netlink")
-		a.ld(dataArg(2))
-		a.jump(bpfJeq, netlinkRoute, "sock-allow", "")
-		a.ret(retErrno | errPROTONOSUPP)
-		a.label("sock-unix")
-		if m.abi < unixSocketABI {
-			a.ld(dataArg(1))
-			a.and(sockTypeMask)
-			a.jump(bpfJeq, sockStream, "sock-stream", "")
-			a.jump(bpfJeq, sockSeqpacket, "sock-stream", "")
-			a.ret(retErrno | errACCES) // a datagram unix socket sends to any name
-			a.label("sock-stream")
-			if !m.observed {
-				a.ret(retErrno | errACCES) // nobody checks its connects
-			} else {
-				a.ret(retAllow)
-			}
-		}
-		a.label("sock-allow")
-		a.ret(retAllow)
-		if m.noInet {
-			a.label("sock-refuse")
-			a.ret(retErrno | errACCES) // its network is off
-		}
+		writeSocketCheck(a, m)
 	case checkSocketpair:
-		a.ld(dataArg(0))
-		a.jump(bpfJeq, afUnix, "pair-unix", "")
-		a.ret(retErrno | errAFNOSUPPORT)
-		a.label("pair-unix")
-		if m.abi < unixSocketABI {
-			a.ld(dataArg(1))
-			a.and(sockTypeMask)
-			a.jump(bpfJeq, sockDgram, "", "pair-allow")
-			a.ret(retErrno | errACCES)
-		}
-		a.label("pair-allow")
-		a.ret(retAllow)
+		writeSocketpairCheck(a, m)
 	case checkSendFlags:
-		// sendmsg(fd, msg, flags); sendto(fd, buf, len, flags, …) and
-		// sendmmsg(fd, vec, vlen, flags).
-		a.ld(dataNr)
-		a.jump(bpfJeq, sysnums[arch]["sendmsg"], "send-arg2", "")
-		a.ld(dataArg(3))
-		a.ja("send-flags")
-		a.label("send-arg2")
-		a.ld(dataArg(2))
-		a.label("send-flags")
-		a.jump(bpfJset, msgFastOpen, "", "send-allow")
-		a.ret(retErrno | errOPNOTSUPP)
-		a.label("send-allow")
-		a.ret(retAllow)
+		writeSendFlagsCheck(a, arch)
 	case checkSeccomp:
 		a.ld(dataArg(0))
 		a.jump(bpfJeq, seccompSetModeFilter, "", "seccomp-allow")
@@ -425,6 +354,102 @@ func writeCheck(a *asm, c string, arch uint32, m filterMode) error {
 		return fmt.Errorf("no argument check %q", c)
 	}
 	return nil
+}
+
+// writeOpenTruncCheck refuses an open that would empty a file it does not
+// open for writing (O_TRUNC with O_RDONLY); other opens get pass.
+func writeOpenTruncCheck(a *asm, arch, pass uint32) {
+	// open(path, flags) and openat(dirfd, path, flags): the flags are
+	// argument 1 or 2; the number says which.
+	a.ld(dataNr)
+	a.jump(bpfJeq, sysnums[arch]["openat"], "openat-flags", "")
+	a.ld(dataArg(1))
+	a.ja("trunc")
+	a.label("openat-flags")
+	a.ld(dataArg(2))
+	a.label("trunc")
+	a.jump(bpfJset, oTrunc, "", "open-pass")
+	a.and(oAccMode)
+	a.jump(bpfJeq, oWronly, "open-pass", "")
+	a.jump(bpfJeq, oRdwr, "open-pass", "")
+	a.ret(retErrno | errACCES) // emptying a file it opens without writing
+	a.label("open-pass")
+	a.ret(pass)
+}
+
+// writeSocketCheck lets a socket of the families a server needs be made:
+// inet ones unless its network is off, unix ones (below the Landlock ABI
+// that scopes them, stream ones only, and only where connects are seen),
+// netlink route ones (the addresses of its interfaces).
+func writeSocketCheck(a *asm, m filterMode) {
+	inet := "sock-allow"
+	if m.noInet {
+		inet = "sock-refuse"
+	}
+	a.ld(dataArg(0))
+	a.jump(bpfJeq, afInet, inet, "")
+	a.jump(bpfJeq, afInet6, inet, "")
+	a.jump(bpfJeq, afUnix, "sock-unix", "")
+	a.jump(bpfJeq, afNetlink, "sock-netlink", "")
+	a.ret(retErrno | errAFNOSUPPORT)
+	a.label("sock-netlink")
+	a.ld(dataArg(2))
+	a.jump(bpfJeq, netlinkRoute, "sock-allow", "")
+	a.ret(retErrno | errPROTONOSUPP)
+	a.label("sock-unix")
+	if m.abi < unixSocketABI {
+		a.ld(dataArg(1))
+		a.and(sockTypeMask)
+		a.jump(bpfJeq, sockStream, "sock-stream", "")
+		a.jump(bpfJeq, sockSeqpacket, "sock-stream", "")
+		a.ret(retErrno | errACCES) // a datagram unix socket sends to any name
+		a.label("sock-stream")
+		if !m.observed {
+			a.ret(retErrno | errACCES) // nobody checks its connects
+		} else {
+			a.ret(retAllow)
+		}
+	}
+	a.label("sock-allow")
+	a.ret(retAllow)
+	if m.noInet {
+		a.label("sock-refuse")
+		a.ret(retErrno | errACCES) // its network is off
+	}
+}
+
+// writeSocketpairCheck lets a unix socket pair be made, a datagram one
+// only from the Landlock ABI that scopes unix sockets.
+func writeSocketpairCheck(a *asm, m filterMode) {
+	a.ld(dataArg(0))
+	a.jump(bpfJeq, afUnix, "pair-unix", "")
+	a.ret(retErrno | errAFNOSUPPORT)
+	a.label("pair-unix")
+	if m.abi < unixSocketABI {
+		a.ld(dataArg(1))
+		a.and(sockTypeMask)
+		a.jump(bpfJeq, sockDgram, "", "pair-allow")
+		a.ret(retErrno | errACCES)
+	}
+	a.label("pair-allow")
+	a.ret(retAllow)
+}
+
+// writeSendFlagsCheck refuses MSG_FASTOPEN, a connect hidden in a send.
+func writeSendFlagsCheck(a *asm, arch uint32) {
+	// sendmsg(fd, msg, flags); sendto(fd, buf, len, flags, …) and
+	// sendmmsg(fd, vec, vlen, flags).
+	a.ld(dataNr)
+	a.jump(bpfJeq, sysnums[arch]["sendmsg"], "send-arg2", "")
+	a.ld(dataArg(3))
+	a.ja("send-flags")
+	a.label("send-arg2")
+	a.ld(dataArg(2))
+	a.label("send-flags")
+	a.jump(bpfJset, msgFastOpen, "", "send-allow")
+	a.ret(retErrno | errOPNOTSUPP)
+	a.label("send-allow")
+	a.ret(retAllow)
 }
 
 // ioctlSpans are the ioctl commands as spans: each allowed or refused one

@@ -81,8 +81,16 @@ func refusedWith(t *testing.T, o outcome, errs ...string) {
 // outside its read-write folders is emptied, watched, marked or changed
 // through another ABI, and what it may do in its folders (its data folder
 // in Rootkeeper's state folder included) still works.
-func TestHolesObserved(t *testing.T) {
+func TestHolesObserved(t *testing.T) { holesObserved(t, "") }
+
+// TestHolesObservedFromAThread: the same for a server whose network is
+// off, which starts from a confined thread of Rootkeeper's own (no
+// re-exec): the same boundary.
+func TestHolesObservedFromAThread(t *testing.T) { holesObserved(t, NetworkOff) }
+
+func holesObserved(t *testing.T, network string) {
 	w := holesSetup(t)
+	w.policy.Network = network
 	abi := needLandlock(t)
 	ro, secretA, mine := filepath.Join(w.ro, "file"), filepath.Join(w.secret, "a.txt"), filepath.Join(w.root, "mine.txt")
 	graph := filepath.Join(w.data, "graph.json")
@@ -185,7 +193,14 @@ func TestHolesUnobserved(t *testing.T) {
 // read-only file ever emptied or the secret folder watched, however the
 // race falls.
 func TestHolesRaces(t *testing.T) {
+	for _, network := range []string{"", NetworkOff} {
+		t.Run("network "+network, func(t *testing.T) { holesRaces(t, network) })
+	}
+}
+
+func holesRaces(t *testing.T, network string) {
 	w := holesSetup(t)
+	w.policy.Network = network
 	link := filepath.Join(w.root, "link")
 	ro := filepath.Join(w.ro, "file")
 	res, _ := runObserved(t, w.policy, func(context.Context, Attempt) string { return "" },

@@ -60,6 +60,27 @@ type metaShape struct {
 // meta answers a metadata call of the server (see above) with the errno
 // to fail it with, 0 for success.
 func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
+	obj, errno := o.metaObject(n, shape)
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(obj)
+	// What was read and opened belongs to this call only if it still waits.
+	id := n.id
+	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		return unix.ENOENT
+	}
+	where := location(obj)
+	if where == "" || !o.writableAt(where) || o.protected(where) {
+		return unix.EPERM
+	}
+	return setMeta(int(n.pid), obj, n, shape)
+}
+
+// metaObject opens what a metadata call names (O_PATH): the descriptor it
+// gives, or the path it names relative to one, following the last link
+// only where the call does.
+func (o *Observer) metaObject(n *seccompNotif, shape metaShape) (int, unix.Errno) {
 	pid := int(n.pid)
 	var flags uint64
 	if shape.flags >= 0 {
@@ -75,11 +96,11 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 		} else {
 			s, err := readString(pid, addr)
 			if err != nil {
-				return errnoOf(err)
+				return -1, errnoOf(err)
 			}
 			if s == "" {
 				if flags&unix.AT_EMPTY_PATH == 0 {
-					return unix.ENOENT
+					return -1, unix.ENOENT
 				}
 				byFD = true
 			}
@@ -94,24 +115,21 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 		obj, err = o.openNamed(pid, shape, n, name, nofollow)
 	}
 	if err != nil {
-		return errnoOf(err)
+		return -1, errnoOf(err)
 	}
-	defer unix.Close(obj)
-	// What was read and opened belongs to this call only if it still waits.
-	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
-		return unix.ENOENT
-	}
-	where := location(obj)
-	if where == "" || !o.writableAt(where) || o.protected(where) {
-		return unix.EPERM
-	}
+	return obj, 0
+}
+
+// setMeta does the call's change on obj, an O_PATH descriptor of what it
+// named, with the call's own arguments read from the server.
+func setMeta(pid, obj int, n *seccompNotif, shape metaShape) unix.Errno {
 	var st unix.Stat_t
 	if err := unix.Fstat(obj, &st); err != nil {
 		return errnoOf(err)
 	}
 	link := st.Mode&unix.S_IFMT == unix.S_IFLNK
 	self := "/proc/self/fd/" + strconv.Itoa(obj)
+	var err error
 	switch shape.kind {
 	case metaMode:
 		if link {
@@ -124,41 +142,52 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 		if link {
 			return unix.EPERM // user attributes are refused on links; others need privileges
 		}
-		attr, rerr := readString(pid, uintptr(n.args[shape.arg]))
-		if rerr != nil {
-			return errnoOf(rerr)
-		}
-		if shape.kind == metaXattrRemove {
-			err = unix.Removexattr(self, attr)
-			break
-		}
-		size := n.args[shape.arg+2]
-		if size > 64<<10 {
-			return unix.E2BIG
-		}
-		value := make([]byte, size)
-		if size > 0 {
-			if rerr := readMem(pid, uintptr(n.args[shape.arg+1]), value); rerr != nil {
-				return errnoOf(rerr)
-			}
-		}
-		err = unix.Setxattr(self, attr, value, int(n.args[shape.arg+3]))
+		return setXattr(pid, self, n, shape)
 	case metaTimes:
-		ts, ok := readTimes(pid, uintptr(n.args[shape.arg]), shape.times)
-		if !ok {
-			return unix.EFAULT
-		}
-		var p unsafe.Pointer
-		if ts != nil {
-			p = unsafe.Pointer(&ts[0])
-		}
-		empty := []byte{0}
-		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(obj), uintptr(unsafe.Pointer(&empty[0])), uintptr(p), unix.AT_EMPTY_PATH, 0, 0)
-		if e != 0 {
-			err = e
-		}
+		return setTimes(pid, obj, n, shape)
 	}
 	return errnoOf(err)
+}
+
+// setXattr sets or removes the extended attribute the call names on the
+// file self (a /proc/self/fd path).
+func setXattr(pid int, self string, n *seccompNotif, shape metaShape) unix.Errno {
+	attr, err := readString(pid, uintptr(n.args[shape.arg]))
+	if err != nil {
+		return errnoOf(err)
+	}
+	if shape.kind == metaXattrRemove {
+		return errnoOf(unix.Removexattr(self, attr))
+	}
+	size := n.args[shape.arg+2]
+	if size > 64<<10 {
+		return unix.E2BIG
+	}
+	value := make([]byte, size)
+	if size > 0 {
+		if err := readMem(pid, uintptr(n.args[shape.arg+1]), value); err != nil {
+			return errnoOf(err)
+		}
+	}
+	return errnoOf(unix.Setxattr(self, attr, value, int(n.args[shape.arg+3])))
+}
+
+// setTimes sets the times the call gives (or now) on obj.
+func setTimes(pid, obj int, n *seccompNotif, shape metaShape) unix.Errno {
+	ts, ok := readTimes(pid, uintptr(n.args[shape.arg]), shape.times)
+	if !ok {
+		return unix.EFAULT
+	}
+	var p unsafe.Pointer
+	if ts != nil {
+		p = unsafe.Pointer(&ts[0])
+	}
+	empty := []byte{0}
+	_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(obj), uintptr(unsafe.Pointer(&empty[0])), uintptr(p), unix.AT_EMPTY_PATH, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return 0
 }
 
 // openNamed opens the path a call named, as openAs does, from the
@@ -262,14 +291,9 @@ func readTimes(pid int, addr uintptr, layout int) ([]unix.Timespec, bool) {
 }
 
 // writableAt reports whether path is in one of the server's read-write
-// folders.
+// folders, or a folder granted since it started.
 func (o *Observer) writableAt(path string) bool {
-	for _, p := range o.writable {
-		if within(path, p) {
-			return true
-		}
-	}
-	return false
+	return o.writableRoot(path) != ""
 }
 
 // errnoOf is err as an errno (EPERM for one that is not).

@@ -144,7 +144,7 @@ func runNetworked(t *testing.T, p Policy, n Network, ops ...string) []outcome {
 	obs.Network = n
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
+	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	obs.Start(func(context.Context, Attempt) string { return "" })
@@ -344,7 +344,7 @@ func BenchmarkWatchedConnect(b *testing.B) {
 			obs.Network = &testNetwork{allow: func(Contact) bool { return true }}
 			var out bytes.Buffer
 			cmd.Stdout = &out
-			if err := cmd.Start(); err != nil {
+			if err := Start(cmd); err != nil {
 				b.Fatal(err)
 			}
 			obs.Start(nil)

@@ -23,6 +23,15 @@ var pathCalls = map[uint32]callShape{
 	// paths are relative to the working folder: see watch_linux.go.
 	unix.SYS_TRUNCATE:          {op: opTruncate, path: 0, dirfd: -1},
 	unix.SYS_INOTIFY_ADD_WATCH: {op: opWatch, path: 1, flags: 2, dirfd: -1},
+	// Calls Landlock decides, which the observer does itself only in a
+	// folder granted while the server runs (grant_linux.go).
+	unix.SYS_UNLINK:    {op: opUnlink, path: 0, dirfd: -1},
+	unix.SYS_UNLINKAT:  {op: opUnlink, dirfd: 0, path: 1, flags: 2},
+	unix.SYS_RMDIR:     {op: opRmdir, path: 0, dirfd: -1},
+	unix.SYS_SYMLINK:   {op: opSymlink, path: 1, dirfd: -1},
+	unix.SYS_SYMLINKAT: {op: opSymlink, dirfd: 1, path: 2},
+	unix.SYS_LINK:      {op: opLink, path: 0, dirfd: -1, path2: 1, dirfd2: -1},
+	unix.SYS_LINKAT:    {op: opLink, dirfd: 0, path: 1, dirfd2: 2, path2: 3},
 }
 
 // metaCalls are the system calls that change a file's mode, owner,

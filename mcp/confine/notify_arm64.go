@@ -16,6 +16,11 @@ var pathCalls = map[uint32]callShape{
 	// paths are relative to the working folder: see watch_linux.go.
 	unix.SYS_TRUNCATE:          {op: opTruncate, path: 0, dirfd: -1},
 	unix.SYS_INOTIFY_ADD_WATCH: {op: opWatch, path: 1, flags: 2, dirfd: -1},
+	// Calls Landlock decides, which the observer does itself only in a
+	// folder granted while the server runs (grant_linux.go).
+	unix.SYS_UNLINKAT:  {op: opUnlink, dirfd: 0, path: 1, flags: 2},
+	unix.SYS_SYMLINKAT: {op: opSymlink, dirfd: 1, path: 2},
+	unix.SYS_LINKAT:    {op: opLink, dirfd: 0, path: 1, dirfd2: 2, path2: 3},
 }
 
 // metaCalls: see notify_amd64.go. arm64 has only the *at and f* forms.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,12 @@ const (
 	opExec
 	opTruncate // truncate(path, length): see answerTruncate
 	opWatch    // inotify_add_watch(fd, path, mask): see answerWatch
+	// What the observer does itself only in a folder granted while the
+	// server runs (grant_linux.go); anywhere else Landlock decides.
+	opUnlink
+	opRmdir
+	opSymlink // the link's path; its target is argument 0
+	opLink
 )
 
 // callShape says where a path system call keeps its arguments: indexes
@@ -118,6 +125,21 @@ type Observer struct {
 	sandbox  *sandbox
 	upstream []netip.AddrPort // Policy.Upstream
 
+	// inprocess is the spec of a server started from a confined thread of
+	// Rootkeeper's own (launch_linux.go), nil for one started through the
+	// confining child; listener is then that thread's filter's listener,
+	// handed to run by launch.
+	inprocess *spec
+	cmdKey    *exec.Cmd // its entry in launches
+	listener  chan int
+	reachSet  chan struct{} // closed once Start gave the observer its Reach
+	reach     Reach         // set by Start before reachSet is closed
+	launched  chan struct{} // closed once the launching thread has started it (or failed)
+
+	// granted are folders granted since it started (Extend: grant_linux.go).
+	grantMu sync.RWMutex
+	granted []string
+
 	mu      sync.RWMutex // held (read) while the listener is used
 	fd      int          // the listener, -1 until received or once closed
 	stop    [2]int       // a pipe that wakes the loop to stop
@@ -146,13 +168,19 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	unix.SetNonblock(fds[0], true)
 	o := &Observer{parent: os.NewFile(uintptr(fds[0]), "seccomp-parent"), child: os.NewFile(uintptr(fds[1]), "seccomp-child"), fd: -1}
 	fdInChild := 3 + len(cmd.ExtraFiles)
-	abi, s, err := wrap(cmd, p, fdInChild)
+	abi, s, inprocess, err := wrap(cmd, p, fdInChild)
 	if err != nil {
 		o.parent.Close()
 		o.child.Close()
 		return 0, nil, err
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, o.child)
+	if inprocess {
+		// confine.Start starts it from a confined thread of
+		// Rootkeeper's instead (launch_linux.go).
+		o.inprocess, o.cmdKey = &s, cmd
+		launches.Store(cmd, o)
+	}
 	o.abi = abi
 	o.upstream = p.Upstream
 	for _, r := range s.Rules {
@@ -167,7 +195,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 		// resolved.
 		paths := []string{r.Path}
 		if !r.Entry {
-			if res := resolved(r.Path); res != r.Path {
+			if res := app.Resolved(r.Path); res != r.Path {
 				paths = append(paths, res)
 			}
 		}
@@ -178,7 +206,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	for _, own := range []string{p.Temp, p.Data} {
 		if own != "" {
-			own = resolved(own)
+			own = app.Resolved(own)
 			o.allowed = append(o.allowed, own)
 			o.writable = append(o.writable, own)
 			o.own = append(o.own, own)
@@ -186,7 +214,7 @@ func WrapObserved(cmd *exec.Cmd, p Policy) (int, *Observer, error) {
 	}
 	for _, pr := range p.Protect {
 		if abs, err := filepath.Abs(pr); err == nil && pr != "" {
-			o.protect = append(o.protect, abs, resolved(abs))
+			o.protect = append(o.protect, abs, app.Resolved(abs))
 		}
 	}
 	return abi, o, nil
@@ -199,7 +227,26 @@ func (o *Observer) Start(reach Reach) error {
 	if o == nil {
 		return nil
 	}
+	if o.reachSet != nil {
+		// Observing since the launch (confine.Start): the attempts that
+		// came meanwhile wait for this Reach.
+		o.reach = reach
+		close(o.reachSet)
+		return nil
+	}
+	// Started as any command: through the confining child.
+	launches.Delete(o.cmdKey)
+	o.inprocess = nil
 	o.child.Close()
+	if err := o.prepare(); err != nil {
+		return err
+	}
+	go o.run(reach)
+	return nil
+}
+
+// prepare makes what the observing loop needs.
+func (o *Observer) prepare() error {
 	if o.Wait == 0 {
 		o.Wait = 3 * time.Minute
 	}
@@ -212,7 +259,6 @@ func (o *Observer) Start(reach Reach) error {
 	o.waiting = make(chan struct{}, o.MaxWaiting)
 	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
-	go o.run(reach)
 	return nil
 }
 
@@ -251,9 +297,15 @@ func (o *Observer) run(reach Reach) {
 	defer close(o.done)
 	defer unix.Close(o.stop[0])
 	defer unix.Close(o.stop[1])
-	fd, err := o.receive()
+	var fd int
+	var err error
+	if o.listener != nil {
+		fd, err = o.takeListener()
+	} else {
+		fd, err = o.receive()
+	}
 	if err != nil {
-		return // the child failed before the exec, or Close
+		return // the child (or the launching thread) failed before the exec, or Close
 	}
 	o.mu.Lock()
 	o.fd = fd
@@ -292,41 +344,49 @@ func (o *Observer) run(reach Reach) {
 		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
 			continue // ENOENT: the caller was interrupted; EINTR
 		}
-		if o.seen.Add(1) == 1 {
+		if o.seen.Add(1) == 1 && o.inprocess == nil {
 			// The first call seen is the server's exec, by its first
 			// process.
 			o.root.Store(int32(tgidOf(int(n.pid))))
 		}
-		if shape, ok := metaCalls[uint32(n.nr)]; ok {
-			o.answerMeta(fd, &n, shape)
-			continue
+		o.dispatch(ctx, &wg, fd, &n, reach)
+	}
+}
+
+// dispatch answers one call the filter sent: at once where nothing needs to
+// be asked, else in the background through ask.
+func (o *Observer) dispatch(ctx context.Context, wg *sync.WaitGroup, fd int, n *seccompNotif, reach Reach) {
+	if shape, ok := metaCalls[uint32(n.nr)]; ok {
+		o.answerMeta(fd, n, shape)
+		return
+	}
+	if n.nr == unix.SYS_CONNECT {
+		o.answerConnect(fd, *n)
+		return
+	}
+	var a Attempt
+	var how openHow
+	var ask bool
+	switch pathCalls[uint32(n.nr)].op {
+	case opWatch:
+		a, ask = o.answerWatch(fd, n)
+	case opTruncate:
+		a, ask = o.answerTruncate(fd, n)
+	default:
+		a, how, ask = o.attempt(fd, n)
+		switch {
+		case a.answered:
+			return
+		case !ask:
+			o.cont(fd, n.id)
+			return
+		case a.own:
+			o.handOwnProc(fd, n, a)
+			return
 		}
-		if n.nr == unix.SYS_CONNECT {
-			o.answerConnect(fd, n)
-			continue
-		}
-		var a Attempt
-		var how openHow
-		var ask bool
-		switch pathCalls[uint32(n.nr)].op {
-		case opWatch:
-			a, ask = o.answerWatch(fd, &n)
-		case opTruncate:
-			a, ask = o.answerTruncate(fd, &n)
-		default:
-			a, how, ask = o.attempt(fd, &n)
-			if !ask {
-				o.cont(fd, n.id)
-				continue
-			}
-			if a.own {
-				o.handOwnProc(fd, &n, a)
-				continue
-			}
-		}
-		if ask {
-			o.ask(ctx, &wg, fd, n.id, a, how, reach)
-		}
+	}
+	if ask {
+		o.ask(ctx, wg, fd, n.id, a, how, reach)
 	}
 }
 
@@ -354,7 +414,7 @@ func (o *Observer) ask(ctx context.Context, wg *sync.WaitGroup, fd int, id uint6
 		c()
 		o.mu.RLock()
 		defer o.mu.RUnlock()
-		if folder != "" && a.CanHand && o.hand(fd, id, a, folder, how) {
+		if folder != "" && a.CanHand && o.hand(fd, id, a, folder, how, true) {
 			return
 		}
 		if a.refuse != 0 {

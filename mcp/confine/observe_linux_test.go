@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ func runObserved(t *testing.T, p Policy, reach Reach, ops ...string) ([]outcome,
 	var seen []Attempt
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
+	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	if err := obs.Start(func(ctx context.Context, a Attempt) string {
@@ -166,7 +167,7 @@ func benchOps(b *testing.B, op string, observe bool) {
 			b.Fatal(err)
 		}
 		cmd.Stdout = nil
-		if err := cmd.Start(); err != nil {
+		if err := Start(cmd); err != nil {
 			b.Fatal(err)
 		}
 		if obs != nil {
@@ -244,7 +245,7 @@ func TestObserverResolvesRelativePaths(t *testing.T) {
 		var seen []Attempt
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout
-		if err := cmd.Start(); err != nil {
+		if err := Start(cmd); err != nil {
 			t.Fatal(err)
 		}
 		obs.Start(func(ctx context.Context, a Attempt) string {
@@ -366,7 +367,7 @@ func TestObserverHandsOnlyWhatWasAsked(t *testing.T) {
 	// Allow once everything beneath outside, as a person answering each
 	// call would.
 	reach := func(_ context.Context, at Attempt) string {
-		if within(at.Path, outside) {
+		if app.IsWithin(at.Path, outside) {
 			return outside
 		}
 		return ""

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rootkeeper/app"
 	"slices"
 	"strings"
 	"testing"
@@ -122,7 +123,7 @@ func TestPlanNeverGrantsHome(t *testing.T) {
 		t.Errorf("the server itself: %q", got[exe])
 	}
 	for path := range got {
-		if within(home, path) {
+		if app.IsWithin(home, path) {
 			t.Errorf("%s granted: it holds the home folder", path)
 		}
 	}

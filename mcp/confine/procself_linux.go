@@ -77,6 +77,25 @@ func (o *Observer) inSandbox(pid int) bool {
 // tgidOf is the process (thread group) of thread tid, from its status.
 func tgidOf(tid int) int { return statusField(tid, "Tgid") }
 
+// statusOctal is an octal field of /proc/PID/status (Umask), -1 if
+// unknown.
+func statusOctal(pid int, field string) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	_, after, found := bytes.Cut(data, []byte("\n"+field+":"))
+	if !found {
+		return -1
+	}
+	line, _, _ := bytes.Cut(after, []byte("\n"))
+	n, err := strconv.ParseInt(strings.TrimSpace(string(line)), 8, 32)
+	if err != nil {
+		return -1
+	}
+	return int(n)
+}
+
 // statusField is a numeric field of /proc/PID/status, 0 if unknown.
 func statusField(pid int, field string) int {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")

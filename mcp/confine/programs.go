@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rootkeeper/app"
 	"slices"
 	"strings"
 )
@@ -152,7 +153,7 @@ func manifestWalk(folders []string, home string) []string {
 	for _, f := range folders {
 		var walk []string
 		for d, up := filepath.Dir(filepath.Clean(f)), 0; up < 8; d, up = filepath.Dir(d), up+1 {
-			if d == "/" || d == "." || (home != "" && within(home, d)) {
+			if d == "/" || d == "." || (home != "" && app.IsWithin(home, d)) {
 				walk = nil
 				break
 			}
@@ -203,9 +204,9 @@ func runtimeManager(prog, home string) string {
 	if prog == "" || home == "" {
 		return ""
 	}
-	for _, p := range []string{prog, resolved(prog)} {
+	for _, p := range []string{prog, app.Resolved(prog)} {
 		for _, rel := range runtimeManagers {
-			if m := filepath.Join(home, rel); within(p, m) {
+			if m := filepath.Join(home, rel); app.IsWithin(p, m) {
 				return m
 			}
 		}
@@ -221,17 +222,10 @@ func runtimeManager(prog, home string) string {
 // ancestor of it, or / is never granted; then only the file itself is.
 func programFolders(path, home string) []string {
 	var out []string
-	for _, p := range []string{path, resolved(path)} {
+	for _, p := range []string{path, app.Resolved(path)} {
 		out = append(out, installFolder(p, home)...)
 	}
 	return out
-}
-
-func resolved(path string) string {
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		return r
-	}
-	return path
 }
 
 func installFolder(path, home string) []string {
@@ -263,7 +257,7 @@ func installFolder(path, home string) []string {
 // climbs to a top-level folder (/tmp, /home), the home folder or above.
 func projectFolder(dir, home string) string {
 	sep := string(filepath.Separator)
-	for d, up := dir, 0; up <= 3 && strings.Count(d, sep) >= 2 && (home == "" || !within(home, d)); d, up = filepath.Dir(d), up+1 {
+	for d, up := dir, 0; up <= 3 && strings.Count(d, sep) >= 2 && (home == "" || !app.IsWithin(home, d)); d, up = filepath.Dir(d), up+1 {
 		for _, m := range []string{"package.json", "pyproject.toml", "setup.py", "go.mod", "Cargo.toml", "deno.json"} {
 			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
 				return d
@@ -290,16 +284,10 @@ func isProgram(path string) bool {
 // safeFolders is dir, unless granting dir would grant the home folder or
 // the whole disk; then it is only the file.
 func safeFolders(file, home, dir string) []string {
-	if dir == "/" || dir == "." || (home != "" && within(home, dir)) {
+	if dir == "/" || dir == "." || (home != "" && app.IsWithin(home, dir)) {
 		return []string{file}
 	}
 	return []string{dir}
-}
-
-// within reports whether path is dir or beneath it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // scriptArg is the absolute path of arg when it names an existing regular

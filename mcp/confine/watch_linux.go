@@ -21,6 +21,7 @@ package confine
 // changing the path or a link in between changes nothing.
 
 import (
+	"rootkeeper/app"
 	"strconv"
 	"unsafe"
 
@@ -96,7 +97,7 @@ func (o *Observer) answerTruncate(fd int, n *seccompNotif) (a Attempt, ask bool)
 	}
 	abs, absOK := absolute(pid, unix.AT_FDCWD, name)
 	const why = "a file is emptied by its name only where the server may write"
-	if o.abi >= 3 {
+	if o.abi >= 3 && !(absOK && o.grantedAt(abs) != "") {
 		if absOK && o.covered(abs) {
 			o.cont(fd, n.id) // Landlock decides
 			return Attempt{}, false
@@ -154,11 +155,14 @@ func truncateFile(obj int, length int64) unix.Errno {
 }
 
 // readableAt reports whether path is beneath a folder (or is a file) the
-// server may read: its ruleset's read and read-write rules, not the
-// folders it may only list.
+// server may read: its ruleset's read and read-write rules and the
+// folders granted since it started, not the folders it may only list.
 func (o *Observer) readableAt(path string) bool {
+	if o.grantedAt(path) != "" {
+		return true
+	}
 	for _, p := range o.allowed {
-		if within(path, p) {
+		if app.IsWithin(path, p) {
 			return true
 		}
 	}

@@ -10,8 +10,9 @@ import (
 // configuration is shown.
 const Redacted = "(secret)"
 
-// hidden adds server's references in v to the secrets found in it.
-func hidden(server, v string, secrets []Span) []Span {
+// WithRefs is what of v is hidden where a configuration of server is
+// shown: the secrets found in it and the references to server's secrets.
+func WithRefs(server, v string, secrets []Span) []Span {
 	refs := FindRefs(server, v)
 	if len(refs) == 0 {
 		return secrets
@@ -29,19 +30,19 @@ func hidden(server, v string, secrets []Span) []Span {
 func HiddenInArgs(server string, args []string) [][]Span {
 	found := InArgs(args)
 	for i, a := range args {
-		found[i] = hidden(server, a, found[i])
+		found[i] = WithRefs(server, a, found[i])
 	}
 	return found
 }
 
 // HiddenInEnv is what of the value of server's env variable name is hidden.
-func HiddenInEnv(server, name, v string) []Span { return hidden(server, v, InEnv(name, v)) }
+func HiddenInEnv(server, name, v string) []Span { return WithRefs(server, v, InEnv(name, v)) }
 
 // HiddenInHeader is what of the value of server's header name is hidden.
-func HiddenInHeader(server, name, v string) []Span { return hidden(server, v, InHeader(name, v)) }
+func HiddenInHeader(server, name, v string) []Span { return WithRefs(server, v, InHeader(name, v)) }
 
 // HiddenInURL is what of server's URL is hidden.
-func HiddenInURL(server, u string) []Span { return hidden(server, u, InURL(u)) }
+func HiddenInURL(server, u string) []Span { return WithRefs(server, u, InURL(u)) }
 
 // Replace is v with each span replaced by with.
 func Replace(v string, spans []Span, with string) string {

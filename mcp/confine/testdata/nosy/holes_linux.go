@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,6 +110,26 @@ func hole(op, path string) (got string, ok bool, err error) {
 		var addrs []string
 		addrs, err = net.LookupHost(path)
 		got = strings.Join(addrs, ",")
+	case "rename": // FROM,TO
+		from, to, _ := strings.Cut(path, ",")
+		err = os.Rename(from, to)
+	case "unlink":
+		err = os.Remove(path)
+	case "symlink": // LINK,TARGET
+		link, target, _ := strings.Cut(path, ",")
+		err = os.Symlink(target, link)
+	case "waitfor": // until PATH exists (watching its folder, which it may read)
+		err = waitFor(path)
+	case "spawn": // OP:ARG|OP:ARG: another nosy, started now, its results on this one's output
+		cmd := exec.Command(os.Args[0], append([]string{"-try"}, strings.Split(path, "|")...)...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		err = cmd.Start()
+		if err == nil {
+			got = "started " + strconv.Itoa(cmd.Process.Pid)
+			go cmd.Wait()
+		}
+	case "pid": // the process that answers
+		got = strconv.Itoa(os.Getpid())
 	case "truncrace": // LINK,A,B,N: truncate LINK while it is swapped between A and B
 		got, err = truncRace(path)
 	case "watchrace": // LINK,A,B,N: watch LINK while it is swapped; got: distinct watches
@@ -284,4 +305,26 @@ func udpSend(addr string) error {
 	}
 	defer unix.Close(fd)
 	return os.NewSyscallError("sendto", unix.Sendto(fd, []byte("leak"), 0, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}))
+}
+
+// waitFor returns once path exists, watching the folder it is to be made
+// in (no polling).
+func waitFor(path string) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MOVED_TO); err != nil {
+		return err
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := os.Lstat(path); err == nil {
+			return nil
+		}
+		if _, err := unix.Read(fd, buf); err != nil {
+			return err
+		}
+	}
 }

@@ -1,0 +1,7 @@
+//go:build !unix && !windows
+
+package audit
+
+func toJournal(Entry)  {}
+func toSyslog(Entry)   {}
+func toEventLog(Entry) {}
