@@ -207,7 +207,6 @@ func answer(t *testing.T, ch <-chan string) string {
 	}
 }
 
-
 // TestNetworkOffThroughTheBridge: a bridged server whose network is off
 // reaches nothing — TCP and UDP, 127.0.0.1 and ::1 — with nobody asked
 // and nothing recorded but what it tried.
