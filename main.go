@@ -65,6 +65,7 @@ func main() {
 	// package confine answers in its init, before main runs.
 	cli.Landlock = confine.ABI
 	cli.LandlockKernel = confine.KernelABI
+	cli.NetworkIsolation = confine.Isolation
 	// The organisation's policy, from the system's place only: every
 	// process (a command, a bridge, the app) decides under it.
 	app.SetPolicy(policy.Load())
@@ -239,6 +240,7 @@ func (rt *services) startLoops(ctx context.Context, store *app.Store, logger *sl
 		"control channel":     rt.control.Serve,
 		"state folder budget": func(ctx context.Context) error { return keepBudget(ctx, store, core, logger) },
 		"bridge expiry":       func(ctx context.Context) error { return expireBridges(ctx, core) },
+		"network records":     core.RunNetwork,
 	} {
 		loop(name, run)
 	}
@@ -478,7 +480,8 @@ func runWindow(ctx context.Context, store *app.Store) error {
 	case err != nil:
 		return err
 	}
-	go core.Run(ctx) // the state file, as the running app writes it
+	go core.Run(ctx)        // the state file, as the running app writes it
+	go core.RunNetwork(ctx) // what servers reached, as the app and bridges record it
 	go func() {
 		// The app quit: the window goes with it.
 		if err := w.Run(ctx); err != nil {
@@ -503,6 +506,7 @@ func runWindow(ctx context.Context, store *app.Store) error {
 		// Landlock is missing.
 		Landlock:       confine.ABI,
 		LandlockKernel: confine.KernelABI,
+		Isolation:      confine.Isolation,
 		Shows:          w.Shows(),
 		Later:          w.Later(),
 		OnLater:        w.SetLater,

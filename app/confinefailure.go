@@ -35,6 +35,10 @@ type ConfineFailure struct {
 	Own bool `json:"own,omitempty"`
 	// Detail is the line of its error output that says so, if any.
 	Detail string `json:"detail,omitempty"`
+	// Destination is a network destination its network did not let it
+	// reach ("unix:/run/mysqld/mysqld.sock", "203.0.113.7:443"): the way
+	// out is allowing it there (State.NetworkAllow).
+	Destination string `json:"destination,omitempty"`
 }
 
 // UnixSocket is ConfineFailure.Tried for a server refused a unix socket
@@ -111,6 +115,9 @@ func (f ConfineFailure) Text(home string) string {
 		return SafeText(f.Server + " wants to keep its own settings in " + HomeShort(f.Folder, home) + ", and stopped while confined — allow " +
 			HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined")
 	}
+	if f.Destination != "" {
+		return SafeText(f.Server + " stopped while confined: it tried to connect to " + f.Destination + " — allow it on its network, or run it unconfined")
+	}
 	what := HomeShort(f.Tried, home)
 	if f.Op == OpMkdir {
 		what = "create " + what
@@ -138,6 +145,9 @@ func (f ConfineFailure) WayOut() []string {
 	var out []string
 	if f.Folder != "" {
 		out = append(out, "rootkeeper grant "+ShellQuote(f.Server)+" "+ShellQuote(f.Folder))
+	}
+	if f.Destination != "" {
+		out = append(out, "rootkeeper servers network "+ShellQuote(f.Server)+" allow "+ShellQuote(f.Destination))
 	}
 	return append(out, "rootkeeper servers unconfine "+ShellQuote(f.Server))
 }
@@ -218,8 +228,11 @@ func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Ti
 			}
 			return f, true
 		}
-		if socketDenied.MatchString(line) {
+		if m := connectDenied.FindStringSubmatch(line); m != nil || socketDenied.MatchString(line) {
 			f.Tried, f.Op, f.Detail = UnixSocket, "connect", strings.TrimSpace(line)
+			if dest := refusedDestination(refused, m); dest != "" {
+				f.Tried, f.Destination = dest, dest
+			}
 			return f, true
 		}
 	}
@@ -230,8 +243,53 @@ func diagnose(server string, refused []RefusedAttempt, stderr string, at time.Ti
 			f.Tried, f.Op, f.Folder = r.Path, r.Op, r.Folder
 			return f, true
 		}
+		if r := refused[j]; r.Op == OpConnect && strings.HasPrefix(r.Path, "unix:") && refusalSaid.MatchString(stderr) {
+			// A socket past its folders, refused, and it said it was
+			// refused something (Python's "[Errno 13] Permission
+			// denied" names no path): a database it needs.
+			f.Tried, f.Op, f.Destination = r.Path, OpConnect, r.Path
+			return f, true
+		}
 	}
 	return f, false
+}
+
+// refusalSaid matches error output that says something was refused.
+var refusalSaid = regexp.MustCompile(`EACCES|EPERM|[Pp]ermission denied|Errno 13|\(13\)`)
+
+// connectDenied matches error output that says a connect was refused and
+// names where to (node's "connect EACCES /run/mysqld/mysqld.sock",
+// libpq's "connection to server on socket "/run/postgresql/.s.PGSQL.5432"
+// failed: Permission denied", MySQL's "through socket
+// '/run/mysqld/mysqld.sock' (13)").
+var connectDenied = regexp.MustCompile(`connect E(?:ACCES|PERM) (\S+)|on socket "(/[^"]+)" failed: [Pp]ermission denied|through socket '(/[^']+)' \(13\)`)
+
+// refusedDestination is the network destination a refused connect names:
+// the one the error output names (m, connectDenied's match) when the run
+// refused it, else the last one the run refused; "" for none.
+func refusedDestination(refused []RefusedAttempt, m []string) string {
+	named := ""
+	if m != nil {
+		named = m[1] + m[2] + m[3]
+		if strings.HasPrefix(named, "/") {
+			named = "unix:" + filepath.Clean(named)
+		}
+	}
+	last := ""
+	for j := len(refused) - 1; j >= 0; j-- {
+		if r := refused[j]; r.Op == OpConnect {
+			if r.Path == named {
+				return named
+			}
+			if last == "" {
+				last = r.Path
+			}
+		}
+	}
+	if named != "" && strings.HasPrefix(named, "unix:") {
+		return named
+	}
+	return last
 }
 
 // A RefusedAttempt is an attempt of a confined server past its ruleset

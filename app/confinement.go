@@ -34,20 +34,21 @@ func ABIText(abi, kernel int) string {
 // ConfinedText says what a server confined at Landlock ABI abi can and
 // cannot reach: "confined (Landlock ABI 7): its folders read-write, what
 // it needs to run read-only, nothing else; unix sockets only in its
-// folders; network open". (Below Landlock ABI 9 the observer checks every
-// connect of a unix socket; Landlock does from ABI 9.)
+// folders and where its network allows". (Below Landlock ABI 9 the
+// observer checks every connect of a unix socket; Landlock does from ABI
+// 9.) Its network is said apart (NetworkText).
 func ConfinedText(abi int) string { return CappedConfinedText(abi, 0) }
 
 // CappedConfinedText is ConfinedText for a kernel whose own ABI is kernel
 // (0 when unknown): "confined (Landlock ABI 2, capped from 7): …" when abi
 // is below it.
 func CappedConfinedText(abi, kernel int) string {
-	sockets := "unix sockets only in its folders"
+	sockets := "unix sockets only in its folders and where its network allows"
 	signals := ""
 	if abi < 6 {
 		signals = "; may signal other programs"
 	}
-	return fmt.Sprintf("confined (%s): its folders read-write, what it needs to run read-only, nothing else; %s%s; network open", ABIText(abi, kernel), sockets, signals)
+	return fmt.Sprintf("confined (%s): its folders read-write, what it needs to run read-only, nothing else; %s%s", ABIText(abi, kernel), sockets, signals)
 }
 
 // ConfinementText is what the window and `status` say about srv's

@@ -29,18 +29,18 @@ func TestConfinementText(t *testing.T) {
 		kernel   func() (int, error)
 		want     string
 	}{
-		{stdio, nil, seven, nil, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
-		{stdio, &ServerStatus{LandlockABI: 5}, seven, nil, "confined (Landlock ABI 5): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; may signal other programs; network open"},
-		{stdio, &ServerStatus{LandlockABI: 9}, seven, nil, "confined (Landlock ABI 9): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
+		{stdio, nil, seven, nil, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders and where its network allows"},
+		{stdio, &ServerStatus{LandlockABI: 5}, seven, nil, "confined (Landlock ABI 5): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders and where its network allows; may signal other programs"},
+		{stdio, &ServerStatus{LandlockABI: 9}, seven, nil, "confined (Landlock ABI 9): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders and where its network allows"},
 		{required, &ServerStatus{}, missing, nil, "cannot confine: no Landlock; the server is not started"},
 		{required, nil, nil, nil, "cannot confine: this build of Rootkeeper has no Landlock support; the server is not started"},
 		{stdio, &ServerStatus{}, missing, nil, "not confined here (no Landlock); roots are advice to this server"},
 		{stdio, nil, nil, nil, "not confined here (this build of Rootkeeper has no Landlock support); roots are advice to this server"},
 		{Server{Name: "open", Type: TransportStdio, Command: "x"}, nil, seven, nil, NotConfined},
 		{remote, nil, seven, nil, NotConfined},
-		{stdio, nil, seven, seven, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; network open"},
-		{stdio, nil, two, seven, "confined (Landlock ABI 2, capped from 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; may signal other programs; network open"},
-		{stdio, &ServerStatus{LandlockABI: 3}, seven, seven, "confined (Landlock ABI 3, capped from 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders; may signal other programs; network open"},
+		{stdio, nil, seven, seven, "confined (Landlock ABI 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders and where its network allows"},
+		{stdio, nil, two, seven, "confined (Landlock ABI 2, capped from 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders and where its network allows; may signal other programs"},
+		{stdio, &ServerStatus{LandlockABI: 3}, seven, seven, "confined (Landlock ABI 3, capped from 7): its folders read-write, what it needs to run read-only, nothing else; unix sockets only in its folders and where its network allows; may signal other programs"},
 		{stdio, nil, badCap, seven, `cannot confine: ROOTKEEPER_LANDLOCK_ABI="abc" is not a Landlock ABI (1 to 7); the server is not started`},
 		{stdio, nil, missing, missing, "not confined here (no Landlock); roots are advice to this server"},
 	} {

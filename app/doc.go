@@ -23,6 +23,9 @@
 //	requests.go          folders asked for (by hosts, by configurations)
 //	needs.go             folders a confined server needs to run: its alone, no roots
 //	program.go, keptdata.go  whose a data folder is; earlier programs' data kept aside
+//	network.go           a confined server's network: the setting, what it allows, the defaults
+//	networkreq.go        destinations asked about at first contact
+//	netrecord.go         the record of the destinations each server reached
 //	plan.go              what the window's clicks mean (grid, questions, bulk actions)
 //	store.go, core.go    the state file and the live hub
 //

@@ -78,8 +78,19 @@ var KnownServers = []KnownServer{
 // link leads into) or a package an npx-style launcher names among its
 // arguments (a version after @ is ignored).
 func KnownServerOf(srv Server) (KnownServer, bool) {
+	for _, k := range KnownServers {
+		if knownProgram(srv, k.Packages, k.Programs) {
+			return k, true
+		}
+	}
+	return KnownServer{}, false
+}
+
+// knownProgram reports whether stdio server srv runs one of programs or
+// packages, found as KnownServerOf says.
+func knownProgram(srv Server, packages, programs []string) bool {
 	if srv.Type != TransportStdio || srv.Command == "" {
-		return KnownServer{}, false
+		return false
 	}
 	names := []string{filepath.Base(srv.Command)}
 	if r, err := filepath.EvalSymlinks(srv.Command); err == nil {
@@ -90,19 +101,17 @@ func KnownServerOf(srv Server) (KnownServer, bool) {
 			names = append(names, a)
 		}
 	}
-	for _, k := range KnownServers {
-		for _, n := range names {
-			if slices.Contains(k.Programs, n) || slices.Contains(k.Packages, packageName(n)) {
-				return k, true
-			}
-			for _, p := range k.Packages {
-				if strings.Contains(n, "/node_modules/"+p+"/") {
-					return k, true
-				}
+	for _, n := range names {
+		if slices.Contains(programs, n) || slices.Contains(packages, packageName(n)) {
+			return true
+		}
+		for _, p := range packages {
+			if strings.Contains(n, "/node_modules/"+p+"/") {
+				return true
 			}
 		}
 	}
-	return KnownServer{}, false
+	return false
 }
 
 // packageName is an npm package spec without its version: "@a/b@1.2" is

@@ -124,6 +124,10 @@ type Server struct {
 	// HostRoots says what a bridged session makes of its host's folders;
 	// HostRootsRequest when empty.
 	HostRoots HostRootsMode `json:"hostRoots,omitempty"`
+	// Network is where a confined stdio server's sockets may reach past
+	// its sandbox (network.go); nil (a server stored before there was a
+	// setting) is open, watched. A new server gets DefaultNetwork.
+	Network *NetworkSetting `json:"network,omitempty"`
 	// KeepArgs are arguments (or environment values) that look like
 	// folders or files but are not slots: the escape hatch of FindSlots for
 	// values that only look like paths (a name that happens to be a folder
@@ -290,6 +294,10 @@ type Snapshot struct {
 	// Policy is the organisation's policy this snapshot was decided under
 	// (orgpolicy.go): the one rule reads it, as it reads State.
 	Policy policy.Policy
+	// Network is each confined server's record of the destinations it
+	// reached, by server (netrecord.go): read from the state folder, where
+	// whoever observes the server writes it.
+	Network map[string]NetworkRecord
 	// Seq increases with every published snapshot.
 	Seq uint64
 	// StateGen, HealthGen, ServersGen, NoticesGen and BridgesGen increase
@@ -298,6 +306,8 @@ type Snapshot struct {
 	StateGen, HealthGen, ServersGen, NoticesGen, BridgesGen uint64
 	// PolicyGen increases with every change of Policy.
 	PolicyGen uint64
+	// NetworkGen increases with every change of Network.
+	NetworkGen uint64
 
 	// vis is the visibility index of State and Health, built on first use
 	// (index.go).

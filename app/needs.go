@@ -194,6 +194,9 @@ func (s *State) AllowAsked(server, folder string, scope Scope, by Source, at tim
 // (AllowAsked); every other answer decides the folder like a root
 // (DecideRequest).
 func (s *State) AnswerRequest(r Request, allow bool, scope Scope, by Source, at time.Time, place NeedPlace) error {
+	if r.From == FromNetwork {
+		return s.NetworkAnswer(r, allow, place.Home) // a destination: its network's
+	}
 	if allow && r.From == FromReach {
 		_, err := s.AllowAsked(r.Server, r.Path, scope, by, at, place)
 		return err

@@ -55,6 +55,7 @@ func (s State) Clone() State {
 		srv.KeptData = slices.Clone(srv.KeptData)
 		srv.Env = cloneMap(srv.Env)
 		srv.Headers = cloneMap(srv.Headers)
+		srv.Network = srv.Network.Clone()
 		c.Servers[i] = srv
 	}
 	if s.Servers == nil {

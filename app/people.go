@@ -15,6 +15,9 @@ func RequestTextFor(r Request, home string, name func(string) string) string {
 	if r.From == FromReach {
 		return reachText(r, home, name)
 	}
+	if r.From == FromNetwork {
+		return networkText(r, name)
+	}
 	if r.From == FromCommandLine {
 		return SafeText(fmt.Sprintf("%s is configured with %s", name(r.Server), path))
 	}

@@ -18,7 +18,12 @@ const (
 	SetHostRoots
 	SetConfine
 	SetKeepArgs
+	SetNetwork
 )
+
+// allSettings are every Setting: a definition that gives them all (a
+// server changed in place) carries nothing over.
+const allSettings = SetRootsMode | SetSampling | SetHostRoots | SetConfine | SetKeepArgs | SetNetwork
 
 // PutOptions says how PutServer stores a server.
 type PutOptions struct {
@@ -100,6 +105,14 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if exists {
 		carrySettings(&srv, old, o.Given)
 	}
+	// A new server's network: off for one known to need none, open and
+	// watched for any other (DefaultNetwork); a remote server has none.
+	if !exists && o.Given&SetNetwork == 0 {
+		srv.Network = DefaultNetwork(srv)
+	}
+	if srv.Type != TransportStdio {
+		srv.Network = nil
+	}
 	// Whose data the data folder holds: the old server's program (a
 	// server stored before this was recorded: what it ran), or nobody's
 	// known for a new name (a folder a removed server of that name left).
@@ -180,6 +193,7 @@ func carrySettings(srv *Server, old Server, given Setting) {
 		carry(SetConfine, func() { srv.Confine, srv.ConfineRequired = old.Confine, old.ConfineRequired })
 	}
 	carry(SetKeepArgs, func() { srv.KeepArgs = slices.Clone(old.KeepArgs) })
+	carry(SetNetwork, func() { srv.Network = old.Network.Clone() })
 }
 
 // stillLost is the folders of lost that are no slot: those a repair could

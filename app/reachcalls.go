@@ -87,6 +87,8 @@ func OpText(op string) string {
 		return "run"
 	case OpWatch:
 		return "watch for changes in"
+	case OpConnect:
+		return "connect to"
 	case "":
 		return "reach"
 	}
@@ -198,7 +200,7 @@ func (s *State) GrantOnce(server, folder string, ids []string, by Source, at tim
 		return OnceAnswer{}, err
 	}
 	r, ok := s.Request(server, folder)
-	if !ok || r.From != FromReach {
+	if !ok || r.From != FromReach && r.From != FromNetwork {
 		return OnceAnswer{}, inputErrorf("%s has no attempt waiting on %q (allow once answers a folder a confined server tried to reach)", server, folder)
 	}
 	ans := OnceAnswer{Server: server, Folder: folder}

@@ -114,7 +114,7 @@ func namedCall(reqs []Request, ref string, now time.Time) (Request, ReachCall, b
 		func(c ReachCall) bool { return c.Short == ref },
 	} {
 		for _, r := range reqs {
-			if r.From != FromReach {
+			if r.From != FromReach && r.From != FromNetwork {
 				continue
 			}
 			for _, c := range r.Waiting(now) {

@@ -167,7 +167,10 @@ func (s *State) Request(server, path string) (Request, bool) {
 // source SourceRequested) if it is not one yet, a file slot is decided as
 // it is; the decision is recorded and the request dropped.
 func (s *State) DecideRequest(d Decision) error {
-	_, asked := s.Request(d.Server, d.Root)
+	req, asked := s.Request(d.Server, d.Root)
+	if asked && req.From == FromNetwork {
+		return inputErrorf("%s's request for %q is a network destination: answer it with `rootkeeper servers network %s allow|deny %s`", d.Server, d.Root, ShellQuote(d.Server), ShellQuote(d.Root))
+	}
 	slot, file := s.SlotPath(d.Server, d.Root)
 	if !asked && !slot {
 		return inputErrorf("%s has no request for %q", d.Server, d.Root)
@@ -197,6 +200,9 @@ func RequestText(r Request) string {
 	if r.From == FromReach {
 		home, _ := os.UserHomeDir()
 		return reachText(r, home, func(s string) string { return s })
+	}
+	if r.From == FromNetwork {
+		return networkText(r, func(s string) string { return s })
 	}
 	if r.From == FromCommandLine {
 		return SafeText(fmt.Sprintf("%s is configured with %s", r.Server, r.Path))

@@ -122,6 +122,7 @@ func TestEachSecretFieldVisitsEveryField(t *testing.T) {
 		"FoldersTakenOff": "a mark",
 		"DataProgram":     "a hash of the program (ProgramID), never its arguments",
 		"KeptData":        "data folders kept aside",
+		"Network":         "a setting: destinations (names, addresses, sockets)",
 	}
 	typ := reflect.TypeFor[app.Server]()
 	for name := range noSecret {

@@ -31,8 +31,8 @@ func ServerDataPath(stateDir, name string) (string, bool) {
 
 // RemoveServerFiles deletes everything on disk that belongs to server name
 // in stateDir: its private temp folder and the link to it, its data folder
-// and the kept-aside ones, and its stderr log with the log's older
-// generations. A link is removed, never followed. What is already gone is no error; the errors of what
+// and the kept-aside ones, its network record, and its stderr log with the
+// log's older generations. A link is removed, never followed. What is already gone is no error; the errors of what
 // could not be removed are joined.
 //
 // The running app calls it once a removed server has stopped; the command
@@ -54,6 +54,7 @@ func RemoveServerFiles(stateDir, name string) error {
 	if kept, err := keptDataRoot(stateDir, name); err == nil {
 		remove(os.RemoveAll(kept))
 	}
+	remove(RemoveNetworkRecord(stateDir, name))
 	log := ServerLogPath(stateDir, name)
 	entries, err := os.ReadDir(filepath.Dir(log))
 	remove(err)

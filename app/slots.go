@@ -38,6 +38,9 @@ type Slot struct {
 	Elem int `json:"elem,omitempty"`
 	// File: the path is a file, not a folder.
 	File bool `json:"file,omitempty"`
+	// Socket: the file is a unix socket (slots_socket.go), which an allowed
+	// slot lets the server connect to.
+	Socket bool `json:"socket,omitempty"`
 }
 
 // Where says, for a person, where in the configuration the slot is:
@@ -76,6 +79,14 @@ func FindSlots(srv Server, home string) []Slot {
 		if p, file, ok := slotPath(value, srv.Cwd, home); ok {
 			at.Path, at.Given, at.File = p, value, file
 			out = append(out, at)
+			return
+		}
+		if socks := socketSlots(value, at.Env, srv.Cwd, home); len(socks) > 0 {
+			for _, sk := range socks {
+				s := at
+				s.Path, s.Given, s.File, s.Socket = sk.Path, sk.Given, true, true
+				out = append(out, s)
+			}
 			return
 		}
 		// A list of paths (PATH-like), never a URL split at its colons

@@ -64,7 +64,7 @@ func TestFindSlots(t *testing.T) {
 				{Path: w.repo, Given: w.repo, Arg: -1, Env: "PATHS", Elem: 3}}},
 		{"the server's own script is no slot", Server{Args: []string{w.script}}, nil},
 		{"a URL is not split at its colons into paths", Server{Args: []string{"redis://:pw@redis.example.com:6379"},
-			Env: map[string]string{"DATABASE_URL": "postgres://:pw@/db?host=/run/postgresql"}}, nil},
+			Env: map[string]string{"DATABASE_URL": "postgres://:pw@db.example.com/db?sslmode=require"}}, nil},
 		{"kept arguments are no slots", Server{Args: []string{w.desk, "--root=" + w.repo}, KeepArgs: []string{w.desk, w.repo}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

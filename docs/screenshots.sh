@@ -81,6 +81,44 @@ shot dialog-share "$main" ROOTKEEPER_SHOW_SHARE="$HOME"
 "$BIN" --state-dir "$main" deny git "$HOME/src/infra" >/dev/null
 shot servers "$main" ROOTKEEPER_SHOW_TAB=servers
 
+# A server's network: everything (open, watched, by default) reached two
+# names and was refused a third, which the person denied; its record is
+# written into the state folder as the observer writes it.
+network=$DEMO/network
+state "$network"
+"$BIN" --state-dir "$network" servers network everything deny telemetry.example.net:443 >/dev/null
+mkdir -p "$network/network"
+python3 - "$network/network/everything.json" <<'PY'
+import datetime, json, sys
+now = datetime.datetime.now(datetime.timezone.utc)
+stamp = lambda m: (now - datetime.timedelta(minutes=m)).strftime("%Y-%m-%dT%H:%M:%SZ")
+dest = lambda d, name, addr, first, last, count, allowed: {"dest": d, "proto": "tcp", "name": name, "address": addr,
+    "port": 443, "first": stamp(first), "last": stamp(last), "count": count, "refused": 0 if allowed else count, "allowed": allowed}
+json.dump({"server": "everything", "destinations": [
+    dest("api.github.com:443", "api.github.com", "140.82.121.6", 50, 1, 12, True),
+    dest("raw.githubusercontent.com:443", "raw.githubusercontent.com", "185.199.108.133", 48, 3, 4, True),
+    dest("telemetry.example.net:443", "telemetry.example.net", "203.0.113.9", 47, 20, 2, False),
+]}, open(sys.argv[1], "w"), indent=2)
+PY
+shot servers-network "$network" ROOTKEEPER_SHOW_TAB=servers
+# A connect of everything waits for the person (written into the state as
+# the observer records it).
+python3 - "$network/state.json" <<'PY'
+import datetime, json, sys
+path = sys.argv[1]
+now = datetime.datetime.now(datetime.timezone.utc)
+stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+st = json.load(open(path))
+st.setdefault("requests", []).append({
+    "server": "everything", "path": "collector.example.net:443", "from": "network",
+    "first": stamp(now), "last": stamp(now), "tried": "198.51.100.4:443", "op": "connect",
+    "calls": [{"id": "n1", "op": "connect", "path": "collector.example.net:443"}],
+    "until": stamp(now + datetime.timedelta(minutes=10)),
+})
+json.dump(st, open(path, "w"), indent=2)
+PY
+shot dialog-network "$network"
+
 # The first launch: a fresh state folder. Rootkeeper looks for projects
 # by itself and the Roots tab offers what it found, grouped by folder.
 first=$DEMO/first

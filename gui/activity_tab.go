@@ -203,6 +203,14 @@ func activityText(e auditEntry, full bool) string {
 		return audit.SummaryText(e)
 	case e.Via == audit.ViaConfinement:
 		return e.Decided + " (by " + e.Op + ")"
+	case e.Via == audit.ViaNetwork && audit.IsNetworkDecision(e):
+		return "network " + e.Decided + " " + e.Tried + " (by " + e.Op + ")"
+	case e.Via == audit.ViaNetwork:
+		s = "tried to " + app.OpText(e.Op) + " " + e.Tried + ": " + e.Decided
+		if e.Request {
+			s += " (raised a request)"
+		}
+		return s
 	case e.Via == audit.ViaReach:
 		tried := e.Tried
 		if !full {

@@ -48,6 +48,7 @@ func TestOneEntryOneServer(t *testing.T) {
 				s.Name, s.Slots = "", nil
 				s.Confine, s.ConfineRequired = false, false
 				s.DataProgram = "" // recorded when stored
+				s.Network = nil    // Rootkeeper's default, set when stored
 				return s
 			}
 

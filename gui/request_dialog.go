@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 	"rootkeeper/app/hosts"
 )
 
@@ -65,6 +66,10 @@ type requestDialog struct {
 
 func (d *requestDialog) reach() bool { return d.Request.From == app.FromReach }
 
+// asks reports whether the request is an attempt of a confined server
+// (a folder it reached for, or a network destination): calls wait on it.
+func (d *requestDialog) asks() bool { return d.reach() || d.network() }
+
 func (d *requestDialog) content(now time.Time) fyne.CanvasObject {
 	d.keys = newDialogKeys()
 	d.scope = d.keys.radio([]string{scopeAlways, scopeUntilQuit}, nil)
@@ -79,6 +84,9 @@ func (d *requestDialog) content(now time.Time) fyne.CanvasObject {
 	d.intro = widget.NewLabel("")
 	d.intro.Wrapping = fyne.TextWrapWord
 	remember := container.NewHBox(widget.NewLabel("Remember:"), d.scope)
+	if d.network() {
+		return d.networkContent(now)
+	}
 	if !d.reach() {
 		after := ". It does not see it until you allow it."
 		if d.Request.From == app.FromCommandLine {
@@ -125,7 +133,7 @@ func (d *requestDialog) content(now time.Time) fyne.CanvasObject {
 // waits any more, and the safe default button.
 func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 	d.Request = r
-	if !d.reach() || d.calls == nil {
+	if !d.asks() || d.calls == nil {
 		return
 	}
 	q := app.ReachQuestionOf(r, now, hosts.DisplayName)
@@ -156,6 +164,9 @@ func (d *requestDialog) setRequest(r app.Request, now time.Time) {
 			}
 		}
 		d.note.SetText("Allow once lets " + some + " through, each with only its own access, and grants nothing: the next attempt asks again.")
+		if d.network() {
+			d.note.SetText("Allow once lets exactly the connects above through and allows nothing more: the next connect asks again.")
+		}
 		d.note.Show()
 		d.once.Enable()
 	case !app.OnceAllowed():
@@ -210,6 +221,9 @@ func (d *requestDialog) Show(parent fyne.Window, now time.Time) {
 	if d.reach() {
 		title = personName(d.Request.Server) + " tried to reach past its folders"
 	}
+	if d.network() {
+		title = personName(d.Request.Server) + " tried to reach the network"
+	}
 	d.dlg = dialog.NewCustomWithoutButtons(title, body, parent)
 	buttons := []fyne.CanvasObject{d.deny, d.later, layout.NewSpacer(), d.allow}
 	if d.once != nil {
@@ -225,7 +239,7 @@ func (d *requestDialog) Show(parent fyne.Window, now time.Time) {
 // once for reads, Deny for anything else; Allow for a host's request).
 func (d *requestDialog) pressDefault() {
 	switch {
-	case !d.reach():
+	case !d.asks():
 		press(d.allow, d.allow.OnTapped)()
 	case d.question.Default == app.ReachOnce:
 		press(d.once, d.once.OnTapped)()
@@ -257,7 +271,11 @@ func (u *ui) askRequest(r app.Request) {
 	u.consent = key
 	home := u.home()
 	u.async(func() {
-		info := u.inspect([]app.Root{app.RequestRoot(r)}, home)[0]
+		var info rootInfo
+		if r.From != app.FromNetwork {
+			// A folder: where it is, its access check and its warnings.
+			info = u.inspect([]app.Root{app.RequestRoot(r)}, home)[0]
+		}
 		u.do(func() {
 			if u.consent != key {
 				return
@@ -292,8 +310,19 @@ func (u *ui) askRequest(r app.Request) {
 				u.queue.AnsweringRequest(r)
 				u.update("record the decision for "+r.Server, func(s *app.State) error {
 					// app decides what the answer makes: a folder a
-					// confined server reached for is its alone.
-					return s.AnswerRequest(r, allow, scope, app.ByDialog, u.now().UTC(), app.NeedPlace{Home: home, StateDir: u.opts.StateDir})
+					// confined server reached for is its alone, a
+					// destination joins its network or is refused for good.
+					if err := s.AnswerRequest(r, allow, scope, app.ByDialog, u.now().UTC(), app.NeedPlace{Home: home, StateDir: u.opts.StateDir}); err != nil {
+						return err
+					}
+					if r.From == app.FromNetwork {
+						decided := audit.NetworkDenied
+						if allow {
+							decided = audit.NetworkAllowed
+						}
+						u.auditNetwork(r.Server, decided, r.Path, app.ByDialog)
+					}
+					return nil
 				}, func(error) { u.queue.AnsweredRequest(r) })
 			}
 			u.raise()

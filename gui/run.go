@@ -62,6 +62,11 @@ type Options struct {
 	// the one servers run under (main passes confine.KernelABI): a card
 	// whose ABI is below it says it is capped. Nil: unknown.
 	LandlockKernel func() (int, error)
+	// Isolation reports whether confined servers get a network of their
+	// own here, and why not (main passes confine.Isolation): where they do
+	// not, a card says its network is bounded for TCP connects only and
+	// shows no names. Nil: they do not.
+	Isolation func() (bool, string)
 	// Shows are what the running app asks the window to show: the window
 	// comes forward for each (the tray's Open, a second launch, a folder
 	// ticked in the tray that a server was not asked about).

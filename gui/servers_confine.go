@@ -72,6 +72,19 @@ func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
 			}, nil)
 		}))
 	}
+	if dest := f.Destination; dest != "" {
+		buttons.Add(widget.NewButton("Allow "+app.SafeText(dest), func() {
+			home := t.u.home()
+			t.u.update("allow "+dest+" to "+f.Server, func(s *app.State) error {
+				if err := s.NetworkAllow(f.Server, dest, home); err != nil {
+					return err
+				}
+				t.u.auditNetwork(f.Server, audit.NetworkAllowed, dest, app.ByWindow)
+				s.ClearConfineFailure(f.Server)
+				return nil
+			}, nil)
+		}))
+	}
 	buttons.Add(widget.NewButton("Run it unconfined", func() {
 		t.u.update("run "+f.Server+" unconfined", func(s *app.State) error {
 			if err := s.SetConfinement(f.Server, false); err != nil {

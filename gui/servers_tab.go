@@ -21,7 +21,7 @@ import (
 type serversTab struct {
 	u       *ui
 	keys    []string                     // what each card shows, in order
-	gens    [4]uint64                    // the snapshot parts' generations the cards were built from
+	gens    [5]uint64                    // the snapshot parts' generations the cards were built from
 	cards   map[string]fyne.CanvasObject // the cards built, by key
 	content fyne.CanvasObject
 	list    *fyne.Container
@@ -59,7 +59,7 @@ func newServersTab(u *ui) *serversTab {
 func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 	// Nothing a card shows changed: the state, the folders' health, the
 	// servers' statuses and the bridges are as they were.
-	gens := [4]uint64{snap.StateGen, snap.HealthGen, snap.ServersGen, snap.BridgesGen}
+	gens := [5]uint64{snap.StateGen, snap.HealthGen, snap.ServersGen, snap.BridgesGen, snap.NetworkGen}
 	if t.keys != nil && gens == t.gens && snap.Seq != 0 {
 		return
 	}
@@ -99,9 +99,11 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 		if f, ok := snap.State.ConfineFailureOf(srv.Name); ok {
 			extra[srv.Name] = append(extra[srv.Name], fmt.Sprintf("%#v", f))
 		}
+		extra[srv.Name] = append(extra[srv.Name], networkKey(snap, srv))
 	}
 	keys := make([]string, len(snap.State.Servers))
 	for i, srv := range snap.State.Servers {
+		srv.Network = nil // a pointer: what it says is in extra (networkKey)
 		keys[i] = fmt.Sprintf("%#v\x00%#v\x00%q\x00%d\x00%t\x00%q", srv, snap.Servers[srv.Name], sees[srv.Name],
 			pending[srv.Name], t.u.opts.Resources != nil, extra[srv.Name])
 	}
@@ -198,6 +200,9 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	seesLabel := widget.NewLabel(seesText)
 	seesLabel.Wrapping = fyne.TextWrapWord
 	box := container.NewVBox(head, factsLabel, seesLabel, t.confineRow(srv, st))
+	if row := t.networkRow(snap, srv, st); row != nil {
+		box.Add(row)
+	}
 	home := t.u.home()
 	for _, sl := range srv.Slots {
 		box.Add(newPathLabel(app.SafeText(fmt.Sprintf("Configured with %s (%s): %s", app.HomeShort(sl.Path, home), sl.Where(), slotStateText[app.SlotStateOf(snap, name, sl)]))))

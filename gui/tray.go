@@ -106,7 +106,7 @@ func trayMenu(g *app.Grid, act trayActions) *fyne.Menu {
 func requestItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
 	var reach []app.Request
 	for _, r := range snap.State.Requests {
-		if r.From == app.FromReach {
+		if r.From == app.FromReach || r.From == app.FromNetwork {
 			reach = append(reach, r)
 		}
 	}

@@ -97,6 +97,9 @@ type ui struct {
 	// openDialog is the consent dialog on screen (a *pendingDialog or a
 	// *shareDialog), for tests.
 	openDialog any
+	// netIso is whether servers get a network of their own here, asked
+	// once (servers_network.go).
+	netIso *netIsolation
 }
 
 func newUI(fa fyne.App, win fyne.Window, opts Options) *ui {

@@ -76,7 +76,12 @@ func confinePolicy(cmd *exec.Cmd, srv app.Server, paths []string, stateDir strin
 	for _, p := range paths {
 		protect = append(protect, app.NeverGrantedBeneath(p)...)
 	}
-	return confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: protect}, nil
+	p := confine.Policy{Roots: paths, Temp: temp, Data: own.Data, Own: own.Own, Env: own.Env, Protect: protect}
+	if srv.NetworkOf().Mode == app.NetworkOff {
+		p.Network = confine.NetworkOff
+	}
+	p.Upstream = sandboxNameservers()
+	return p, nil
 }
 
 // EnvHome is HOME in env (a command's environment), or this process's
@@ -116,7 +121,11 @@ func (a *adapter) confineCommand(cmd *exec.Cmd, snap *app.Snapshot) (*observed, 
 			w.Limiter = a.m.reachLimit
 			w.Pending = &a.m.reachRecs
 			w.CanAsk = a.m.opts.CanAsk
-			obs = &observed{obs: o, watch: w}
+			nw := NewNetWatch(a.m.core, a.m.audit, a.m.log, a.cfg.Name, a.m.opts.StateDir)
+			nw.Pending = &a.m.reachRecs
+			nw.Limiter = a.m.netLimit
+			nw.CanAsk = a.m.opts.CanAsk
+			obs = &observed{obs: o, watch: w, net: nw}
 			a.mu.Lock()
 			a.observer = o
 			a.mu.Unlock()

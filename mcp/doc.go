@@ -107,7 +107,9 @@
 //
 // This package must not import Fyne. What it changes in the state is the
 // servers' own doing, through app.Core: the requests a confined server's
-// reach raises (ReachWatch) and the folders a bridge's host asks for; the
-// person's decisions are never written here. Everything else it reports as
-// live status.
+// reach raises (ReachWatch) and its network's first contacts raise
+// (NetWatch, which also keeps the record of the destinations it reached,
+// in the state folder beside the state file), and the folders a bridge's
+// host asks for; the person's decisions are never written here.
+// Everything else it reports as live status.
 package mcp

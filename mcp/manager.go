@@ -176,6 +176,7 @@ type Manager struct {
 	rootsJSONOf []app.Root
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
+	netLimit   *app.ReachLimiter // the requests their networks raise
 	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
 }
 
@@ -196,6 +197,7 @@ func NewManager(core *app.Core, opts Options) *Manager {
 		m.audit = audit.NewLog(opts.StateDir)
 	}
 	m.reachLimit = app.NewReachLimiter()
+	m.netLimit = app.NewReachLimiter()
 	m.http = &http.Client{Transport: http.DefaultTransport}
 	m.SetReviewer(opts.Reviewer)
 	return m
@@ -218,6 +220,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			<-publisherDone
 			m.wg.Wait()
 			m.reachRecs.Wait()
+			FlushNetworkRecords(m.opts.StateDir)
 			if m.audit != nil {
 				if err := m.audit.Close(); err != nil {
 					m.log.Error("the audit log's last entries were not written", "error", err)
@@ -266,7 +269,9 @@ func (m *Manager) reconcile(ctx context.Context, snap *app.Snapshot) {
 	for _, srv := range snap.State.Servers {
 		want[srv.Name] = true
 		old := m.adapters[srv.Name]
-		if old != nil && reflect.DeepEqual(old.cfg, srv) {
+		if old != nil && (reflect.DeepEqual(old.cfg, srv) || app.SameRunButNetwork(old.cfg, srv)) {
+			// The same, or a network widened: each contact is decided
+			// as it is made, from the state.
 			continue
 		}
 		if old != nil {

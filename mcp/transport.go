@@ -63,7 +63,9 @@ func (a *adapter) transport(ctx context.Context) (sdk.Transport, *process, error
 			case err == nil:
 				obs, wit = o, NewRunWitness()
 				wit.Home = EnvHome(cmd.Env)
-				obs.witness = wit
+				if obs != nil { // nil: not observed (Options.WithoutReach)
+					obs.witness = wit
+				}
 				// What it says, secrets hidden, tells why it stopped
 				// confined.
 				cmd.Stderr = hider.Writer(io.MultiWriter(a.stderrWriter(), wit))

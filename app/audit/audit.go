@@ -33,6 +33,11 @@ const (
 	ViaArgs         = "args"          // rootsMode args: paths appended to the command line at start
 	ViaEnv          = "env"           // rootsMode env: paths in ROOTKEEPER_ROOTS at start
 	ViaReach        = "reach"         // a confined server tried a path past its ruleset (Tried, Op, Decided)
+	// ViaNetwork is a confined server's contact past its sandbox: Tried is
+	// the destination ("api.tavily.com:443", "unix:/run/x.sock"), Op
+	// "connect" or "look up", Decided what became of it (the Reach…
+	// outcomes); kept in the trail and budgeted as an attempt is.
+	ViaNetwork = "network"
 	// ViaConfinement records the person's decision to run a server
 	// confined or unconfined (Decided: ConfinedOn or ConfinedOff; Op: by
 	// whom, as app.Source).

@@ -80,6 +80,7 @@ func RunCommand(args []string, stateDir string, stdout io.Writer) error {
 //
 //	TIME SERVER VERSION VIA uri1 uri2 …                 an answer
 //	TIME SERVER - reach FOLDER tried OP PATH: DECIDED    an attempt
+//	TIME SERVER - network tried to OP DEST: DECIDED      a contact
 //	TIME SERVER - confinement DECIDED (by SOURCE)        a decision
 //	TIME SERVER - summary N not written since TIME: …    noise counted
 func FormatText(e Entry) string {
@@ -101,6 +102,13 @@ func FormatText(e Entry) string {
 	case e.Error != "":
 		b.WriteString(" error: ")
 		b.WriteString(e.Error)
+	case e.Via == ViaNetwork && IsNetworkDecision(e):
+		fmt.Fprintf(&b, " %s %s (by %s)", e.Decided, quoteIfNeeded(e.Tried), orDash(e.Op))
+	case e.Via == ViaNetwork:
+		fmt.Fprintf(&b, " tried to %s %s: %s", orDash(e.Op), quoteIfNeeded(e.Tried), orDash(e.Decided))
+		if e.Request {
+			b.WriteString(" (new request)")
+		}
 	case e.Via == ViaReach:
 		for _, u := range e.Roots {
 			b.WriteByte(' ')

@@ -16,7 +16,9 @@
 //     request, or the roots it was started with) in this process, and every
 //     answer that differs from the one before on the same way;
 //   - requests: an attempt of a confined server that raised a new request
-//     (Entry.Request), asked or recorded for nobody (ReachUnasked);
+//     (Entry.Request), asked or recorded for nobody (ReachUnasked) — a
+//     path past its folders (Via reach) or a network destination (Via
+//     network), alike;
 //   - decisions and their first effect: confinement on or off, every call
 //     allowed once, and the first attempt of a server on a folder that was
 //     refused, allowed or timed out.

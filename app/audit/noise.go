@@ -62,7 +62,9 @@ func (l *Log) isTrail(e Entry) bool {
 		return true // the person's decision, each time
 	case ViaSummary:
 		return false
-	case ViaReach:
+	case ViaReach, ViaNetwork:
+		// A network decision of the person's (NetworkDecision) is an
+		// outcome isTrailAttempt does not know: kept.
 		return l.isTrailAttempt(e)
 	}
 	// An answer: the first one given on this way, and every change.

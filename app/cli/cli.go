@@ -78,7 +78,7 @@ tray with the window closed (as at login).
   roots check ROOT [--json]         check ROOT's access again now (the running app's check, whose
                                     health servers follow at once); exit 1 if it does not pass
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] -- COMMAND [ARG...]
+  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] [--network off|ask|open] -- COMMAND [ARG...]
   servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
@@ -86,6 +86,10 @@ tray with the window closed (as at login).
   servers data NAME [--json]        its data folder, and the data of programs it ran before, kept aside
   servers data NAME use|remove [FOLDER]
                                     give kept-aside data to the program it runs now, or delete it
+  servers network NAME [--json]     its network setting, and every destination it reached
+  servers network NAME off|ask|open|only DEST...|pin|allow DEST...|deny DEST...
+                                    where a confined server's sockets may reach (pin: only what
+                                    it reached so far; allow: always; deny: remembered)
   import FILE|- [--replace] [--keep-arg A] [--no-confine]  add servers from a host's JSON config, in any host's shape
   private-env add|remove VAR... | list [--json]
                                     variables of this environment no server gets
@@ -132,7 +136,15 @@ reached for, or whose refusal stopped its start (~/.kube), is granted to it
 alone: it needs it to run, so it joins its ruleset, not the roots others are
 asked about. A server whose command comes to run another program starts with
 an empty data folder; the old one is kept aside until you give it to the new
-program or remove it (servers data NAME use|remove). ROOTKEEPER_LANDLOCK_ABI=N
+program or remove it (servers data NAME use|remove).
+A confined server's network (N) is off (nothing outside its sandbox, loopback
+included), ask (each new destination asked at first contact, like a folder:
+allow once with grant --once --call ID, always with servers network allow, or
+deny), only DEST... (these, the rest asked) or open (every destination let
+through, watched). A new server known to need no network is off, any other
+open; status lists what each reached, by the name it looked up. DEST is
+NAME:PORT, *.NAME:PORT, IP:PORT, [IPv6]:PORT or unix:/PATH (PORT may be *).
+ROOTKEEPER_LANDLOCK_ABI=N
 confines at Landlock ABI N at most (status and doctor then say "capped").
 Roots modes: protocol (default), args, env, off.
 Host roots (H, for bridged servers): request (default: the host's folders are

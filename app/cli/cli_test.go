@@ -198,7 +198,9 @@ func TestServersVerbs(t *testing.T) {
 	want := []app.Server{
 		{Name: "fs", Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "--state-dir", "x"},
 			Env: map[string]string{"A": "1"}, Cwd: h.cwd, Confine: true, RootsMode: app.RootsArgs, // confined by default
-			DataProgram: "npm @modelcontextprotocol/server-filesystem"}, // its data folder is the package's
+			DataProgram: "npm @modelcontextprotocol/server-filesystem", // its data folder is the package's
+			// Known to need no network, run by npx: only npx's registry.
+			Network: &app.NetworkSetting{Mode: app.NetworkOnly, Allow: []string{"registry.npmjs.org:443"}}},
 		{Name: "old", Type: "sse", URL: "http://localhost:8080/sse", RootsMode: app.RootsOff},
 		// The token went to the keyring (secrets_test.go's Secret Service).
 		{Name: "web", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer keyring:rootkeeper/web/header/Authorization/0"}},

@@ -19,6 +19,7 @@ var doctorProbes = func() doctor.Options {
 		Landlock:       landlockABI,
 		LandlockKernel: LandlockKernel,
 		Keyring:        func() error { return secrets.Available(secrets.OS) },
+		Isolation:      NetworkIsolation,
 		LookPath:       doctor.SystemLookPath,
 		Autostart: func() (bool, string, error) {
 			e, err := autostart.Default()

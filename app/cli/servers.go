@@ -20,7 +20,7 @@ import (
 
 func (c *command) servers(args []string) error {
 	if len(args) == 0 {
-		return usagef("%q needs add, list, remove, confine, unconfine or data", "servers")
+		return usagef("%q needs add, list, remove, confine, unconfine, data or network", "servers")
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -30,6 +30,8 @@ func (c *command) servers(args []string) error {
 		return c.serversData(rest)
 	case "confine", "unconfine":
 		return c.serversConfine(sub == "confine", rest)
+	case "network":
+		return c.serversNetwork(rest)
 	case "list":
 		return c.serversList(rest)
 	case "remove":
@@ -85,6 +87,7 @@ func (c *command) serversAdd(args []string) error {
 	confined := f.Bool("confine")
 	unconfined := f.Bool("no-confine")
 	replace := f.Bool("replace")
+	network := f.String("network")
 	pos, command, err := f.parse(args)
 	if err != nil {
 		return err
@@ -92,10 +95,14 @@ func (c *command) serversAdd(args []string) error {
 	if err := exactly("servers add", pos, "NAME"); err != nil {
 		return err
 	}
+	netSetting, err := addNetwork(f.Given("network"), *network, len(command) > 0)
+	if err != nil {
+		return err
+	}
 	if *confined && *unconfined {
 		return usagef("give --confine or --no-confine for server %q, not both", pos[0])
 	}
-	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots), KeepArgs: *keepArgs}
+	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots), KeepArgs: *keepArgs, Network: netSetting}
 	switch {
 	case *url != "" && len(command) > 0:
 		return usagef("give either --url or -- COMMAND for server %q, not both", srv.Name)
@@ -146,7 +153,7 @@ func (c *command) serversAdd(args []string) error {
 	// The settings typed are given; an edit keeps the others.
 	var given app.Setting
 	for flag, set := range map[string]app.Setting{"roots-mode": app.SetRootsMode, "sampling": app.SetSampling,
-		"host-roots": app.SetHostRoots, "confine": app.SetConfine, "no-confine": app.SetConfine, "keep-arg": app.SetKeepArgs} {
+		"host-roots": app.SetHostRoots, "confine": app.SetConfine, "no-confine": app.SetConfine, "keep-arg": app.SetKeepArgs, "network": app.SetNetwork} {
 		if f.Given(flag) {
 			given |= set
 		}
@@ -182,6 +189,7 @@ func (c *command) serversAdd(args []string) error {
 			c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, app.SafeText(srv.Name))
 		}
 	}
+	c.printAddedNetwork(srv)
 	if srv.Mode() == app.RootsArgs {
 		c.printf("note: in roots mode args the allowed folders are on the server's command line, which every local user can read (/proc/PID/cmdline); mode env keeps them private\n")
 	}
@@ -413,7 +421,10 @@ func skippedText(skipped []serverentry.Skipped) string {
 func (c *command) printSlots(srv app.Server) {
 	for _, sl := range srv.Slots {
 		kind := "folder"
-		if sl.File {
+		switch {
+		case sl.Socket:
+			kind = "socket"
+		case sl.File:
 			kind = "file"
 		}
 		c.printf("%s is configured with the %s %s (%s): it starts once you allow it (`rootkeeper grant %s %s`)\n",

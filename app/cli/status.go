@@ -73,6 +73,9 @@ type ServerView struct {
 	// KeptData are data folders of programs it ran before, kept aside
 	// until you give one to it or remove it (app.KeptData).
 	KeptData []KeptDataView `json:"keptData"`
+	// Network is a stdio server's network: its setting and what it
+	// reached (network.go); nil for a remote server.
+	Network *NetworkView `json:"network,omitempty"`
 }
 
 // SlotView is one slot of a server in a Status.
@@ -112,6 +115,7 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 			v.Live = &live
 		}
 		v.Confinement = confinement(srv, v.Live)
+		v.Network = networkView(snap, srv, runsConfined(srv, v.Live), stateDir)
 		v.Slots = []SlotView{}
 		for _, sl := range srv.Slots {
 			v.Slots = append(v.Slots, SlotView{Slot: sl, State: app.SlotStateOf(snap, srv.Name, sl)})
@@ -254,6 +258,7 @@ func (c *command) printServer(s ServerView, bridges []app.BridgeSession, now tim
 		c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
 	}
 	c.printNeedsAndKept(s)
+	c.printNetwork(s.Name, s.Network, maxDestinationsShown)
 	c.printFailure(s)
 	c.printSight(s, now)
 	for _, b := range bridges {
@@ -299,6 +304,10 @@ func (c *command) printFailure(s ServerView) {
 		c.printf("    allow %s for %s (it alone): %s\n", app.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
 		way = way[1:]
 	}
+	if f.Destination != "" {
+		c.printf("    allow: %s\n", way[0])
+		way = way[1:]
+	}
 	c.printf("    run it unconfined: %s\n", way[0])
 }
 
@@ -321,6 +330,10 @@ func (c *command) printSight(s ServerView, now time.Time) {
 	for _, r := range s.Requests {
 		if r.From == app.FromReach {
 			c.printReach(s.Name, r, now)
+			continue
+		}
+		if r.From == app.FromNetwork {
+			c.printNetworkRequest(s.Name, r, now)
 			continue
 		}
 		c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))

@@ -50,6 +50,9 @@ type Options struct {
 	// LandlockKernel is the kernel's own Landlock ABI, whatever caps the
 	// one servers get (app.EnvLandlockABI); nil: unknown.
 	LandlockKernel func() (int, error)
+	// Isolation reports whether confined servers get a network of their
+	// own (names shown, UDP bounded), and why not; nil skips the check.
+	Isolation func() (bool, string)
 	// Keyring answers nil when the OS keyring is reachable.
 	Keyring func() error
 	// ProcSys is /proc/sys, where the inotify limits are read (Linux).
@@ -74,6 +77,9 @@ func Run(o Options) []Check {
 	}
 	if o.Landlock != nil {
 		out = append(out, landlock(o.State, o.Landlock, o.LandlockKernel))
+	}
+	if o.Isolation != nil {
+		out = append(out, network(o.State, o.Isolation))
 	}
 	if o.ProcSys != "" {
 		out = append(out, inotify(o.State, o.ProcSys))

@@ -256,6 +256,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer mcp.FlushNetworkRecords(o.StateDir)
 	defer b.reachRecs.Wait()
 	var p *serverProc
 	var err error

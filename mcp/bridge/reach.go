@@ -29,7 +29,11 @@ func (b *bridge) confineObserved(cmd *exec.Cmd, paths []string, wit *mcp.RunWitn
 	// What the session was started with (narrowed to the host's folders
 	// in mode follow) is what an attempt may be handed as allowed.
 	w.Allowed = func(*app.Snapshot) []string { return b.startPaths(b.snapshot()) }
+	nw := mcp.NewNetWatch(b.o.Core, b.o.Audit, b.log, b.srv.Name, b.o.StateDir)
+	nw.CanAsk = b.o.CanAsk
+	nw.Pending = &b.reachRecs
 	return func() {
+		nw.Observe(obs, wit)
 		if err := obs.Start(wit.Wrap(w, w.Reach)); err != nil {
 			b.log.Error("cannot observe the server's reach", "error", err)
 		}

@@ -444,6 +444,22 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
+// localOnly are the servers of the survey known to need no network
+// (app.KnownNetworks): put with their network off, or, run through npx,
+// only npx's registry; the others are open, watched.
+var localOnly = []string{"filesystem", "memory", "sequential-thinking", "taskmanager", "sqlite", "obsidian"}
+
+// wantNetwork is rs's network mode by default, as installed or through npx.
+func wantNetwork(rs realServer, npx bool) app.NetworkMode {
+	switch {
+	case !slices.Contains(localOnly, rs.name):
+		return app.NetworkOpen
+	case npx:
+		return app.NetworkOnly
+	}
+	return app.NetworkOff
+}
+
 // TestRealServersConfined is the survey: every server of realServers,
 // installed and through npx, direct and through the confined bridge.
 func TestRealServersConfined(t *testing.T) {
@@ -481,10 +497,14 @@ func TestRealServersConfined(t *testing.T) {
 					t.Fatalf("%s, direct: %v\n%s", how, direct.err, direct.stderr)
 				}
 				clean()
-				bridged := runBridged(t, rs, npx, proj, personHome(t, "home-bridged"), true)
+				bridged, core := runBridgedIn(t, rs, npx, proj, personHome(t, "home-bridged"), true, nil)
 				if bridged.err != nil {
 					t.Errorf("%s, confined through the bridge: %v\n%s", how, bridged.err, bridged.stderr)
 					continue
+				}
+				srv, _ := core.Snapshot().State.Server(rs.name)
+				if got, want := srv.NetworkOf(), wantNetwork(rs, npx); got.Mode != want {
+					t.Errorf("%s: its network by default is %+v, want %s", how, got, want)
 				}
 				if !slices.Equal(direct.tools, bridged.tools) {
 					t.Errorf("%s: tools direct %q, confined %q", how, direct.tools, bridged.tools)

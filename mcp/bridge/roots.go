@@ -91,14 +91,16 @@ func (b *bridge) followState(ctx context.Context) {
 	}
 }
 
-// sameRun reports whether a and b run the same program the same way and
+// sameRun reports whether now and started run the same program the same way and
 // give it its roots the same way (sampling and host-roots modes are read
 // live, and may differ).
-func sameRun(a, b app.Server) bool {
-	a.Sampling, b.Sampling = "", ""
-	a.HostRoots, b.HostRoots = "", ""
-	a.KeepArgs, b.KeepArgs = nil, nil
-	return reflect.DeepEqual(a, b)
+func sameRun(now, started app.Server) bool {
+	now.Sampling, started.Sampling = "", ""
+	now.HostRoots, started.HostRoots = "", ""
+	now.KeepArgs, started.KeepArgs = nil, nil
+	// A network widened needs no restart: each contact is decided from
+	// the state as it is made (app.NetworkNeedsRestart).
+	return reflect.DeepEqual(now, started) || app.SameRunButNetwork(started, now)
 }
 
 // poke has followState look at the state again (from the host's reader,

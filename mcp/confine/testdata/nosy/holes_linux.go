@@ -135,7 +135,7 @@ func hole(op, path string) (got string, ok bool, err error) {
 	case "watchrace": // LINK,A,B,N: watch LINK while it is swapped; got: distinct watches
 		got, err = watchRace(path)
 	default:
-		return "", false, nil
+		return netOp(op, path)
 	}
 	return got, true, err
 }

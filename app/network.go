@@ -1,0 +1,682 @@
+package app
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A confined server's network is a setting of its own, like its folders:
+// where its sockets may reach past its sandbox. mcp/confine enforces it
+// (a network namespace of its own holding only loopback, Rootkeeper's
+// resolver, every connect decided by the observer); this file says what
+// the setting is and what it allows. The record of what a server reached
+// is netrecord.go; the questions at first contact are networkreq.go.
+
+// NetworkMode is how a confined server's network is bounded.
+type NetworkMode string
+
+// The network modes.
+const (
+	// NetworkOff: no socket of it reaches anything outside its sandbox
+	// (TCP, UDP, IPv4 and IPv6, loopback included); a unix socket past its
+	// folders is refused, never asked about.
+	NetworkOff NetworkMode = "off"
+	// NetworkAsk: each destination not allowed yet is asked about at first
+	// contact (allow once, allow always, deny); with nobody to ask it is
+	// refused at once and the request waits for the person.
+	NetworkAsk NetworkMode = "ask"
+	// NetworkOnly: the destinations in Allow and nothing else; the rest is
+	// asked about as in NetworkAsk, and only the names an entry could
+	// match are looked up at all.
+	NetworkOnly NetworkMode = "only"
+	// NetworkOpen: every TCP destination is let through and recorded
+	// (today's behaviour, watched). A unix socket past its folders is
+	// refused as before, and recorded as a request the person may allow.
+	NetworkOpen NetworkMode = "open"
+)
+
+// NetworkModes are the modes, from the narrowest.
+var NetworkModes = []NetworkMode{NetworkOff, NetworkAsk, NetworkOnly, NetworkOpen}
+
+// NetworkSetting is a server's network (Server.Network). Allow and Deny
+// are destinations (ParseDestination): what `only` names and what the
+// person allowed always, and what the person refused (remembered: never
+// asked again). Deny wins over Allow; Off wins over both.
+type NetworkSetting struct {
+	Mode  NetworkMode `json:"mode"`
+	Allow []string    `json:"allow,omitempty"`
+	Deny  []string    `json:"deny,omitempty"`
+}
+
+// Clone is a deep copy of n (nil stays nil).
+func (n *NetworkSetting) Clone() *NetworkSetting {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Allow, c.Deny = slices.Clone(n.Allow), slices.Clone(n.Deny)
+	return &c
+}
+
+// NetworkOf is srv's network setting: open for a server stored before
+// there was one (state written by an earlier version keeps today's
+// behaviour), watched.
+func (s Server) NetworkOf() NetworkSetting {
+	if s.Network == nil || s.Network.Mode == "" {
+		n := NetworkSetting{Mode: NetworkOpen}
+		if s.Network != nil {
+			n.Allow, n.Deny = slices.Clone(s.Network.Allow), slices.Clone(s.Network.Deny)
+		}
+		return n
+	}
+	return *s.Network.Clone()
+}
+
+// ParseNetworkMode reads off, ask, only or open.
+func ParseNetworkMode(s string) (NetworkMode, error) {
+	m := NetworkMode(strings.ToLower(strings.TrimSpace(s)))
+	if slices.Contains(NetworkModes, m) {
+		return m, nil
+	}
+	return "", inputErrorf("invalid network setting %q (want off, ask, only or open)", s)
+}
+
+// A NetContact is one contact of a confined server past its sandbox, in
+// app's words (mcp/confine's Contact): a TCP connect, with the name the
+// server looked up when Rootkeeper's resolver answered it, or a connect
+// to a unix socket past its folders.
+type NetContact struct {
+	// Proto is "tcp" or "unix".
+	Proto string
+	Name  string
+	Addr  netip.AddrPort
+	Path  string
+}
+
+// The protocols of a destination.
+const (
+	ProtoTCP    = "tcp"
+	ProtoUnix   = "unix"
+	ProtoLookup = "dns" // a name looked up (and refused): no address yet
+)
+
+// Dest is the destination as a person recognises it: "api.tavily.com:443"
+// (the name the server looked up), else "203.0.113.7:443" or
+// "[2001:db8::1]:443", or "unix:/run/postgresql/.s.PGSQL.5432". It is
+// also the entry that allows or denies exactly it.
+func (c NetContact) Dest() string {
+	switch c.Proto {
+	case ProtoUnix:
+		return "unix:" + c.Path
+	case ProtoLookup:
+		return strings.ToLower(c.Name) + ":*"
+	}
+	if c.Name != "" {
+		return strings.ToLower(strings.TrimSuffix(c.Name, ".")) + ":" + strconv.Itoa(int(c.Addr.Port()))
+	}
+	return netip.AddrPortFrom(c.Addr.Addr().Unmap(), c.Addr.Port()).String()
+}
+
+// A destPattern is a destination entry read (ParseDestination).
+type destPattern struct {
+	unix     string     // unix:PATH
+	name     string     // NAME, or the suffix of *.NAME (lower case)
+	wildcard bool       // *.NAME: any name below NAME
+	addr     netip.Addr // IP
+	port     int        // 0: any port (*)
+}
+
+// destHelp is what a destination may be, for the error that refuses one.
+const destHelp = "want NAME:PORT, *.NAME:PORT, IP:PORT, [IPv6]:PORT or unix:/PATH; PORT may be *"
+
+// ParseDestination reads a destination entry — NAME:PORT, *.NAME:PORT
+// (any name below NAME), IP:PORT, [IPv6]:PORT (PORT may be *) or
+// unix:/PATH — and returns it written the one way it is stored (names
+// in lower case, addresses as netip writes them, paths cleaned).
+func ParseDestination(s string) (string, error) {
+	p, err := parseDest(s)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
+}
+
+func parseDest(s string) (destPattern, error) {
+	bad := func() (destPattern, error) {
+		return destPattern{}, inputErrorf("bad destination %q (%s)", s, destHelp)
+	}
+	if rest, ok := strings.CutPrefix(s, "unix:"); ok {
+		if !filepath.IsAbs(rest) || strings.ContainsAny(rest, "\x00\n") {
+			return bad()
+		}
+		return destPattern{unix: filepath.Clean(rest)}, nil
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return bad()
+	}
+	host, portText := s[:i], s[i+1:]
+	var p destPattern
+	if portText != "*" {
+		n, err := strconv.Atoi(portText)
+		if err != nil || n < 1 || n > 65535 || portText[0] == '+' || portText[0] == '0' {
+			return bad()
+		}
+		p.port = n
+	}
+	if h, ok := strings.CutPrefix(host, "["); ok {
+		h, ok = strings.CutSuffix(h, "]")
+		a, err := netip.ParseAddr(h)
+		if !ok || err != nil || !a.Is6() || a.Zone() != "" {
+			return bad()
+		}
+		p.addr = a.Unmap()
+		return p, nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if !a.Is4() {
+			return bad() // an IPv6 address is written in brackets
+		}
+		p.addr = a
+		return p, nil
+	}
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		p.wildcard, host = true, rest
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if !validHostname(host) {
+		return bad()
+	}
+	p.name = host
+	return p, nil
+}
+
+// validHostname reports whether h is a DNS name: labels of letters,
+// digits, hyphens and underscores, none empty nor longer than 63, at most
+// 253 in all.
+func validHostname(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// String is the pattern as stored.
+func (p destPattern) String() string {
+	port := "*"
+	if p.port != 0 {
+		port = strconv.Itoa(p.port)
+	}
+	switch {
+	case p.unix != "":
+		return "unix:" + p.unix
+	case p.addr.IsValid() && p.addr.Is6():
+		return "[" + p.addr.String() + "]:" + port
+	case p.addr.IsValid():
+		return p.addr.String() + ":" + port
+	case p.wildcard:
+		return "*." + p.name + ":" + port
+	}
+	return p.name + ":" + port
+}
+
+// ParseDestinations reads entries (ParseDestination), dropping repeats;
+// every bad one is named in one error.
+func ParseDestinations(entries []string) ([]string, error) {
+	var out, bad []string
+	for _, e := range entries {
+		d, err := ParseDestination(e)
+		if err != nil {
+			bad = append(bad, strconv.Quote(e))
+			continue
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return out, nil
+	case 1:
+		return nil, inputErrorf("bad destination %s (%s)", bad[0], destHelp)
+	}
+	return nil, inputErrorf("bad destinations %s (%s)", strings.Join(bad, ", "), destHelp)
+}
+
+// matches reports whether contact c is p. A name is known only where the
+// server looked it up through Rootkeeper's resolver; where it was not
+// (a server sharing the host's network), resolve, when not nil, gives a
+// name's addresses as the host resolves them, and a NAME entry matches an
+// address among them.
+func (p destPattern) matches(c NetContact, resolve func(string) []netip.Addr) bool {
+	if c.Proto == ProtoUnix || p.unix != "" {
+		return c.Proto == ProtoUnix && p.unix == c.Path
+	}
+	if c.Proto == ProtoLookup {
+		return p.couldName(c.Name)
+	}
+	if p.port != 0 && p.port != int(c.Addr.Port()) {
+		return false
+	}
+	if p.addr.IsValid() {
+		return p.addr == c.Addr.Addr().Unmap()
+	}
+	name := strings.ToLower(strings.TrimSuffix(c.Name, "."))
+	if name != "" {
+		return p.nameMatches(name)
+	}
+	if resolve != nil && !p.wildcard {
+		return slices.Contains(resolve(p.name), c.Addr.Addr().Unmap())
+	}
+	return false
+}
+
+func (p destPattern) nameMatches(name string) bool {
+	if p.wildcard {
+		return strings.HasSuffix(name, "."+p.name)
+	}
+	return name == p.name
+}
+
+// couldName reports whether a connect to some address of name could match
+// p: a lookup of name is then worth letting through.
+func (p destPattern) couldName(name string) bool {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	return p.name != "" && p.nameMatches(name)
+}
+
+// anyMatches reports whether one of entries matches c (entries that do not
+// parse match nothing).
+func anyMatches(entries []string, c NetContact, resolve func(string) []netip.Addr) bool {
+	for _, e := range entries {
+		if p, err := parseDest(e); err == nil && p.matches(c, resolve) {
+			return true
+		}
+	}
+	return false
+}
+
+// NetVerdict is what a server's network setting says of a contact.
+type NetVerdict int
+
+// The verdicts.
+const (
+	// NetAsk: ask the person (wait for the answer when someone can be
+	// asked; with nobody, refuse now and record the request).
+	NetAsk NetVerdict = iota
+	// NetAllow: let it through.
+	NetAllow
+	// NetRefuse: refuse it, and ask nothing (off, or denied before).
+	NetRefuse
+	// NetRefuseAsk: refuse it now and record a request for the person,
+	// never waiting (a unix socket of a server whose network is open: as
+	// before there was a setting, but the person may allow it).
+	NetRefuseAsk
+)
+
+// DecideContact is what srv's network setting says of contact c. sockets
+// are the server's allowed socket slots (a unix socket named in its
+// configuration and allowed like a folder); resolve is as for matches.
+func DecideContact(srv Server, c NetContact, sockets []string, resolve func(string) []netip.Addr) NetVerdict {
+	n := srv.NetworkOf()
+	switch {
+	case n.Mode == NetworkOff:
+		return NetRefuse
+	case anyMatches(n.Deny, c, resolve):
+		return NetRefuse
+	case c.Proto == ProtoUnix && slices.Contains(sockets, c.Path):
+		return NetAllow
+	case anyMatches(n.Allow, c, resolve):
+		return NetAllow
+	case n.Mode == NetworkOpen && c.Proto == ProtoTCP:
+		return NetAllow
+	case n.Mode == NetworkOpen:
+		return NetRefuseAsk
+	}
+	return NetAsk
+}
+
+// LookupAllowed reports whether srv may have name looked up at all: in
+// mode only, a name some allowed entry could match (a lookup carries
+// whatever its name spells, so a name nobody allowed never leaves the
+// sandbox); a name denied on every port never; any other name in modes
+// ask and open (its connect is decided then).
+func LookupAllowed(srv Server, name string) bool {
+	n := srv.NetworkOf()
+	c := NetContact{Proto: ProtoLookup, Name: name}
+	for _, e := range n.Deny {
+		if p, err := parseDest(e); err == nil && p.port == 0 && p.couldName(name) {
+			return false
+		}
+	}
+	switch n.Mode {
+	case NetworkOff:
+		return false
+	case NetworkOnly:
+		return anyMatches(n.Allow, c, nil)
+	}
+	return true
+}
+
+// modeRank orders the modes by what they let through.
+var modeRank = map[NetworkMode]int{NetworkOff: 0, NetworkAsk: 1, NetworkOnly: 1, NetworkOpen: 2}
+
+// NetworkNeedsRestart reports whether a server started under the network
+// setting was must be started again to run under now: its network of its
+// own (or none, when off) is made at its start, and what it was let
+// reach then may still be connected. A change that only widens what it
+// may reach (a destination allowed, a refusal withdrawn, ask to open)
+// needs none: each contact is decided when it is made.
+func NetworkNeedsRestart(was, now Server) bool {
+	a, b := was.NetworkOf(), now.NetworkOf()
+	if (a.Mode == NetworkOff) != (b.Mode == NetworkOff) || modeRank[b.Mode] < modeRank[a.Mode] {
+		return true
+	}
+	// What open let through without a list: its TCP destinations.
+	openLets := func(e string) bool { return a.Mode == NetworkOpen && !strings.HasPrefix(e, "unix:") }
+	for _, e := range a.Allow {
+		if !slices.Contains(b.Allow, e) && !openLets(e) {
+			return true
+		}
+	}
+	for _, e := range b.Deny {
+		// Newly refused: a restart only where it could have been let
+		// through before.
+		if !slices.Contains(a.Deny, e) && (openLets(e) || slices.Contains(a.Allow, e)) {
+			return true
+		}
+	}
+	return false
+}
+
+// SameRunButNetwork reports whether a and b are the same server but for a
+// network setting that changed without needing a restart
+// (NetworkNeedsRestart): the process may go on, each contact decided as
+// it is made.
+func SameRunButNetwork(a, b Server) bool {
+	if NetworkNeedsRestart(a, b) {
+		return false
+	}
+	a.Network, b.Network = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+// NetworkText says srv's network as `status` and its card say it: the
+// setting, and where it cannot be enforced as set. isolated and why are
+// confine.Isolation's answer (whether servers get a network of their own
+// here). confined says whether srv runs confined.
+func NetworkText(srv Server, confined, isolated bool, why string) string {
+	if srv.Type != TransportStdio {
+		return "network: a remote server; Rootkeeper reaches it at its URL"
+	}
+	if !confined {
+		return "network not bounded: the server is not confined"
+	}
+	n := srv.NetworkOf()
+	var out string
+	switch n.Mode {
+	case NetworkOff:
+		return "network off: no socket reaches anything outside its sandbox (TCP, UDP, loopback included)"
+	case NetworkOpen:
+		out = "network open, watched: every destination it reaches is listed"
+	case NetworkAsk:
+		out = "network ask: each new destination is asked at first contact"
+	case NetworkOnly:
+		out = "network only " + strings.Join(n.Allow, " ") + ": the rest is asked at first contact"
+	}
+	if n.Mode == NetworkAsk && len(n.Allow) > 0 {
+		out += "; allowed " + strings.Join(n.Allow, " ")
+	}
+	if len(n.Deny) > 0 {
+		out += "; denied " + strings.Join(n.Deny, " ")
+	}
+	if !isolated {
+		switch n.Mode {
+		case NetworkAsk, NetworkOnly:
+			out += "; enforced for TCP connects only here, and names are not shown"
+		default:
+			out += "; names are not shown here"
+		}
+		if why != "" {
+			out += " (" + why + ")"
+		}
+	}
+	return SafeText(out)
+}
+
+// SetServerNetwork stores n as server's network setting, through
+// PutServer like every other change of a server (home resolves ~ in its
+// configuration, whose slots are found again). Its destinations are read
+// and written the one way (ParseDestinations); a bad one is refused with
+// an InputError naming it, and nothing changes.
+func (s *State) SetServerNetwork(server string, n NetworkSetting, home string) error {
+	srv, ok := s.Server(server)
+	if !ok {
+		return inputErrorf("no server %q", server)
+	}
+	if srv.Type != TransportStdio {
+		return inputErrorf("server %q is remote (%s): only a stdio server's network is bounded (it is confined; a remote one is reached at its URL)", server, srv.Type)
+	}
+	if _, err := ParseNetworkMode(string(n.Mode)); err != nil {
+		return err
+	}
+	var err error
+	if n.Allow, err = ParseDestinations(n.Allow); err != nil {
+		return err
+	}
+	if n.Deny, err = ParseDestinations(n.Deny); err != nil {
+		return err
+	}
+	n.Allow = slices.DeleteFunc(n.Allow, func(e string) bool { return slices.Contains(n.Deny, e) })
+	if n.Mode == NetworkOnly && len(n.Allow) == 0 {
+		return inputErrorf("network only needs at least one destination for %q (%s)", server, destHelp)
+	}
+	srv.Network = &n
+	_, err = s.PutServer(srv, PutOptions{Replace: true, Given: allSettings, Home: home, KeepDecisions: true})
+	return err
+}
+
+// NetworkAllow adds dest (ParseDestination) to server's allowed
+// destinations, and takes it off the denied ones ("allow always").
+func (s *State) NetworkAllow(server, dest, home string) error {
+	srv, ok := s.Server(server)
+	if !ok {
+		return inputErrorf("no server %q", server)
+	}
+	d, err := ParseDestination(dest)
+	if err != nil {
+		return err
+	}
+	n := srv.NetworkOf()
+	if n.Mode == NetworkOff {
+		return inputErrorf("the network of %q is off: nothing is let through; set it to ask, only or open first", server)
+	}
+	n.Deny = slices.DeleteFunc(n.Deny, func(e string) bool { return e == d })
+	if !slices.Contains(n.Allow, d) {
+		n.Allow = append(n.Allow, d)
+	}
+	s.dropNetworkRequest(server, d)
+	return s.SetServerNetwork(server, n, home)
+}
+
+// NetworkDeny adds dest to server's denied destinations, and takes it off
+// the allowed ones: remembered, never asked again.
+func (s *State) NetworkDeny(server, dest, home string) error {
+	srv, ok := s.Server(server)
+	if !ok {
+		return inputErrorf("no server %q", server)
+	}
+	d, err := ParseDestination(dest)
+	if err != nil {
+		return err
+	}
+	n := srv.NetworkOf()
+	n.Allow = slices.DeleteFunc(n.Allow, func(e string) bool { return e == d })
+	if !slices.Contains(n.Deny, d) {
+		n.Deny = append(n.Deny, d)
+	}
+	if n.Mode == NetworkOnly && len(n.Allow) == 0 {
+		n.Mode = NetworkAsk // nothing left to be only: the rest is asked, as before
+	}
+	s.dropNetworkRequest(server, d)
+	return s.SetServerNetwork(server, n, home)
+}
+
+// A KnownNetwork is what Rootkeeper knows of one server program's
+// network: that it needs none (its default is then off), with where that
+// was learned.
+type KnownNetwork struct {
+	Name     string
+	Packages []string
+	Programs []string
+	Source   string
+}
+
+// KnownNetworks are the servers known to need no network: a new one is
+// put with its network off (DefaultNetwork). Any other new server is
+// open, watched, until the person pins it. Each row says where it was
+// learned (the package's code at the version pinned in the tests); a
+// server that runs commands, fetches URLs or talks to remotes is not here
+// (everything fetches a URL in one tool, pdf loads PDFs from URLs, git
+// pushes and fetches to whatever remotes a repository names, gopls
+// downloads modules, desktop-commander runs what it is told).
+var KnownNetworks = []KnownNetwork{
+	{Name: "server-filesystem", Packages: []string{"@modelcontextprotocol/server-filesystem"}, Programs: []string{"mcp-server-filesystem"},
+		Source: "@modelcontextprotocol/server-filesystem 2026.8.31, dist/*.js: files and folders only (fs), no fetch, http or net"},
+	{Name: "server-memory", Packages: []string{"@modelcontextprotocol/server-memory"}, Programs: []string{"mcp-server-memory"},
+		Source: "@modelcontextprotocol/server-memory 2026.8.31, dist/index.js: a graph in a local file, no fetch, http or net"},
+	{Name: "sequential-thinking", Packages: []string{"@modelcontextprotocol/server-sequential-thinking"}, Programs: []string{"mcp-server-sequential-thinking"},
+		Source: "@modelcontextprotocol/server-sequential-thinking 2026.8.31, dist/*.js: thoughts kept in memory, no fetch, http or net"},
+	{Name: "sqlite", Packages: []string{"mcp-server-sqlite-npx"}, Programs: []string{"mcp-server-sqlite-npx"},
+		Source: "mcp-server-sqlite-npx 0.8.0, dist/index.js: a local database file (sqlite3), no fetch, http or net"},
+	{Name: "mcp-taskmanager", Packages: []string{"@kazuph/mcp-taskmanager"}, Programs: []string{"mcp-taskmanager"},
+		Source: "@kazuph/mcp-taskmanager 1.1.1, dist/index.js: tasks in a local file, no fetch, http or net"},
+	{Name: "obsidian", Packages: []string{"mcp-obsidian"}, Programs: []string{"mcp-obsidian"},
+		Source: "mcp-obsidian 1.0.0, dist/index.js: a local vault's notes, no fetch, http or net"},
+}
+
+// launcherRegistries are the package registries of npx-style launchers:
+// a server they run is fetched from there (at every start, since a
+// confined server's package cache is its private one), so a server known
+// to need no network gets only its launcher's registry instead of off.
+var launcherRegistries = map[string][]string{
+	"npx": {"registry.npmjs.org:443"}, "npm": {"registry.npmjs.org:443"}, "pnpx": {"registry.npmjs.org:443"},
+	"pnpm": {"registry.npmjs.org:443"}, "bunx": {"registry.npmjs.org:443"}, "bun": {"registry.npmjs.org:443"},
+	"yarn": {"registry.yarnpkg.com:443"},
+	"uvx":  {"pypi.org:443", "files.pythonhosted.org:443"}, "uv": {"pypi.org:443", "files.pythonhosted.org:443"},
+	"pipx": {"pypi.org:443", "files.pythonhosted.org:443"},
+}
+
+// DefaultNetwork is the network a new server is put with: off for a
+// server known to need none (KnownNetworks) — or, run by an npx-style
+// launcher, only that launcher's registry (the one its environment names,
+// npm_config_registry, where it names one) — and open, watched, for any
+// other. A remote server has none.
+func DefaultNetwork(srv Server) *NetworkSetting {
+	if srv.Type != TransportStdio {
+		return nil
+	}
+	known := slices.ContainsFunc(KnownNetworks, func(k KnownNetwork) bool { return knownProgram(srv, k.Packages, k.Programs) })
+	if !known {
+		return &NetworkSetting{Mode: NetworkOpen}
+	}
+	regs, launcher := launcherRegistries[filepath.Base(srv.Command)]
+	if !launcher {
+		return &NetworkSetting{Mode: NetworkOff}
+	}
+	if r := registryOf(srv.Env); r != "" {
+		regs = []string{r}
+	}
+	return &NetworkSetting{Mode: NetworkOnly, Allow: slices.Clone(regs)}
+}
+
+// registryOf is the npm registry an environment names (npm_config_registry,
+// NPM_CONFIG_REGISTRY) as a destination, "" when none or not a URL.
+func registryOf(env map[string]string) string {
+	for _, k := range []string{"npm_config_registry", "NPM_CONFIG_REGISTRY"} {
+		v := env[k]
+		scheme, rest, ok := strings.Cut(v, "://")
+		if !ok {
+			continue
+		}
+		host, _, _ := strings.Cut(rest, "/")
+		if _, _, err := splitHostPort(host); err != nil {
+			port := "443"
+			if scheme == "http" {
+				port = "80"
+			}
+			host += ":" + port
+		}
+		if d, err := ParseDestination(host); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
+// splitHostPort is net.SplitHostPort for "host:port" without importing
+// net: an error when there is no port.
+func splitHostPort(s string) (string, string, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || strings.HasSuffix(s, "]") {
+		return "", "", fmt.Errorf("no port in %q", s)
+	}
+	return s[:i], s[i+1:], nil
+}
+
+// PinNetwork sets server's network to only what rec says it was let
+// through to so far (NetworkRecord.Used), with what it was allowed
+// before: Pin to these. A server that reached nothing is refused with an
+// InputError, and nothing changes.
+func (s *State) PinNetwork(server string, rec NetworkRecord, home string) error {
+	srv, ok := s.Server(server)
+	if !ok {
+		return inputErrorf("no server %q", server)
+	}
+	n := srv.NetworkOf()
+	used := rec.Used()
+	if len(used) == 0 {
+		return inputErrorf("%s has reached nothing yet: nothing to pin it to (its network stays %s)", server, n.Mode)
+	}
+	if n.Mode == NetworkOff {
+		return inputErrorf("the network of %q is off: it reaches nothing, and pinning would open it; set it to ask, only or open first", server)
+	}
+	n.Mode = NetworkOnly
+	for _, d := range used {
+		if !slices.Contains(n.Allow, d) && !slices.Contains(n.Deny, d) {
+			n.Allow = append(n.Allow, d)
+		}
+	}
+	return s.SetServerNetwork(server, n, home)
+}
+
+// NetworkSettingText is a setting in a few words, as the audit log keeps
+// it: "only api.x:443 unix:/run/db.sock", "open; denied evil.example:443".
+func NetworkSettingText(n NetworkSetting) string {
+	out := string(n.Mode)
+	if len(n.Allow) > 0 && n.Mode != NetworkOff {
+		if n.Mode != NetworkOnly {
+			out += "; allowed"
+		}
+		out += " " + strings.Join(n.Allow, " ")
+	}
+	if len(n.Deny) > 0 {
+		out += "; denied " + strings.Join(n.Deny, " ")
+	}
+	return out
+}
