@@ -29,23 +29,7 @@ func ObserveCommand(cmd *exec.Cmd, srv app.Server, paths []string, stateDir stri
 	if err != nil {
 		return 0, nil, err
 	}
-	abi, obs, err := confine.WrapObserved(cmd, p)
-	if err == nil {
-		// Started as any command, through the confining child, not from a
-		// confined thread of Rootkeeper's (confine.Start's in-process
-		// launch, for a server with no network of its own — every server
-		// whose network is off): there the launching thread sits in vfork,
-		// which the Go runtime does not know as a system call, until the
-		// observer answers the server's first execve; a stop-the-world
-		// (any garbage collection) that begins meanwhile waits for that
-		// thread while the observer it waits for is stopped, and the whole
-		// app hangs. Reproduced by `GOGC=1 go test -count=30 -run
-		// TestStartFromAConfinedThread ./mcp/confine` (and by
-		// TestHostileServersDoNotHurtTheHonestOne once server-filesystem's
-		// network is off by default). To go once the launch cannot.
-		confine.Forget(cmd)
-	}
-	return abi, obs, err
+	return confine.WrapObserved(cmd, p)
 }
 
 // A ReachWatch turns the attempts of one confined server past its ruleset

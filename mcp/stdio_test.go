@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -314,10 +315,11 @@ func TestArgsAndEnvModes(t *testing.T) {
 	if s := read("env"); json.Unmarshal([]byte(s.Env), &got) != nil || !slices.Equal(got, []string{a, b}) {
 		t.Errorf("env server restarted with %q, want a JSON array of %q and %q", s.Env, a, b)
 	}
-	st := e.status("args")
-	if len(st.LastSent) != 2 {
-		t.Errorf("LastSent %q, want the two roots", st.LastSent)
-	}
+	// Statuses are published in batches: the restart's reaches it soon.
+	apptest.Eventually(t, "the args server's status names the two roots it was sent", func() (bool, string) {
+		st := e.status("args")
+		return len(st.LastSent) == 2, fmt.Sprint(st.LastSent)
+	})
 }
 
 // A root that becomes visible while a server is still in its handshake
