@@ -9,7 +9,7 @@ import (
 // StateVersion is the version of the state file this build writes. Files with
 // a lower version are migrated (see migrations); files with a higher version
 // are refused rather than overwritten.
-const StateVersion = 3
+const StateVersion = 4
 
 // Version is the program's version: FyneApp.toml's, which main reads at
 // start; "dev" in a test binary. --version prints it and the MCP client

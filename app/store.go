@@ -431,7 +431,19 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{From: 3, Apply: migrate4},
 }
+
+// migrate4 brings a version 3 state to version 4, which adds what an
+// older build would drop unseen when it saves: the folders a server needs
+// to run (needs), the folders denied to it that are no roots (refusals),
+// the program its data folder belongs to and the data kept aside
+// (dataProgram, keptData), and its network setting (network). A version 3
+// state has none of them, and a server without a network setting keeps
+// its open network, as before; so nothing changes but the version, which
+// makes a build that knows none of them refuse the file rather than lose
+// a person's decisions.
+func migrate4(map[string]any) error { return nil }
 
 func migrate(data []byte, version int) ([]byte, error) {
 	if version == StateVersion {

@@ -348,3 +348,38 @@ func TestFailedSaveRepublishesTheStateOnDisk(t *testing.T) {
 		t.Fatalf("the next change started from the unsaved one: %q", got)
 	}
 }
+
+// TestVersion3KeepsItsServersOpenAndIsWrittenAs4: a version 3 state (no
+// needs, refusals, data programs or network settings) loads unchanged —
+// its servers keep the network they had, open — and is saved as version
+// 4, which a build that knows none of those refuses to touch instead of
+// dropping them.
+func TestVersion3KeepsItsServersOpenAndIsWrittenAs4(t *testing.T) {
+	s, _ := OpenStore(t.TempDir())
+	v3 := `{"version": 3, "roots": [], "decisions": [], "paused": false, "servers": [
+		{"name": "fs", "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"], "confine": true}]}`
+	if err := os.WriteFile(s.Path(), []byte(v3), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, ok := st.Server("fs")
+	if !ok || srv.Network != nil || !srv.Confine {
+		t.Fatalf("fs after the migration: %+v", srv)
+	}
+	saved, err := s.Update(func(*State) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(s.Path())
+	if saved.Version != 4 || !strings.Contains(string(data), `"version": 4`) {
+		t.Errorf("saved as version %d:\n%.80s", saved.Version, data)
+	}
+	newer := strings.Replace(string(data), `"version": 4`, `"version": 5`, 1)
+	os.WriteFile(s.Path(), []byte(newer), 0o600)
+	if _, err := s.Load(); err == nil {
+		t.Error("a version 5 state was read")
+	}
+}
