@@ -300,6 +300,24 @@ func (p destPattern) couldName(name string) bool {
 	return p.name != "" && p.nameMatches(name)
 }
 
+// covers reports whether every contact d matches is one p matches too: a
+// socket at or below p's path, a name p matches (a *.NAME of d below p's),
+// the address p names; on p's port, or on any when p's is *.
+func (p destPattern) covers(d destPattern) bool {
+	if p.port != 0 && p.port != d.port {
+		return false
+	}
+	switch {
+	case p.unix != "" || d.unix != "":
+		return p.unix != "" && d.unix != "" && (p.unix == d.unix || strings.HasPrefix(d.unix, p.unix+"/"))
+	case p.addr.IsValid() || d.addr.IsValid():
+		return p.addr.IsValid() && p.addr == d.addr
+	case d.wildcard:
+		return p.wildcard && (d.name == p.name || strings.HasSuffix(d.name, "."+p.name))
+	}
+	return p.nameMatches(d.name)
+}
+
 // anyMatches reports whether one of entries matches c (entries that do not
 // parse match nothing).
 func anyMatches(entries []string, c NetContact, resolve func(string) []netip.Addr) bool {
@@ -335,6 +353,8 @@ const (
 func DecideContact(srv Server, c NetContact, sockets []string, resolve func(string) []netip.Addr) NetVerdict {
 	n := srv.NetworkOf()
 	switch {
+	case policyRefusesContact(c, resolve):
+		return NetRefuse
 	case n.Mode == NetworkOff:
 		return NetRefuse
 	case anyMatches(n.Deny, c, resolve):
@@ -359,6 +379,9 @@ func DecideContact(srv Server, c NetContact, sockets []string, resolve func(stri
 func LookupAllowed(srv Server, name string) bool {
 	n := srv.NetworkOf()
 	c := NetContact{Proto: ProtoLookup, Name: name}
+	if policyRefusesLookup(name) {
+		return false
+	}
 	for _, e := range n.Deny {
 		if p, err := parseDest(e); err == nil && p.port == 0 && p.couldName(name) {
 			return false
@@ -501,6 +524,9 @@ func (s *State) NetworkAllow(server, dest, home string) error {
 	d, err := ParseDestination(dest)
 	if err != nil {
 		return err
+	}
+	if p, _ := parseDest(d); policyRefusesAllow(p) != nil {
+		return policyRefusesAllow(p)
 	}
 	n := srv.NetworkOf()
 	if n.Mode == NetworkOff {

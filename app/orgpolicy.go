@@ -1,7 +1,9 @@
 package app
 
 import (
+	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -149,8 +151,11 @@ func PolicyText() string {
 	if !p.OnceAllowed() {
 		sets = append(sets, "no allow once")
 	}
-	if p.Network != nil {
-		sets = append(sets, "network rules")
+	if n := p.Network; n != nil && n.Default != "" {
+		sets = append(sets, "new servers' network "+n.Default)
+	}
+	if n := p.Network; n != nil && len(n.Never) > 0 {
+		sets = append(sets, "never reached: "+strings.Join(n.Never, ", "))
 	}
 	if len(p.AuditTo) > 0 {
 		sets = append(sets, "decisions also logged to "+strings.Join(p.AuditTo, ", "))
@@ -159,4 +164,74 @@ func PolicyText() string {
 		sets = append(sets, "nothing")
 	}
 	return "your organisation's policy (" + p.Source + ") sets " + strings.Join(sets, "; ")
+}
+
+// policyNetworkDefault bounds the network a new server is put with by the
+// policy's default: "off" makes it off; "ask" makes an open one ask (a
+// stricter default of the server's own, off or only, stays); "open" or
+// none changes nothing.
+func policyNetworkDefault(n *NetworkSetting) *NetworkSetting {
+	rules := Policy().Network
+	if n == nil || rules == nil {
+		return n
+	}
+	switch {
+	case rules.Default == string(NetworkOff):
+		return &NetworkSetting{Mode: NetworkOff}
+	case rules.Default == string(NetworkAsk) && n.Mode == NetworkOpen:
+		return &NetworkSetting{Mode: NetworkAsk, Allow: slices.Clone(n.Allow), Deny: slices.Clone(n.Deny)}
+	}
+	return n
+}
+
+// policyRefusesContact reports whether the policy refuses contact c
+// whatever the server's setting: a broken policy refuses every contact (as
+// it refuses every grant), a network.never entry the ones it matches.
+func policyRefusesContact(c NetContact, resolve func(string) []netip.Addr) bool {
+	p := Policy()
+	if p.Broken != "" {
+		return true
+	}
+	return p.Network != nil && anyMatches(p.Network.Never, c, resolve)
+}
+
+// policyRefusesLookup reports whether the policy refuses to have name
+// looked up: a broken policy, or a never entry that matches the name on
+// every port.
+func policyRefusesLookup(name string) bool {
+	p := Policy()
+	if p.Broken != "" {
+		return true
+	}
+	if p.Network == nil {
+		return false
+	}
+	for _, e := range p.Network.Never {
+		if d, err := parseDest(e); err == nil && d.port == 0 && d.couldName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// policyRefusesAllow says why the policy refuses dest (read) as a
+// destination a person allows, nil when it does not: a never entry that
+// matches it (a name, an address or a socket, on its port), or a broken
+// policy.
+func policyRefusesAllow(dest destPattern) error {
+	p := Policy()
+	if why := p.Refusal(); why != "" {
+		return policyError("%s is not allowed: %s", dest, why)
+	}
+	if p.Network == nil {
+		return nil
+	}
+	for _, e := range p.Network.Never {
+		never, err := parseDest(e)
+		if err != nil || !never.covers(dest) {
+			continue
+		}
+		return policyError("%s is never reached: the policy's network.never has %s", dest, e)
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,73 @@ func BenchmarkRuleUnderPolicy(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPolicyNetwork: the policy's network rules bind every server —
+// network.default bounds a new server's setting (ask makes an open one
+// ask, a known-local server stays off; off makes every one off), and
+// network.never refuses its destinations whatever the server's setting
+// and whatever the person allowed: the contact, the lookup of a name it
+// matches on every port, and an allow of it (named, nothing changed). A
+// broken policy refuses every contact.
+func TestPolicyNetwork(t *testing.T) {
+	withPolicy(t, policy.Policy{Network: &policy.NetworkRules{Default: "ask", Never: []string{"*.pastebin.com:*", "203.0.113.9:443"}}})
+	var s State
+	put := func(srv Server) Server {
+		t.Helper()
+		res, err := s.PutServer(srv, PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Server
+	}
+	if got := put(Server{Name: "web", Type: TransportStdio, Command: "some-fetch-server"}); got.NetworkOf().Mode != NetworkAsk {
+		t.Errorf("a new unknown server under default ask: %+v", got.Network)
+	}
+	if got := put(Server{Name: "mem", Type: TransportStdio, Command: "mcp-server-memory"}); got.NetworkOf().Mode != NetworkOff {
+		t.Errorf("a known-local server under default ask: %+v", got.Network)
+	}
+	if err := s.SetServerNetwork("web", NetworkSetting{Mode: NetworkOpen}, ""); err != nil {
+		t.Fatal(err)
+	}
+	web, _ := s.Server("web")
+	paste := NetContact{Proto: ProtoTCP, Name: "eu.pastebin.com", Addr: netip.MustParseAddrPort("198.51.100.3:443")}
+	other := NetContact{Proto: ProtoTCP, Name: "api.example.com", Addr: netip.MustParseAddrPort("198.51.100.4:443")}
+	byAddr := NetContact{Proto: ProtoTCP, Addr: netip.MustParseAddrPort("203.0.113.9:443")}
+	if v := DecideContact(web, paste, nil, nil); v != NetRefuse {
+		t.Errorf("a never destination of an open server: %v", v)
+	}
+	if v := DecideContact(web, byAddr, nil, nil); v != NetRefuse {
+		t.Errorf("a never address of an open server: %v", v)
+	}
+	if v := DecideContact(web, other, nil, nil); v != NetAllow {
+		t.Errorf("another destination of an open server: %v", v)
+	}
+	if LookupAllowed(web, "eu.pastebin.com") || !LookupAllowed(web, "api.example.com") {
+		t.Error("lookups: a never name looked up, or another refused")
+	}
+	before := s.Clone()
+	err := s.NetworkAllow("web", "eu.pastebin.com:443", "")
+	if err == nil || !strings.Contains(err.Error(), "*.pastebin.com:*") || !strings.Contains(err.Error(), ByPolicy) {
+		t.Errorf("allowing a never destination: %v", err)
+	}
+	if after, _ := s.Server("web"); !slices.Equal(after.NetworkOf().Allow, before.Servers[0].NetworkOf().Allow) {
+		t.Errorf("the refused allow changed the server: %+v", after.Network)
+	}
+	if err := s.NetworkAllow("web", "api.example.com:443", ""); err != nil {
+		t.Errorf("allowing another destination: %v", err)
+	}
+
+	withPolicy(t, policy.Policy{Network: &policy.NetworkRules{Default: "off"}})
+	if got := put(Server{Name: "web2", Type: TransportStdio, Command: "some-fetch-server"}); got.NetworkOf().Mode != NetworkOff {
+		t.Errorf("a new server under default off: %+v", got.Network)
+	}
+	withPolicy(t, policy.Policy{Broken: "line 3: not JSON"})
+	if v := DecideContact(web, other, nil, nil); v != NetRefuse {
+		t.Errorf("a contact under a broken policy: %v", v)
+	}
+	if !strings.Contains(PolicyText(), "line 3") {
+		t.Errorf("PolicyText: %q", PolicyText())
 	}
 }

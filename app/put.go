@@ -108,7 +108,7 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	// A new server's network: off for one known to need none, open and
 	// watched for any other (DefaultNetwork); a remote server has none.
 	if !exists && o.Given&SetNetwork == 0 {
-		srv.Network = DefaultNetwork(srv)
+		srv.Network = policyNetworkDefault(DefaultNetwork(srv))
 	}
 	if srv.Type != TransportStdio {
 		srv.Network = nil
