@@ -39,7 +39,7 @@ type KnownServer struct {
 
 // KnownServers is the table of servers whose own state needs more than
 // the XDG variables, with where each fact comes from. The pinned servers
-// of the tests (README, "Servers confined by default") work confined
+// of the tests (docs/confinement.md, "The servers people use, confined") work confined
 // without it or with the row named here.
 var KnownServers = []KnownServer{
 	{

@@ -78,8 +78,8 @@ tray with the window closed (as at login).
   roots check ROOT [--json]         check ROOT's access again now (the running app's check, whose
                                     health servers follow at once); exit 1 if it does not pass
   roots remove|enable|disable ROOT  ROOT is a path or a root's name
-  servers add NAME [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] [--network off|ask|open] -- COMMAND [ARG...]
-  servers add NAME --url URL [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
+  servers add NAME [--replace] [--env K=V] [--cwd DIR] [--roots-mode M] [--sampling S] [--host-roots H] [--keep-arg A] [--confine|--no-confine] [--network off|ask|open] -- COMMAND [ARG...]
+  servers add NAME --url URL [--replace] [--type http|sse] [--header K=V|'K: V'] [--roots-mode M] [--sampling S] [--host-roots H]
   servers list [--json]
   servers remove NAME               forget NAME, its decisions, secrets and files (temp, data, logs)
   servers confine|unconfine NAME    run a stdio server confined, or not (a decision, audited)

@@ -79,7 +79,7 @@ const (
 	inputRequestsSince = "2026-07-28"
 	// ownIDPrefix marks the ids of the bridge's own requests to the host.
 	ownIDPrefix = "rootkeeper-bridge-"
-	// maxLine bounds one message on every transport, as the README
+	// maxLine bounds one message on every transport, as docs/using.md
 	// promises and as the managed clients bound theirs
 	// (mcp.MaxMessageBytes): a longer one is dropped and answered with an
 	// error, and the session goes on (see lineReader.next).

@@ -47,7 +47,7 @@ const (
 	classProcess = "process"
 	// classInfo: it tells without changing anything (stat, access,
 	// getxattr, uname): a confined server may learn that a path exists
-	// and its size and times, never its content (README says so).
+	// and its size and times, never its content (docs/confinement.md says so).
 	classInfo = "info"
 	// classNetwork: sockets. The network itself is not confined yet;
 	// unix sockets and socket families are (see the checks).
@@ -205,7 +205,7 @@ var syscallTable = []sysRule{
 		"getxattrat", "listxattrat", "file_getattr", "statmount", "listmount", "listns", "uname", "sysinfo", "getcpu",
 		"lsm_get_self_attr", "lsm_list_modules"},
 		class: classInfo, act: always(allowed),
-		why: "tells that a path exists, its size, times, mode and attributes, or facts of the system, changing nothing; Landlock governs content, not names (README: what is hidden)"},
+		why: "tells that a path exists, its size, times, mode and attributes, or facts of the system, changing nothing; Landlock governs content, not names (docs/confinement.md: what the boundary is made of)"},
 
 	// Its own process.
 	{calls: []string{"mmap", "munmap", "mprotect", "mremap", "msync", "mincore", "madvise", "brk", "mlock", "mlock2", "munlock",
