@@ -15,19 +15,51 @@
 // it (slots.go). Every way of storing a server goes through
 // [State.PutServer] (put.go).
 //
-// Where to look:
+// Where to look — every file at this package's root, by job (a test in
+// house/ fails when one is missing here):
 //
-//	model.go, ops.go     the state and its edits
-//	visible.go, index.go the one rule and its index
-//	slots.go, put.go     folders in a server's configuration; storing a server
-//	requests.go          folders asked for (by hosts, by configurations)
-//	needs.go             folders a confined server needs to run: its alone, no roots
-//	program.go, keptdata.go  whose a data folder is; earlier programs' data kept aside
-//	network.go           a confined server's network: the setting, what it allows, the defaults
-//	networkreq.go        destinations asked about at first contact
-//	netrecord.go         the record of the destinations each server reached
-//	plan.go              what the window's clicks mean (grid, questions, bulk actions)
-//	store.go, core.go    the state file and the live hub
+// The state and the one rule:
+//
+//	model.go, ops.go          the state and its edits; InputError
+//	store.go, lock_*.go       the state file: read, migrate, write under a lock
+//	core.go, live.go          the live hub, and what a running app knows besides the file
+//	visible.go, index.go      the one rule, worked out once per snapshot
+//	lookup.go                 finding a root or a server by what a person typed
+//	roots.go, paths.go        a root made from a path; paths and file URIs
+//	health.go, device_*.go    checking a root's access again; a folder's drive and owner
+//
+// Servers and their configuration:
+//
+//	put.go                    storing a server: the one way (PutServer)
+//	slots.go, slots_socket.go folders, files and sockets named in a configuration
+//	requests.go               folders asked for (by hosts, by configurations)
+//	knownservers.go           what is known of the servers people use
+//	program.go                the program a server runs, as its data folder knows it
+//	env.go, secretview.go     a server's environment; what an editor hides
+//	bridges.go                the bridges running for hosts
+//	resources.go, sampling.go a server's resources, and its sampling requests
+//
+// Consent and the window's questions:
+//
+//	consent.go, plan.go       what the window asks next, what a click means
+//	discover.go, found.go     projects found, and those already offered
+//	people.go, homepath.go, natural.go, safetext.go
+//	                          words a person reads: requests, short paths, natural order, text made safe
+//
+// Confinement:
+//
+//	confinement.go, confineoffer.go, confinefailure.go
+//	                          confined or not; the offer to confine; why one stopped
+//	needs.go                  folders a confined server needs to run: its alone, no roots
+//	reach.go, reachask.go, reachcalls.go, reachonce.go
+//	                          reach past its folders: requests, questions, calls, allow once
+//	serverdata.go, servertemp.go, serverfiles.go, keptdata.go
+//	                          its data folder, its temp folder, what it owns on disk, data kept aside
+//	network.go, networkreq.go the network: the setting, what it allows, first contacts
+//	netrecord.go, netrecord_*.go
+//	                          the record of the destinations each server reached
+//	orgpolicy.go              the organisation's policy, applied
+//	open_*.go                 opening a file that may be a FIFO without waiting
 //
 // The subpackages are of two kinds. Part of the domain, used by the hub:
 // health (access checks and watching of roots), audit (what each server was
@@ -36,9 +68,11 @@
 // the app wire together: cli (the command line), hosts (the hosts' config
 // files: protect, restore), serverentry (the one reader of an MCP server
 // entry, in every host's shape: import, Paste and hosts all use it),
-// control (the app's control socket), doctor,
-// autostart, budget (the state folder's size), logfile, supervise (keeping
-// background loops alive), trayhost, and apptest (test helpers).
+// control (the app's control socket), link (the window process's
+// connection to the running app), policy (reading the organisation's
+// policy), doctor, autostart, budget (the state folder's size), logfile,
+// supervise (keeping background loops alive), trayhost, and apptest (test
+// helpers).
 //
 // This package must import neither Fyne nor the MCP SDK, nor detect: it finds
 // projects only through the [Scanner] function type it defines.
