@@ -44,7 +44,7 @@ func TestAppDocMapsEveryFile(t *testing.T) {
 			stems[s+"_*"] = true
 			continue
 		}
-		if !regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).MatchString(text) {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(text) {
 			t.Errorf("app/doc.go does not map %s", name)
 		}
 		stems[stem] = true
