@@ -96,13 +96,17 @@ func hole(op, path string) (got string, ok bool, err error) {
 		got, err = tcpEcho(path)
 	case "selfconnect": // listen on loopback inside, and connect to itself
 		got, err = selfConnect()
-	case "connects": // ADDR,N: N connects, each sending a line and reading the answer
+	case "connects": // ADDR,N: N connects, each sending a line and reading the answer; got: ns a connect
 		addr, count, _ := strings.Cut(path, ",")
 		n, _ := strconv.Atoi(count)
+		began := time.Now()
 		for range n {
 			if _, err = tcpEcho(addr); err != nil {
 				break
 			}
+		}
+		if n > 0 {
+			got = strconv.FormatInt(time.Since(began).Nanoseconds()/int64(n), 10)
 		}
 	case "udpsend": // HOST:PORT: one datagram, sent with its address
 		err = udpSend(path)
