@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/cli"
 )
 
 // policyFile is an organisation's policy for the test: a file the test
@@ -95,8 +98,25 @@ func TestPolicyNeverGrant(t *testing.T) {
 		return strings.Contains(line, "permission denied"), line
 	})
 	out, _, _ := runIn(t, env, state, "status")
-	if !strings.Contains(out, "Policy: your organisation's policy") || !strings.Contains(out, project) {
+	if !strings.Contains(out, "Policy: your organisation's policy") || !strings.Contains(out, "allowed "+project+", but set by your organisation: never granted") {
 		t.Errorf("status does not say what the policy sets:\n%s", out)
+	}
+	// status --json: the decision the policy sets aside, with its rule.
+	out, _, _ = runIn(t, env, state, "status", "--json")
+	var st cli.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	aside := 0
+	for _, srv := range st.Servers {
+		for _, r := range srv.SetAside {
+			if r.Path == project && strings.Contains(r.Policy, project) {
+				aside++
+			}
+		}
+	}
+	if aside != 1 || !strings.Contains(st.Policy, "never granted") {
+		t.Errorf("status --json: %d servers with the project set aside, policy %q:\n%s", aside, st.Policy, out)
 	}
 }
 
@@ -115,6 +135,11 @@ func TestPolicyRequiresConfinement(t *testing.T) {
 	out, _, _ := runIn(t, env, state, "doctor")
 	if !strings.Contains(out, "every stdio server confined") {
 		t.Errorf("doctor does not show the policy:\n%s", out)
+	}
+	out, _, _ = runIn(t, env, state, "status", "--json")
+	var st cli.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Servers) != 1 || !slices.Contains(st.Servers[0].Policy, "runs confined: required") {
+		t.Errorf("status --json does not say the policy requires fs confined (%v):\n%s", err, out)
 	}
 }
 

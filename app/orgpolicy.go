@@ -235,3 +235,53 @@ func policyRefusesAllow(dest destPattern) error {
 	}
 	return nil
 }
+
+// PolicyFor is what the organisation's policy sets for srv, one line each
+// ("blocked: …", "runs confined: required", "never reaches: …", "no allow
+// once", "reach wait 30s"); nil when it sets nothing for it.
+func PolicyFor(srv Server) []string {
+	p := Policy()
+	if !p.Set() {
+		return nil
+	}
+	if p.Broken != "" {
+		return []string{p.Refusal()}
+	}
+	var out []string
+	if why := BlockedServer(srv); why != "" {
+		out = append(out, "blocked: "+why)
+	}
+	stdio := srv.Type == TransportStdio
+	if stdio && p.RequireConfinement {
+		out = append(out, "runs confined: required")
+	}
+	if n := p.Network; stdio && n != nil && len(n.Never) > 0 {
+		out = append(out, "never reaches: "+strings.Join(n.Never, ", "))
+	}
+	if stdio && !p.OnceAllowed() {
+		out = append(out, "no allow once: lasting decisions only")
+	}
+	if d, ok := p.WaitFor(); ok && stdio {
+		out = append(out, "a call past its folders waits "+d.String()+" for you")
+	}
+	return out
+}
+
+// SetAsideByPolicy are the roots server has an allow decision for that the
+// policy never grants, each with the rule: decisions the person made that
+// do not apply while the policy holds them (Visible hides those roots).
+func SetAsideByPolicy(s *State, server string) map[string]string {
+	var out map[string]string
+	for _, d := range s.Decisions {
+		if d.Server != server || d.Verdict != Allow {
+			continue
+		}
+		if rule := NeverGranted(d.Root); rule != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[d.Root] = rule
+		}
+	}
+	return out
+}

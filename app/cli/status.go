@@ -76,6 +76,11 @@ type ServerView struct {
 	// Network is a stdio server's network: its setting and what it
 	// reached (network.go); nil for a remote server.
 	Network *NetworkView `json:"network,omitempty"`
+	// Policy is what the organisation's policy sets for it, one line each
+	// (app.PolicyFor); SetAside are roots it was allowed that the policy
+	// never grants, each with its rule in Policy.
+	Policy   []string  `json:"policy,omitempty"`
+	SetAside []RootRef `json:"setAside,omitempty"`
 }
 
 // SlotView is one slot of a server in a Status.
@@ -89,6 +94,8 @@ type RootRef struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
 	URI  string `json:"uri"`
+	// Policy names the organisation's rule that holds it, where one does.
+	Policy string `json:"policy,omitempty"`
 }
 
 // BuildStatus derives a Status from a snapshot. The running app calls it to
@@ -115,6 +122,12 @@ func BuildStatus(snap *app.Snapshot, running bool, stateDir string) Status {
 			v.Live = &live
 		}
 		v.Confinement = confinement(srv, v.Live)
+		v.Policy = app.PolicyFor(srv)
+		for path, rule := range app.SetAsideByPolicy(&snap.State, srv.Name) {
+			r, _ := snap.State.Root(path)
+			v.SetAside = append(v.SetAside, RootRef{Name: r.Name, Path: path, URI: app.URIFromPath(path), Policy: "never granted (" + rule + ")"})
+		}
+		slices.SortFunc(v.SetAside, func(a, b RootRef) int { return strings.Compare(a.Path, b.Path) })
 		v.Network = networkView(snap, srv, runsConfined(srv, v.Live), stateDir)
 		v.Slots = []SlotView{}
 		for _, sl := range srv.Slots {
@@ -254,6 +267,12 @@ func (c *command) printServer(s ServerView, bridges []app.BridgeSession, now tim
 		c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
 	}
 	c.printf("  %s\n", app.SafeText(s.Confinement))
+	for _, line := range s.Policy {
+		c.printf("  %s: %s\n", app.ByPolicy, app.SafeText(line))
+	}
+	for _, r := range s.SetAside {
+		c.printf("  allowed %s, but %s: %s\n", r.Path, app.ByPolicy, app.SafeText(r.Policy))
+	}
 	if s.Data != "" {
 		c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
 	}
