@@ -68,6 +68,15 @@ func (o *Observer) answer(fd int, id uint64, e unix.Errno) {
 
 // connect does the connect n asks for, as above, and returns its errno.
 func (o *Observer) connect(ctx context.Context, fd int, n *seccompNotif) unix.Errno {
+	if o.reachSet != nil {
+		// Launched in process (confine.Start): the Network is set before
+		// Start gives the Reach, and not before the server may connect.
+		select {
+		case <-o.reachSet:
+		case <-ctx.Done():
+			return unix.EINTR
+		}
+	}
 	pid := int(n.pid)
 	size := n.args[2]
 	if size > unix.SizeofSockaddrAny {
