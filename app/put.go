@@ -95,87 +95,135 @@ func (s *State) PutServer(srv Server, o PutOptions) (PutResult, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now().UTC()
 	}
-	old, exists := s.Server(srv.Name)
-	if exists && !o.Replace {
+	var old *Server // the server it replaces, nil for a new name
+	if prev, exists := s.Server(srv.Name); exists {
+		old = &prev
+	}
+	if old != nil && !o.Replace {
 		return res, inputErrorf("server %q already exists (use --replace to overwrite it)", srv.Name)
 	}
-	if o.Repair && !(exists && old.FoldersTakenOff) {
+	if o.Repair && !(old != nil && old.FoldersTakenOff) {
 		return res, inputErrorf("server %q has no folders taken off to put back", srv.Name)
 	}
-	if exists {
-		carrySettings(&srv, old, o.Given)
-	}
-	// A new server's network: off for one known to need none, open and
-	// watched for any other (DefaultNetwork); a remote server has none.
-	if !exists && o.Given&SetNetwork == 0 {
-		srv.Network = policyNetworkDefault(DefaultNetwork(srv))
-	}
-	if srv.Type != TransportStdio {
-		srv.Network = nil
-	}
-	// Whose data the data folder holds: the old server's program (a
-	// server stored before this was recorded: what it ran), or nobody's
-	// known for a new name (a folder a removed server of that name left).
-	dataOwner := ""
-	srv.KeptData = nil
-	if exists {
-		dataOwner = cmp.Or(old.DataProgram, ProgramID(old))
-		srv.KeptData = slices.Clone(old.KeptData)
-	}
-	srv.DataProgram = ProgramID(srv)
-	// Confined by default: a stdio server is confined unless the
-	// definition says otherwise or the server it replaces was not.
-	switch {
-	case srv.Type != TransportStdio:
-		srv.Confine, srv.ConfineRequired = false, false
-	case o.Given&SetConfine == 0 && !(exists && old.Type == TransportStdio):
-		srv.Confine = true
-	}
-	if !srv.Confine {
-		srv.ConfineRequired = false
-	}
+	settleSettings(&srv, old, o.Given)
+	dataOwner := takeOverData(&srv, old)
 	if !o.Repair {
 		if err := policyRefusesServer(srv); err != nil {
 			return res, err
 		}
 	}
-	// A definition given anew is whole: nothing is lost from it. A
-	// repaired one has lost what it does not name again.
-	srv.Lost, srv.FoldersTakenOff = nil, false
-	srv.Slots = FindSlots(srv, o.Home)
-	if o.Repair {
-		srv.Lost = stillLost(old.Lost, srv.Slots)
-	}
-	if exists {
-		dropped, err := s.replaceServer(srv, o.KeepDecisions)
-		if err != nil {
-			return res, err
-		}
-		res.Replaced, res.Dropped = true, dropped
-		if !SameProgram(old, srv) {
-			res.NewProgram, res.Before = true, Program(old)
-		}
-	} else if err := s.AddServer(srv); err != nil {
+	setSlots(&srv, old, o)
+	res, err := s.storeServer(srv, old, o.KeepDecisions)
+	if err != nil {
 		return res, err
 	}
-	res.Server = srv
 	asked, err := s.requestSlots(srv, o.Now)
 	res.Asked = asked
 	if err != nil {
 		return res, err
 	}
 	if dataOwner != srv.DataProgram && o.StateDir != "" {
-		kept, err := keepAside(o.StateDir, srv.Name, dataOwner, o.Home, o.Now)
-		if err != nil {
+		if err := s.keepDataAside(&res, dataOwner, o); err != nil {
 			return res, err
-		}
-		if kept != nil {
-			i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == srv.Name })
-			s.Servers[i].KeptData = append(s.Servers[i].KeptData, *kept)
-			res.Server, res.KeptAside = s.Servers[i], kept
 		}
 	}
 	return res, nil
+}
+
+// settleSettings gives srv the settings it is stored with: those given,
+// the others carried over from old, the server it replaces (nil: none), or
+// defaulted for a new one. A stdio server is confined by default, and a
+// new one's network is what its program is known to need; a remote server
+// has neither confinement nor a network setting.
+func settleSettings(srv *Server, old *Server, given Setting) {
+	if old != nil {
+		carrySettings(srv, *old, given)
+	}
+	// A new server's network: off for one known to need none, open and
+	// watched for any other (DefaultNetwork); a remote server has none.
+	if old == nil && given&SetNetwork == 0 {
+		srv.Network = policyNetworkDefault(DefaultNetwork(*srv))
+	}
+	if srv.Type != TransportStdio {
+		srv.Network = nil
+	}
+	// Confined by default: a stdio server is confined unless the
+	// definition says otherwise or the server it replaces was not.
+	switch {
+	case srv.Type != TransportStdio:
+		srv.Confine, srv.ConfineRequired = false, false
+	case given&SetConfine == 0 && !(old != nil && old.Type == TransportStdio):
+		srv.Confine = true
+	}
+	if !srv.Confine {
+		srv.ConfineRequired = false
+	}
+}
+
+// takeOverData records srv as the owner of its data folder from now on
+// (DataProgram), with the folders old (the server it replaces, nil: none)
+// had kept aside, and returns whose data the folder holds until then: the
+// old server's program (a server stored before this was recorded: what it
+// ran), or nobody's known for a new name (a folder a removed server of that
+// name left).
+func takeOverData(srv *Server, old *Server) (dataOwner string) {
+	srv.KeptData = nil
+	if old != nil {
+		dataOwner = cmp.Or(old.DataProgram, ProgramID(*old))
+		srv.KeptData = slices.Clone(old.KeptData)
+	}
+	srv.DataProgram = ProgramID(*srv)
+	return dataOwner
+}
+
+// setSlots finds srv's slots in its configuration (this reads the disk). A
+// definition given anew is whole: nothing is lost from it. A repaired one
+// has lost what old had lost and it does not name again.
+func setSlots(srv *Server, old *Server, o PutOptions) {
+	srv.Lost, srv.FoldersTakenOff = nil, false
+	srv.Slots = FindSlots(*srv, o.Home)
+	if o.Repair {
+		srv.Lost = stillLost(old.Lost, srv.Slots)
+	}
+}
+
+// storeServer adds srv, or puts it in the place of old (nil: a new name),
+// and says what that did: a server that now runs another program loses its
+// decisions unless keepDecisions.
+func (s *State) storeServer(srv Server, old *Server, keepDecisions bool) (PutResult, error) {
+	var res PutResult
+	if old != nil {
+		dropped, err := s.replaceServer(srv, keepDecisions)
+		if err != nil {
+			return res, err
+		}
+		res.Replaced, res.Dropped = true, dropped
+		if !SameProgram(*old, srv) {
+			res.NewProgram, res.Before = true, Program(*old)
+		}
+	} else if err := s.AddServer(srv); err != nil {
+		return res, err
+	}
+	res.Server = srv
+	return res, nil
+}
+
+// keepDataAside keeps aside the data folder of res.Server, which holds
+// dataOwner's data while the server now runs another program (keepAside),
+// and records it in the server as stored and in res. A folder that holds
+// nothing is not kept.
+func (s *State) keepDataAside(res *PutResult, dataOwner string, o PutOptions) error {
+	name := res.Server.Name
+	kept, err := keepAside(o.StateDir, name, dataOwner, o.Home, o.Now)
+	if err != nil {
+		return err
+	}
+	if kept != nil {
+		i := slices.IndexFunc(s.Servers, func(x Server) bool { return x.Name == name })
+		s.Servers[i].KeptData = append(s.Servers[i].KeptData, *kept)
+		res.Server, res.KeptAside = s.Servers[i], kept
+	}
+	return nil
 }
 
 // carrySettings gives srv the settings of old, the server it replaces,

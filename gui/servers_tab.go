@@ -65,18 +65,46 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 	}
 	t.gens = gens
 	t.renderOffer(snap)
-	sees := map[string][]string{}
+	facts := gatherCardFacts(snap, g)
+	keys := t.cardKeys(snap, facts)
+	if t.keys != nil && slices.Equal(keys, t.keys) {
+		return
+	}
+	if len(keys) > 0 && len(keys) == len(t.keys) && len(t.list.Objects) == 2*len(keys)-1 {
+		t.swapChangedCards(snap, keys, facts)
+		return
+	}
+	t.rebuildCards(snap, keys, facts)
+}
+
+// cardFacts is what the servers' cards show beside the servers and their
+// statuses, gathered once a render, by server name.
+type cardFacts struct {
+	sees    map[string][]string // the names of the roots it sees
+	pending map[string]int      // how many of its folders wait for a decision
+	extra   map[string][]string // the rest its card shows, as text to compare
+}
+
+// gatherCardFacts reads from snap and g what each server's card shows
+// beside the server itself.
+func gatherCardFacts(snap *app.Snapshot, g *app.Grid) cardFacts {
+	f := cardFacts{sees: map[string][]string{}, pending: map[string]int{}, extra: cardExtras(snap)}
 	for _, r := range snap.State.Roots {
 		for _, name := range g.SeenBy(r.Path) {
-			sees[name] = append(sees[name], r.Name)
+			f.sees[name] = append(f.sees[name], r.Name)
 		}
 	}
-	pending := map[string]int{}
 	for _, q := range g.Questions() {
-		pending[q.Server]++
+		f.pending[q.Server]++
 	}
-	// What else a card shows: its bridged sessions (Seen aside: it moves
-	// with every report and is not shown) and the requests for it.
+	return f
+}
+
+// cardExtras is what else a card shows, as text that changes when it
+// does: its bridged sessions (Seen aside: it moves with every report and
+// is not shown), the requests and needs for it, its slots' states, what
+// holds it, its confinement failure and its network.
+func cardExtras(snap *app.Snapshot) map[string][]string {
 	extra := map[string][]string{}
 	for _, id := range sortedKeysInt(snap.Bridges) {
 		b := snap.Bridges[id]
@@ -101,28 +129,38 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 		}
 		extra[srv.Name] = append(extra[srv.Name], networkKey(snap, srv))
 	}
+	return extra
+}
+
+// cardKeys is, for each server in order, everything its card shows as one
+// string: a card whose key is unchanged need not be built again.
+func (t *serversTab) cardKeys(snap *app.Snapshot, f cardFacts) []string {
 	keys := make([]string, len(snap.State.Servers))
 	for i, srv := range snap.State.Servers {
 		srv.Network = nil // a pointer: what it says is in extra (networkKey)
-		keys[i] = fmt.Sprintf("%#v\x00%#v\x00%q\x00%d\x00%t\x00%q", srv, snap.Servers[srv.Name], sees[srv.Name],
-			pending[srv.Name], t.u.opts.Resources != nil, extra[srv.Name])
+		keys[i] = fmt.Sprintf("%#v\x00%#v\x00%q\x00%d\x00%t\x00%q", srv, snap.Servers[srv.Name], f.sees[srv.Name],
+			f.pending[srv.Name], t.u.opts.Resources != nil, f.extra[srv.Name])
 	}
-	if t.keys != nil && slices.Equal(keys, t.keys) {
-		return
-	}
-	if len(keys) > 0 && len(keys) == len(t.keys) && len(t.list.Objects) == 2*len(keys)-1 {
-		// The same servers: swap the cards that changed, in place.
-		for i, k := range keys {
-			if k != t.keys[i] {
-				srv := snap.State.Servers[i]
-				t.list.Objects[2*i] = t.card(snap, srv, sees[srv.Name], pending[srv.Name])
-			}
+	return keys
+}
+
+// swapChangedCards builds again, in place, the cards whose key changed,
+// when the list holds the same servers as before.
+func (t *serversTab) swapChangedCards(snap *app.Snapshot, keys []string, f cardFacts) {
+	for i, k := range keys {
+		if k != t.keys[i] {
+			srv := snap.State.Servers[i]
+			t.list.Objects[2*i] = t.card(snap, srv, f.sees[srv.Name], f.pending[srv.Name])
 		}
-		t.keys = keys
-		t.cards = nil
-		t.list.Refresh()
-		return
 	}
+	t.keys = keys
+	t.cards = nil
+	t.list.Refresh()
+}
+
+// rebuildCards fills the list anew, when servers came, went or moved: a
+// card whose key is unchanged is reused, the others are built.
+func (t *serversTab) rebuildCards(snap *app.Snapshot, keys []string, f cardFacts) {
 	t.keys = keys
 	old := t.cards
 	t.cards = map[string]fyne.CanvasObject{}
@@ -131,32 +169,34 @@ func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 			srv := snap.State.Servers[i]
 			c, ok := old[keys[i]]
 			if !ok {
-				c = t.card(snap, srv, sees[srv.Name], pending[srv.Name])
+				c = t.card(snap, srv, f.sees[srv.Name], f.pending[srv.Name])
 			}
 			t.cards[keys[i]] = c
 			return c
 		})
 }
 
+// card is a server's card: its name, state and buttons, what it is, the
+// folders it may see, its confinement and network, then a line for each
+// thing to know about it.
 func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pending int) fyne.CanvasObject {
-	name := srv.Name
-	st := snap.Servers[name]
-	title := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	stateText := string(st.State)
-	if stateText == "" {
-		stateText = "not running"
+	st := snap.Servers[srv.Name]
+	box := container.NewVBox(t.cardHead(srv, st), factsLine(srv, st), seesLine(srv, sees, pending), t.confineRow(srv, st))
+	if row := t.networkRow(snap, srv, st); row != nil {
+		box.Add(row)
 	}
-	state := widget.NewLabel(stateText)
-	switch st.State {
-	case app.ServerConnected:
-		state.Importance = widget.SuccessImportance
-	case app.ServerFailed:
-		state.Importance = widget.DangerImportance
-	default:
-		state.TextStyle.Italic = true
+	for _, line := range t.cardLines(snap, srv, st) {
+		box.Add(line)
 	}
-	state.Truncation = fyne.TextTruncateEllipsis
+	return box
+}
 
+// cardHead is a card's first line: the server's name, its state, and the
+// buttons that act on it (Resources… only while it is connected, and only
+// in a build that can browse them).
+func (t *serversTab) cardHead(srv app.Server, st app.ServerStatus) fyne.CanvasObject {
+	name := srv.Name
+	title := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	logBtn := widget.NewButtonWithIcon("Log", theme.DocumentIcon(), func() { t.showLog(name) })
 	restart := widget.NewButtonWithIcon("Restart", theme.ViewRefreshIcon(), func() { t.restart(name) })
 	if t.u.opts.Servers == nil {
@@ -173,8 +213,32 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 			newResourcesDialog(t.u, name, b).Show(t.u.win)
 		})}, buttons.Objects...)
 	}
-	head := container.NewBorder(nil, nil, title, buttons, state)
+	return container.NewBorder(nil, nil, title, buttons, stateLabel(st))
+}
 
+// stateLabel says whether a server runs: green when connected, red when
+// failed, in italics otherwise.
+func stateLabel(st app.ServerStatus) *widget.Label {
+	stateText := string(st.State)
+	if stateText == "" {
+		stateText = "not running"
+	}
+	state := widget.NewLabel(stateText)
+	switch st.State {
+	case app.ServerConnected:
+		state.Importance = widget.SuccessImportance
+	case app.ServerFailed:
+		state.Importance = widget.DangerImportance
+	default:
+		state.TextStyle.Italic = true
+	}
+	state.Truncation = fyne.TextTruncateEllipsis
+	return state
+}
+
+// factsLine says what a server is: the protocol and the name and version
+// it gave (once connected), its roots mode and how it is reached.
+func factsLine(srv app.Server, st app.ServerStatus) fyne.CanvasObject {
 	var facts []string
 	if st.ProtocolVersion != "" {
 		facts = append(facts, "protocol "+st.ProtocolVersion)
@@ -183,8 +247,12 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 		facts = append(facts, app.SafeText(strings.TrimSpace(st.ServerName+" "+st.ServerVersion)))
 	}
 	facts = append(facts, "roots mode: "+string(srv.Mode()), transportText(srv))
-	factsLabel := newPathLabel(strings.Join(facts, " · "))
+	return newPathLabel(strings.Join(facts, " · "))
+}
 
+// seesLine says which folders a server may see (sees, the roots' names),
+// and how many more wait for the person's decision.
+func seesLine(srv app.Server, sees []string, pending int) fyne.CanvasObject {
 	var seesText string
 	switch {
 	case srv.Mode() == app.RootsOff:
@@ -199,34 +267,38 @@ func (t *serversTab) card(snap *app.Snapshot, srv app.Server, sees []string, pen
 	}
 	seesLabel := widget.NewLabel(seesText)
 	seesLabel.Wrapping = fyne.TextWrapWord
-	box := container.NewVBox(head, factsLabel, seesLabel, t.confineRow(srv, st))
-	if row := t.networkRow(snap, srv, st); row != nil {
-		box.Add(row)
-	}
+	return seesLabel
+}
+
+// cardLines are the lines at the foot of a card, each a thing to know
+// about the server: the folders its configuration names and where each
+// stands, what keeps it from starting, what it keeps on its command line,
+// the hosts bridged to it, a log it cannot write, its error, and what is
+// its own (ownRows: its data, the folders it needs, a failed confined start).
+func (t *serversTab) cardLines(snap *app.Snapshot, srv app.Server, st app.ServerStatus) []fyne.CanvasObject {
+	name := srv.Name
+	var lines []fyne.CanvasObject
 	home := t.u.home()
 	for _, sl := range srv.Slots {
-		box.Add(newPathLabel(app.SafeText(fmt.Sprintf("Configured with %s (%s): %s", app.HomeShort(sl.Path, home), sl.Where(), slotStateText[app.SlotStateOf(snap, name, sl)]))))
+		lines = append(lines, newPathLabel(app.SafeText(fmt.Sprintf("Configured with %s (%s): %s", app.HomeShort(sl.Path, home), sl.Where(), slotStateText[app.SlotStateOf(snap, name, sl)]))))
 	}
 	if h := app.HoldOf(snap, name); h != nil {
-		box.Add(iconLine(theme.WarningIcon(), "Not started: "+h.Text(home), widget.WarningImportance))
+		lines = append(lines, iconLine(theme.WarningIcon(), "Not started: "+h.Text(home), widget.WarningImportance))
 	}
 	for _, k := range srv.KeepArgs {
-		box.Add(iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
+		lines = append(lines, iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
 			widget.WarningImportance))
 	}
 	for _, line := range bridgeLines(snap, name, t.u.home()) {
-		box.Add(newPathLabel(line))
+		lines = append(lines, newPathLabel(line))
 	}
 	if st.LogProblem != "" {
-		box.Add(iconLine(theme.WarningIcon(), app.SafeText("Its log is not being written: "+st.LogProblem+" (tried again while it runs)"), widget.WarningImportance))
+		lines = append(lines, iconLine(theme.WarningIcon(), app.SafeText("Its log is not being written: "+st.LogProblem+" (tried again while it runs)"), widget.WarningImportance))
 	}
 	if st.Error != "" && st.State != app.ServerHeld {
-		box.Add(iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
+		lines = append(lines, iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
-	for _, row := range t.ownRows(snap, srv) {
-		box.Add(row)
-	}
-	return box
+	return append(lines, t.ownRows(snap, srv)...)
 }
 
 // slotStateText says where a slot stands, on a server's card.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"rootkeeper/app"
 	"rootkeeper/app/supervise"
 )
@@ -34,7 +36,15 @@ func (a *adapter) run(parent context.Context) {
 
 	go a.syncRoots(ctx)
 	a.poke()
+	a.keepRunning(ctx)
+	a.setState(app.ServerStopped, nil)
+}
 
+// keepRunning starts the server once it may start, watches that run until
+// it ends, and starts it again until ctx ends: after the backoff when it
+// failed, at once after a restart or a change, and only on a restart after
+// Stop or a hostile run.
+func (a *adapter) keepRunning(ctx context.Context) {
 	failures := 0
 	first := true
 	stopped := false
@@ -42,7 +52,7 @@ func (a *adapter) run(parent context.Context) {
 		if stopped {
 			a.setState(app.ServerStopped, nil)
 			if !a.waitCommand(ctx, 0) {
-				break
+				return
 			}
 			stopped = false
 		}
@@ -51,118 +61,152 @@ func (a *adapter) run(parent context.Context) {
 		}
 		first = false
 		if !a.waitToStart(ctx) {
-			break
+			return
 		}
 		a.setState(app.ServerStarting, nil)
 		cs, proc, err := a.connect(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				break
+				return
 			}
 			a.m.log.Warn("server failed to connect", "server", a.cfg.Name, "error", err)
 			a.noteRunEnd()
 			if !a.backOff(ctx, err, &failures, &stopped) {
-				break
+				return
 			}
 			continue
 		}
 		began := time.Now()
-		a.connected(cs, proc)
-		if a.cfg.Confine {
-			if err := ClearConfineFailure(a.m.core, a.cfg.Name); err != nil {
-				a.m.log.Error("cannot record that the server runs confined", "server", a.cfg.Name, "error", err)
-			}
-		}
-		a.poke() // compare what the server got with the latest snapshot
-
-		exited := make(chan error, 1)
-		go func() { exited <- cs.Wait() }()
-		pingCtx, stopPing := context.WithCancel(ctx)
-		unresponsive := make(chan error, 1)
-		go a.keepAlive(pingCtx, cs, unresponsive)
-		var hostileCh <-chan error
-		if proc != nil {
-			hostileCh = proc.hostile
-		}
-		var why, hostile error
-		cmd := adapterCmd(0)
-		for waiting := true; waiting; {
-			waiting = false
-			select {
-			case <-ctx.Done():
-			case hostile = <-hostileCh:
-			case err := <-exited:
-				why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
-			case why = <-unresponsive:
-				a.m.log.Warn("server stopped answering; restarting it", "server", a.cfg.Name, "error", why)
-			case cmd = <-a.cmds:
-			case <-a.inputs:
-				if h := app.HoldOf(a.m.core.Snapshot(), a.cfg.Name); h != nil {
-					a.m.log.Info("a folder of its configuration is no longer allowed; stopping the server", "server", a.cfg.Name, "hold", h.Text(""))
-					cmd = cmdHold
-				} else {
-					waiting = true
-				}
-			}
-		}
-		stopPing()
-		if hostile == nil && proc != nil {
-			select {
-			case hostile = <-proc.hostile: // it ended the session
-			default:
-			}
-		}
-		a.mu.Lock()
-		a.sess, a.proc, a.version = nil, nil, ""
-		a.mu.Unlock()
-		if hostile != nil {
-			// It asks and does not read: nothing it has to say can be
-			// read any more, and it gets no grace.
-			a.m.log.Warn("server stopped as hostile", "server", a.cfg.Name, "error", hostile)
-			proc.group().Kill()
-		}
-		if (cmd == cmdNarrowed || cmd == cmdHold) && proc != nil {
-			// It can reach the lost folder until it exits: no grace.
-			proc.group().Kill()
-		}
-		a.shutdown(cs, proc)
+		a.beginRun(cs, proc)
+		end := a.watchRun(ctx, cs, proc)
+		a.endRun(cs, proc, end)
 		if ctx.Err() != nil {
-			break
+			return
 		}
-		if hostile != nil {
-			// Stopped, not started again with backoff: it would do the
-			// same. A restart (the card's, or a new configuration) tries
-			// again.
-			a.setState(app.ServerStopped, hostile)
-			if !a.waitCommand(ctx, 0) {
-				break
-			}
-			failures = 0
-			continue
-		}
-		switch cmd {
-		case cmdStop:
-			stopped = true
-			continue
-		case cmdRestart, cmdEmptied, cmdNarrowed, cmdHold:
-			failures = 0
-			continue
-		}
-		// The server went away by itself: back off before starting it again.
-		if time.Since(began) >= a.m.opts.StableAfter {
-			failures = 0
-		} else {
-			a.noteRunEnd()
-		}
-		if tail := lastLine(a.stderr.String()); tail != "" {
-			why = fmt.Errorf("%w; stderr: %s", why, tail)
-		}
-		a.m.log.Warn("server went away", "server", a.cfg.Name, "error", why)
-		if !a.backOff(ctx, why, &failures, &stopped) {
-			break
+		if !a.afterRun(ctx, end, began, &failures, &stopped) {
+			return
 		}
 	}
-	a.setState(app.ServerStopped, nil)
+}
+
+// beginRun records that the server is connected (and, if confined, that
+// it runs confined), then has it compared with the latest snapshot.
+func (a *adapter) beginRun(cs *sdk.ClientSession, proc *process) {
+	a.connected(cs, proc)
+	if a.cfg.Confine {
+		if err := ClearConfineFailure(a.m.core, a.cfg.Name); err != nil {
+			a.m.log.Error("cannot record that the server runs confined", "server", a.cfg.Name, "error", err)
+		}
+	}
+	a.poke() // compare what the server got with the latest snapshot
+}
+
+// runEnd says why a run of the server ended.
+type runEnd struct {
+	why     error      // it went away by itself: exited, or stopped answering
+	hostile error      // it was found hostile: it asks and does not read
+	cmd     adapterCmd // the command that ended it (0: none)
+}
+
+// watchRun watches a connected run until it ends: the server exits or
+// stops answering pings, is found hostile, a command comes, a folder of its
+// configuration is no longer allowed (cmdHold), or ctx ends.
+func (a *adapter) watchRun(ctx context.Context, cs *sdk.ClientSession, proc *process) runEnd {
+	exited := make(chan error, 1)
+	go func() { exited <- cs.Wait() }()
+	pingCtx, stopPing := context.WithCancel(ctx)
+	unresponsive := make(chan error, 1)
+	go a.keepAlive(pingCtx, cs, unresponsive)
+	var hostileCh <-chan error
+	if proc != nil {
+		hostileCh = proc.hostile
+	}
+	var end runEnd
+	for waiting := true; waiting; {
+		waiting = false
+		select {
+		case <-ctx.Done():
+		case end.hostile = <-hostileCh:
+		case err := <-exited:
+			end.why = fmt.Errorf("server exited or disconnected: %v", orEOF(err))
+		case end.why = <-unresponsive:
+			a.m.log.Warn("server stopped answering; restarting it", "server", a.cfg.Name, "error", end.why)
+		case end.cmd = <-a.cmds:
+		case <-a.inputs:
+			if h := app.HoldOf(a.m.core.Snapshot(), a.cfg.Name); h != nil {
+				a.m.log.Info("a folder of its configuration is no longer allowed; stopping the server", "server", a.cfg.Name, "hold", h.Text(""))
+				end.cmd = cmdHold
+			} else {
+				waiting = true
+			}
+		}
+	}
+	stopPing()
+	if end.hostile == nil && proc != nil {
+		select {
+		case end.hostile = <-proc.hostile: // it ended the session
+		default:
+		}
+	}
+	return end
+}
+
+// endRun forgets the run's session and shuts the server down: at once,
+// without grace, when it was hostile or may still reach a folder it lost.
+func (a *adapter) endRun(cs *sdk.ClientSession, proc *process, end runEnd) {
+	a.mu.Lock()
+	a.sess, a.proc, a.version = nil, nil, ""
+	a.mu.Unlock()
+	if end.hostile != nil {
+		// It asks and does not read: nothing it has to say can be
+		// read any more, and it gets no grace.
+		a.m.log.Warn("server stopped as hostile", "server", a.cfg.Name, "error", end.hostile)
+		proc.group().Kill()
+	}
+	if (end.cmd == cmdNarrowed || end.cmd == cmdHold) && proc != nil {
+		// It can reach the lost folder until it exits: no grace.
+		proc.group().Kill()
+	}
+	a.shutdown(cs, proc)
+}
+
+// afterRun decides what follows a run that ended (began then) and waits
+// for it: a hostile server stays stopped until a restart; Stop stops it; a
+// restart or a change starts it again at once; a server that went away by
+// itself is reported failed and started again after the backoff (counted
+// afresh once it had run StableAfter). It reports false when ctx ended.
+func (a *adapter) afterRun(ctx context.Context, end runEnd, began time.Time, failures *int, stopped *bool) bool {
+	if end.hostile != nil {
+		// Stopped, not started again with backoff: it would do the
+		// same. A restart (the card's, or a new configuration) tries
+		// again.
+		a.setState(app.ServerStopped, end.hostile)
+		if !a.waitCommand(ctx, 0) {
+			return false
+		}
+		*failures = 0
+		return true
+	}
+	switch end.cmd {
+	case cmdStop:
+		*stopped = true
+		return true
+	case cmdRestart, cmdEmptied, cmdNarrowed, cmdHold:
+		*failures = 0
+		return true
+	}
+	// The server went away by itself: back off before starting it again.
+	if time.Since(began) >= a.m.opts.StableAfter {
+		*failures = 0
+	} else {
+		a.noteRunEnd()
+	}
+	why := end.why
+	if tail := lastLine(a.stderr.String()); tail != "" {
+		why = fmt.Errorf("%w; stderr: %s", why, tail)
+	}
+	a.m.log.Warn("server went away", "server", a.cfg.Name, "error", why)
+	return a.backOff(ctx, why, failures, stopped)
 }
 
 // waitToStart waits until the server may start: while a slot of its

@@ -147,7 +147,9 @@ func (w *ReachWatch) folder(snap *app.Snapshot, a confine.Attempt) (string, bool
 // who is not there; the limiter keeps them few anyway.
 const maxRecording = 4
 
-// Reach is the confine.Reach of the server.
+// Reach is the confine.Reach of the server: the folder to hand the
+// attempt's file beneath, or "" to refuse it. Every attempt is audited,
+// with what became of it.
 func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 	w.init()
 	now := time.Now().UTC()
@@ -160,17 +162,8 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		}
 	}()
 	e.Decided = audit.ReachIgnored
-	if rule := app.NeverGranted(a.Path); rule != "" {
-		// The organisation never grants it: refused at once, never asked.
-		e.Decided = audit.ReachPolicy
+	if !worthAsking(a, &e) {
 		return ""
-	}
-	if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename {
-		// What does not exist is not worth a question: runtimes probe for
-		// files, and the call fails as it would anyway.
-		if _, err := os.Lstat(a.Path); err != nil {
-			return ""
-		}
 	}
 	snap := w.Core.Snapshot()
 	folder, ok := w.folder(snap, a)
@@ -183,34 +176,8 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		return f
 	}
 	e.Decided = audit.ReachRefused
-	req, open := snap.State.Request(w.Server, folder)
-	if open && len(req.Waiting(now)) == 0 {
-		// Asked before and not answered (or asked of nobody): not held
-		// again, and nothing to write.
-		return ""
-	}
-	asking := w.CanAsk != nil && w.CanAsk()
-	if !open {
-		if !w.Limiter.Allow(w.Server, now) {
-			e.Decided = audit.ReachLimited
-			return ""
-		}
-		if !asking {
-			// Nobody is there: refused now, and the request waits for the
-			// person, written in the background so that the call is not
-			// held by the state file's write either.
-			e.Decided = audit.ReachUnasked
-			e.Request = w.record(folder, call, now)
-			return ""
-		}
-	}
-	var until time.Time
-	if err := w.Core.Update(func(s *app.State) error {
-		var err error
-		until, err = s.AskReach(w.Server, folder, call, now, asking)
-		return err
-	}); err != nil {
-		w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
+	until, ok := w.ask(snap, folder, call, now, &e)
+	if !ok {
 		return ""
 	}
 	if until.IsZero() {
@@ -219,16 +186,81 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 		f, _ := w.answer(w.Core.Snapshot(), a, folder, call, &e)
 		return f
 	}
-	// The audit keeps the line of the call that raised a request whatever
-	// becomes of it; calls that joined it are noise once refused.
-	e.Request = !open
+	return w.waitForAnswer(ctx, a, folder, call, until, &e)
+}
+
+// worthAsking reports whether attempt a may become a question. A path the
+// organisation never grants is refused at once, never asked (e says so);
+// one that does not exist is not worth a question, unless the call makes
+// it: runtimes probe for files, and the call fails as it would anyway.
+func worthAsking(a confine.Attempt, e *audit.Entry) bool {
+	if rule := app.NeverGranted(a.Path); rule != "" {
+		e.Decided = audit.ReachPolicy
+		return false
+	}
+	if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename {
+		if _, err := os.Lstat(a.Path); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ask puts call in the request for folder, raising it if none is open,
+// and returns until when the call waits for the person's answer (zero:
+// not held). ok is false when the call is refused now: the request was
+// asked before and not answered, the limiter holds a new one back, nobody
+// can be asked (the request is written for the person, in the background,
+// so that the call is not held by the state file's write either), or the
+// state cannot be written.
+func (w *ReachWatch) ask(snap *app.Snapshot, folder string, call app.ReachCall, now time.Time, e *audit.Entry) (until time.Time, ok bool) {
+	req, open := snap.State.Request(w.Server, folder)
+	if open && len(req.Waiting(now)) == 0 {
+		// Asked before and not answered (or asked of nobody): not held
+		// again, and nothing to write.
+		return time.Time{}, false
+	}
+	asking := w.CanAsk != nil && w.CanAsk()
+	if !open {
+		if !w.Limiter.Allow(w.Server, now) {
+			e.Decided = audit.ReachLimited
+			return time.Time{}, false
+		}
+		if !asking {
+			e.Decided = audit.ReachUnasked
+			e.Request = w.record(folder, call, now)
+			return time.Time{}, false
+		}
+	}
+	if err := w.Core.Update(func(s *app.State) error {
+		var err error
+		until, err = s.AskReach(w.Server, folder, call, now, asking)
+		return err
+	}); err != nil {
+		w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
+		return time.Time{}, false
+	}
+	if !until.IsZero() {
+		// The audit keeps the line of the call that raised a request
+		// whatever becomes of it; calls that joined it are noise once
+		// refused.
+		e.Request = !open
+	}
+	return until, true
+}
+
+// waitForAnswer holds call until the person answers the request for
+// folder, the request goes without it (allowed once for other calls),
+// until passes, or ctx ends; it returns what the answer says of the call
+// ("" for anything but an allow).
+func (w *ReachWatch) waitForAnswer(ctx context.Context, a confine.Attempt, folder string, call app.ReachCall, until time.Time, e *audit.Entry) string {
 	changes, stop := w.Core.Subscribe()
 	defer stop()
 	timer := time.NewTimer(time.Until(until))
 	defer timer.Stop()
 	for {
 		snap := w.Core.Snapshot()
-		if f, done := w.answer(snap, a, folder, call, &e); done {
+		if f, done := w.answer(snap, a, folder, call, e); done {
 			return f
 		}
 		if r, open := snap.State.Request(w.Server, folder); !open || !slices.ContainsFunc(r.Calls, func(c app.ReachCall) bool { return c.ID == call.ID }) {

@@ -206,6 +206,8 @@ func globals(args []string) (stateDir string, rest []string, help, version bool,
 	return stateDir, rest, help, version, nil
 }
 
+// run is one invocation of the command line: the global options, then
+// the state it works on, then the verb (none starts the app with a window).
 func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 	stateDir, args, help, version, err := globals(args)
 	if err != nil {
@@ -219,20 +221,10 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		fmt.Fprintf(env.Stdout, "rootkeeper %s\n", app.Version)
 		return nil
 	}
-	if stateDir == "" {
-		if stateDir, err = app.DefaultStateDir(); err != nil {
-			return err
-		}
-	}
-	if fi, err := os.Stat(stateDir); err == nil && !fi.IsDir() {
-		return usagef("--state-dir %q is not a folder", stateDir)
-	}
-	store, err := app.OpenStore(stateDir)
+	store, err := openStore(stateDir, env)
 	if err != nil {
 		return err
 	}
-	store.OnCorrupt = func(e *app.CorruptError) { fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", e.Error()) }
-	store.BeforeSave = sealer(env).Seal
 	c := &command{ctx: ctx, env: env, ext: ext, store: store}
 	if len(args) == 0 {
 		if ext.GUI == nil {
@@ -240,32 +232,36 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 		}
 		return ext.GUI(ctx, store)
 	}
-	verb, rest := args[0], args[1:]
+	return c.dispatch(args[0], args[1:])
+}
+
+// openStore opens the state in stateDir (the default folder if ""): a
+// damaged file is reported on stderr as it is set aside, and every save
+// seals the secrets typed in the clear.
+func openStore(stateDir string, env Env) (*app.Store, error) {
+	if stateDir == "" {
+		var err error
+		if stateDir, err = app.DefaultStateDir(); err != nil {
+			return nil, err
+		}
+	}
+	if fi, err := os.Stat(stateDir); err == nil && !fi.IsDir() {
+		return nil, usagef("--state-dir %q is not a folder", stateDir)
+	}
+	store, err := app.OpenStore(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	store.OnCorrupt = func(e *app.CorruptError) { fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", e.Error()) }
+	store.BeforeSave = sealer(env).Seal
+	return store, nil
+}
+
+// dispatch runs verb with the arguments that follow it.
+func (c *command) dispatch(verb string, rest []string) error {
 	switch verb {
-	case "headless":
-		if err := exactly("headless", rest); err != nil {
-			return err
-		}
-		if ext.Headless == nil {
-			return errors.New("this build cannot run headless")
-		}
-		return ext.Headless(ctx, store)
-	case WindowVerb:
-		if err := exactly(verb, rest); err != nil {
-			return err
-		}
-		if ext.Window == nil {
-			return errors.New("this build has no GUI")
-		}
-		return ext.Window(ctx, store)
-	case "--hidden":
-		if err := exactly(verb, rest); err != nil {
-			return err
-		}
-		if ext.GUIHidden == nil {
-			return errors.New("this build has no GUI; try `rootkeeper headless`")
-		}
-		return ext.GUIHidden(ctx, store)
+	case "headless", WindowVerb, "--hidden":
+		return c.startApp(verb, rest)
 	case "autostart":
 		return c.autostart(rest)
 	case "doctor":
@@ -304,12 +300,39 @@ func run(ctx context.Context, args []string, env Env, ext Extensions) error {
 	case "settings":
 		return c.settings(rest)
 	case "audit":
-		if ext.Audit == nil {
+		if c.ext.Audit == nil {
 			return errors.New("this build has no audit log reader")
 		}
-		return ext.Audit(rest, store.Dir(), env.Stdout)
+		return c.ext.Audit(rest, c.store.Dir(), c.env.Stdout)
 	}
 	return usagef("unknown verb %q (try --help)", verb)
+}
+
+// startApp runs the app the way verb asks: headless (everything but the
+// GUI), the window process of an app already running (WindowVerb), or in
+// the tray with its window closed (--hidden, what the start-at-login entry
+// runs). None takes arguments; a build without what it needs says so.
+func (c *command) startApp(verb string, rest []string) error {
+	if err := exactly(verb, rest); err != nil {
+		return err
+	}
+	switch verb {
+	case "headless":
+		if c.ext.Headless == nil {
+			return errors.New("this build cannot run headless")
+		}
+		return c.ext.Headless(c.ctx, c.store)
+	case WindowVerb:
+		if c.ext.Window == nil {
+			return errors.New("this build has no GUI")
+		}
+		return c.ext.Window(c.ctx, c.store)
+	default: // --hidden
+		if c.ext.GUIHidden == nil {
+			return errors.New("this build has no GUI; try `rootkeeper headless`")
+		}
+		return c.ext.GUIHidden(c.ctx, c.store)
+	}
 }
 
 // command carries what every verb needs.

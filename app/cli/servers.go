@@ -73,6 +73,8 @@ func (c *command) removeServerFiles(name string) {
 	}
 }
 
+// serversAdd is `servers add NAME (--url URL | -- COMMAND [ARG...])`: it
+// adds server NAME, or with --replace changes it, and says what that did.
 func (c *command) serversAdd(args []string) error {
 	f := newFlags("servers add")
 	url := f.String("url")
@@ -103,54 +105,101 @@ func (c *command) serversAdd(args []string) error {
 		return usagef("give --confine or --no-confine for server %q, not both", pos[0])
 	}
 	srv := app.Server{Name: pos[0], RootsMode: app.RootsMode(*mode), Sampling: app.SamplingMode(*sampling), HostRoots: app.HostRootsMode(*hostRoots), KeepArgs: *keepArgs, Network: netSetting}
+	how := transportFlags{url: *url, typ: *typ, headers: *headers, envs: *envs, cwd: *cwd, confined: *confined, unconfined: *unconfined}
+	if err := c.setTransport(&srv, command, how); err != nil {
+		return err
+	}
+	var res app.PutResult
+	if _, err := c.update(func(s *app.State) error {
+		var err error
+		res, err = s.PutServer(srv, app.PutOptions{Replace: *replace, Given: givenSettings(f), Home: c.env.Home, StateDir: c.store.Dir()})
+		return err
+	}); err != nil {
+		return err
+	}
+	c.printAdded(res)
+	return nil
+}
+
+// transportFlags are the options of `servers add` that say how a server
+// is reached: a URL with its type and headers, or a command with its
+// environment, folder and confinement.
+type transportFlags struct {
+	url, typ, cwd        string
+	headers, envs        []string
+	confined, unconfined bool
+}
+
+// setTransport fills in how srv is reached: over HTTP or SSE at how.url, or
+// by running command (stdio). Options of the other kind are refused.
+func (c *command) setTransport(srv *app.Server, command []string, how transportFlags) error {
 	switch {
-	case *url != "" && len(command) > 0:
+	case how.url != "" && len(command) > 0:
 		return usagef("give either --url or -- COMMAND for server %q, not both", srv.Name)
-	case *url != "":
-		srv.URL = *url
-		srv.Type = app.TransportHTTP
-		if *typ != "" {
-			if *typ != app.TransportHTTP && *typ != app.TransportSSE {
-				return usagef("invalid --type %q (want http or sse)", *typ)
-			}
-			srv.Type = *typ
-		}
-		if len(*envs) > 0 || *cwd != "" || *confined || *unconfined {
-			return usagef("--env, --cwd, --confine and --no-confine are for stdio servers; %q has a --url", srv.Name)
-		}
-		if srv.Headers, err = keyValues("header", *headers); err != nil {
-			return err
-		}
+	case how.url != "":
+		return setURL(srv, how)
 	case len(command) > 0:
-		if *typ != "" && *typ != app.TransportStdio {
-			return usagef("invalid --type %q for a command (it is stdio)", *typ)
-		}
-		if len(*headers) > 0 {
-			return usagef("--header is for http and sse servers; %q has a command", srv.Name)
-		}
-		srv.Type = app.TransportStdio
-		srv.Command, srv.Args = command[0], command[1:]
-		// --confine asks for the boundary in so many words: where Landlock
-		// is missing the server is then not started. Without either flag
-		// a new server is confined by default (PutServer).
-		srv.Confine, srv.ConfineRequired = *confined, *confined
-		if srv.Env, err = keyValues("env", *envs); err != nil {
-			return err
-		}
-		if *cwd != "" {
-			dir := *cwd
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(c.env.Cwd, dir)
-			}
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return usagef("--cwd %q is not a folder", *cwd)
-			}
-			srv.Cwd = dir
-		}
+		return c.setCommand(srv, command, how)
 	default:
 		return usagef("server %q needs --url URL or -- COMMAND [ARG...]", srv.Name)
 	}
-	// The settings typed are given; an edit keeps the others.
+}
+
+// setURL makes srv an HTTP server (or SSE, if --type says so) at how.url,
+// sent how.headers.
+func setURL(srv *app.Server, how transportFlags) error {
+	srv.URL = how.url
+	srv.Type = app.TransportHTTP
+	if how.typ != "" {
+		if how.typ != app.TransportHTTP && how.typ != app.TransportSSE {
+			return usagef("invalid --type %q (want http or sse)", how.typ)
+		}
+		srv.Type = how.typ
+	}
+	if len(how.envs) > 0 || how.cwd != "" || how.confined || how.unconfined {
+		return usagef("--env, --cwd, --confine and --no-confine are for stdio servers; %q has a --url", srv.Name)
+	}
+	var err error
+	srv.Headers, err = keyValues("header", how.headers)
+	return err
+}
+
+// setCommand makes srv a stdio server that runs command, with how's
+// environment and folder (a relative one is taken from where the command
+// line runs, and must be a folder).
+func (c *command) setCommand(srv *app.Server, command []string, how transportFlags) error {
+	if how.typ != "" && how.typ != app.TransportStdio {
+		return usagef("invalid --type %q for a command (it is stdio)", how.typ)
+	}
+	if len(how.headers) > 0 {
+		return usagef("--header is for http and sse servers; %q has a command", srv.Name)
+	}
+	srv.Type = app.TransportStdio
+	srv.Command, srv.Args = command[0], command[1:]
+	// --confine asks for the boundary in so many words: where Landlock
+	// is missing the server is then not started. Without either flag
+	// a new server is confined by default (PutServer).
+	srv.Confine, srv.ConfineRequired = how.confined, how.confined
+	var err error
+	if srv.Env, err = keyValues("env", how.envs); err != nil {
+		return err
+	}
+	if how.cwd != "" {
+		dir := how.cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(c.env.Cwd, dir)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("--cwd %q is not a folder", how.cwd)
+		}
+		srv.Cwd = dir
+	}
+	return nil
+}
+
+// givenSettings are the settings of `servers add` typed on the command
+// line: those are given, and an edit keeps the others as they were.
+func givenSettings(f *flags) app.Setting {
 	var given app.Setting
 	for flag, set := range map[string]app.Setting{"roots-mode": app.SetRootsMode, "sampling": app.SetSampling,
 		"host-roots": app.SetHostRoots, "confine": app.SetConfine, "no-confine": app.SetConfine, "keep-arg": app.SetKeepArgs, "network": app.SetNetwork} {
@@ -158,15 +207,14 @@ func (c *command) serversAdd(args []string) error {
 			given |= set
 		}
 	}
-	var res app.PutResult
-	if _, err := c.update(func(s *app.State) error {
-		var err error
-		res, err = s.PutServer(srv, app.PutOptions{Replace: *replace, Given: given, Home: c.env.Home, StateDir: c.store.Dir()})
-		return err
-	}); err != nil {
-		return err
-	}
-	srv = res.Server
+	return given
+}
+
+// printAdded says what `servers add` did: added, replaced (a new program
+// for consent or not), and what the server now is — its data kept aside,
+// its slots, its confinement, its network, and where its roots show.
+func (c *command) printAdded(res app.PutResult) {
+	srv := res.Server
 	switch {
 	case res.NewProgram:
 		c.printf("replaced server %q: it now runs something else, so it is a new program for consent (was: %s); %d decision(s) dropped\n", srv.Name, res.Before, res.Dropped)
@@ -178,22 +226,28 @@ func (c *command) serversAdd(args []string) error {
 	c.printKeptAside(srv.Name, res.KeptAside)
 	c.printSlots(srv)
 	if srv.Confine {
-		switch abi, err := landlockABI(); {
-		case err == nil:
-			c.printf("%s runs %s\n", app.SafeText(srv.Name), app.CappedConfinedText(abi, kernelABI()))
-		case srv.ConfineRequired || kernelABI() > 0:
-			// Asked for in so many words, or the kernel has Landlock and
-			// the cap (app.EnvLandlockABI) is at fault: not started.
-			c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
-		default:
-			c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, app.SafeText(srv.Name))
-		}
+		c.printAddedConfinement(srv)
 	}
 	c.printAddedNetwork(srv)
 	if srv.Mode() == app.RootsArgs {
 		c.printf("note: in roots mode args the allowed folders are on the server's command line, which every local user can read (/proc/PID/cmdline); mode env keeps them private\n")
 	}
-	return nil
+}
+
+// printAddedConfinement says how a server to be confined runs here: with
+// which Landlock, or, where there is none it may use, whether it is not
+// started or runs unconfined.
+func (c *command) printAddedConfinement(srv app.Server) {
+	switch abi, err := landlockABI(); {
+	case err == nil:
+		c.printf("%s runs %s\n", app.SafeText(srv.Name), app.CappedConfinedText(abi, kernelABI()))
+	case srv.ConfineRequired || kernelABI() > 0:
+		// Asked for in so many words, or the kernel has Landlock and
+		// the cap (app.EnvLandlockABI) is at fault: not started.
+		c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
+	default:
+		c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, app.SafeText(srv.Name))
+	}
 }
 
 // serversConfine is `servers confine NAME` and `servers unconfine NAME`:
@@ -273,6 +327,8 @@ func (c *command) serversList(args []string) error {
 	return nil
 }
 
+// importServers is `import FILE`: every server of an mcpServers file (or
+// stdin, "-") added, or with --replace changed, in one change of the state.
 func (c *command) importServers(args []string) error {
 	f := newFlags("import")
 	replace := f.Bool("replace")
@@ -285,18 +341,9 @@ func (c *command) importServers(args []string) error {
 	if err := exactly("import", pos, "FILE"); err != nil {
 		return err
 	}
-	var data []byte
-	if pos[0] == "-" {
-		data, err = io.ReadAll(c.env.Stdin)
-	} else {
-		path := pos[0]
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(c.env.Cwd, path)
-		}
-		data, err = os.ReadFile(path)
-	}
+	data, err := c.readImportFile(pos[0])
 	if err != nil {
-		return &app.InputError{Msg: fmt.Sprintf("cannot read %q: %v", pos[0], errText(err))}
+		return err
 	}
 	cfg, err := serverentry.Parse(data)
 	if err != nil {
@@ -319,45 +366,71 @@ func (c *command) importServers(args []string) error {
 	if f.Given("keep-arg") {
 		given |= app.SetKeepArgs
 	}
+	opts := app.PutOptions{Replace: *replace, Given: given, Home: c.env.Home, StateDir: c.store.Dir()}
 	r := importReport{stored: make([]app.Server, len(servers)), kept: make([]*app.KeptData, len(servers))}
-	_, err = c.update(func(s *app.State) error {
-		r.added, r.replaced, r.changed = nil, nil, nil
-		// Every refusal comes before the first server is put: putting one
-		// may keep its data folder aside on disk, which a later refusal
-		// (the state not saved) would leave unrecorded.
-		for _, srv := range servers {
-			if _, exists := s.Server(srv.Name); exists && !*replace {
-				return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
-			}
-		}
-		for i, srv := range servers {
-			g := given
-			if srv.RootsMode != "" {
-				g |= app.SetRootsMode
-			}
-			res, err := s.PutServer(srv, app.PutOptions{Replace: *replace, Given: g, Home: c.env.Home, StateDir: c.store.Dir()})
-			if err != nil {
-				return err
-			}
-			r.stored[i], r.kept[i] = res.Server, res.KeptAside
-			switch {
-			case res.NewProgram:
-				// A server that now runs something else is a new
-				// program: its decisions went, and the person is told.
-				r.changed = append(r.changed, programChange{name: srv.Name, before: res.Before, after: app.Program(srv), dropped: res.Dropped})
-				r.replaced = append(r.replaced, srv.Name)
-			case res.Replaced:
-				r.replaced = append(r.replaced, srv.Name)
-			default:
-				r.added = append(r.added, srv.Name)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err = c.update(func(s *app.State) error { return r.put(s, servers, opts) }); err != nil {
 		return err
 	}
 	c.printImported(r, cfg.Skipped)
+	return nil
+}
+
+// readImportFile reads the file an import names: stdin for "-", a relative
+// path from where the command line runs.
+func (c *command) readImportFile(name string) ([]byte, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(c.env.Stdin)
+	} else {
+		path := name
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.env.Cwd, path)
+		}
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, &app.InputError{Msg: fmt.Sprintf("cannot read %q: %v", name, errText(err))}
+	}
+	return data, nil
+}
+
+// put stores servers in s, each through PutServer with opts (a server
+// whose entry states a roots mode gives it too), and records in r what
+// each became. It runs inside one change of the state: a refusal leaves
+// the state unsaved.
+func (r *importReport) put(s *app.State, servers []app.Server, opts app.PutOptions) error {
+	r.added, r.replaced, r.changed = nil, nil, nil
+	// Every refusal comes before the first server is put: putting one
+	// may keep its data folder aside on disk, which a later refusal
+	// (the state not saved) would leave unrecorded.
+	for _, srv := range servers {
+		if _, exists := s.Server(srv.Name); exists && !opts.Replace {
+			return &app.InputError{Msg: fmt.Sprintf("server %q already exists (use --replace to overwrite it)", srv.Name)}
+		}
+	}
+	for i, srv := range servers {
+		o := opts
+		if srv.RootsMode != "" {
+			o.Given |= app.SetRootsMode
+		}
+		res, err := s.PutServer(srv, o)
+		if err != nil {
+			return err
+		}
+		r.stored[i], r.kept[i] = res.Server, res.KeptAside
+		switch {
+		case res.NewProgram:
+			// A server that now runs something else is a new
+			// program: its decisions went, and the person is told.
+			r.changed = append(r.changed, programChange{name: srv.Name, before: res.Before, after: app.Program(srv), dropped: res.Dropped})
+			r.replaced = append(r.replaced, srv.Name)
+		case res.Replaced:
+			r.replaced = append(r.replaced, srv.Name)
+		default:
+			r.added = append(r.added, srv.Name)
+		}
+	}
 	return nil
 }
 

@@ -208,6 +208,40 @@ type pendingRequest struct {
 // side (stdin EOF), the server exits, or ctx ends. It returns nil on a clean
 // end.
 func Run(ctx context.Context, o Options) error {
+	o = o.withDefaults()
+	// A pipe or a socket is read and written raw (package rawio).
+	var endHost func()
+	o.HostIn, o.HostOut, endHost = rawio.Stdio(o.HostIn, o.HostOut)
+	defer endHost()
+	b, err := newBridge(o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer mcp.FlushNetworkRecords(o.StateDir)
+	defer b.reachRecs.Wait()
+	p, err := b.startFirst(ctx)
+	if err != nil {
+		return b.refuseAll(err)
+	}
+	b.cur = p
+	b.log.Info("bridging", "pid", p.pid, "command", b.srv.Command, "url", b.hider.Hide(b.srv.URL))
+
+	hostDone := make(chan error, 1)
+	go func() { hostDone <- b.fromHost(o.HostIn) }()
+	go b.followState(ctx)
+	result := b.waitForEnd(ctx, hostDone)
+	b.rmu.Lock()
+	b.stopping = true
+	p = b.cur
+	b.rmu.Unlock()
+	b.stop(p)
+	return result
+}
+
+// withDefaults is o with its zero fields given their defaults.
+func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -229,21 +263,23 @@ func Run(ctx context.Context, o Options) error {
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 3 * time.Second
 	}
-	// A pipe or a socket is read and written raw (package rawio).
-	var endHost func()
-	o.HostIn, o.HostOut, endHost = rawio.Stdio(o.HostIn, o.HostOut)
-	defer endHost()
+	return o
+}
+
+// newBridge is the session for server o.Server as the state has it now,
+// the secrets it refers to taken out of the keyring.
+func newBridge(o Options) (*bridge, error) {
 	snap := o.Core.Snapshot()
 	srv, ok := snap.State.Server(o.Server)
 	if !ok {
-		return &app.InputError{Msg: fmt.Sprintf("no server %q", o.Server)}
+		return nil, &app.InputError{Msg: fmt.Sprintf("no server %q", o.Server)}
 	}
 	// Secrets the state file refers to come out of the keyring now.
-	srv, hider, rerr := secrets.ResolveHiding(srv)
-	if rerr != nil {
-		return rerr
+	srv, hider, err := secrets.ResolveHiding(srv)
+	if err != nil {
+		return nil, err
 	}
-	b := &bridge{
+	return &bridge{
 		o: o, srv: srv, log: o.Logger.With("server", srv.Name), hider: hider,
 		host:       newLineWriter(o.HostOut),
 		poked:      make(chan struct{}, 1),
@@ -253,32 +289,25 @@ func Run(ctx context.Context, o Options) error {
 		inflight:   map[string]struct{}{},
 		stash:      map[string]json.RawMessage{},
 		session:    Session{ID: os.Getpid(), Server: srv.Name, LastSent: []string{}},
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer mcp.FlushNetworkRecords(o.StateDir)
-	defer b.reachRecs.Wait()
-	var p *serverProc
-	var err error
-	if srv.Type == app.TransportStdio {
-		if err := b.waitToStart(ctx); err != nil {
-			return b.refuseAll(err)
-		}
-		p, err = b.startProc(b.snapshot())
-	} else {
-		p, err = b.startHTTP(ctx)
-	}
-	if err != nil {
-		return b.refuseAll(err)
-	}
-	b.cur = p
-	b.log.Info("bridging", "pid", p.pid, "command", srv.Command, "url", hider.Hide(srv.URL))
+	}, nil
+}
 
-	hostDone := make(chan error, 1)
-	go func() { hostDone <- b.fromHost(o.HostIn) }()
-	go b.followState(ctx)
+// startFirst starts the session's first server process: a stdio server
+// once it may start (waitToStart), a server reached over HTTP at once.
+func (b *bridge) startFirst(ctx context.Context) (*serverProc, error) {
+	if b.srv.Type != app.TransportStdio {
+		return b.startHTTP(ctx)
+	}
+	if err := b.waitToStart(ctx); err != nil {
+		return nil, err
+	}
+	return b.startProc(b.snapshot())
+}
 
-	var result error
+// waitForEnd waits until the host is gone (hostDone), the server exits by
+// itself, or ctx ends, and returns why the bridge ends: nil unless the
+// server exited with an error, which it names (its secrets hidden).
+func (b *bridge) waitForEnd(ctx context.Context, hostDone <-chan error) error {
 	select {
 	case err := <-hostDone:
 		// The host is gone: let the server finish, then end it.
@@ -286,24 +315,21 @@ func Run(ctx context.Context, o Options) error {
 			b.log.Warn("reading from the host failed", "error", err)
 		}
 	case err := <-b.ended:
+		var result error
 		if err != nil {
 			if mcp.IsHostile(err) {
 				// Rootkeeper's own words, kept as the error they are.
-				result = fmt.Errorf("server %q: %w", srv.Name, err)
+				result = fmt.Errorf("server %q: %w", b.srv.Name, err)
 			} else {
-				result = fmt.Errorf("server %q: %s", srv.Name, hider.Hide(err.Error()))
+				result = fmt.Errorf("server %q: %s", b.srv.Name, b.hider.Hide(err.Error()))
 			}
 		}
 		b.rmu.RLock()
 		p := b.cur
 		b.rmu.RUnlock()
 		b.confineFailed(p)
+		return result
 	case <-ctx.Done():
 	}
-	b.rmu.Lock()
-	b.stopping = true
-	p = b.cur
-	b.rmu.Unlock()
-	b.stop(p)
-	return result
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/secrets/spot"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
 	"rootkeeper/mcp/rawio"
@@ -168,23 +169,11 @@ func rootPaths(roots []app.Root) []string {
 // start gives an error naming its command.
 func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 	cmd, paths := mcp.StdioCommand(b.srv, snap)
-	observe := func() {}
-	var obs *confine.Observer
-	var wit *mcp.RunWitness
+	run := confinedRun{observe: func() {}, paths: paths}
 	if b.srv.Confine {
-		paths = b.startPaths(snap)
-		wit = mcp.NewRunWitness()
-		wit.Home = mcp.EnvHome(cmd.Env)
 		var err error
-		switch observe, obs, err = b.confineObserved(cmd, paths, wit); {
-		case err == nil:
-		case app.RunsUnconfinedHere(b.srv, errors.Is(err, confine.ErrUnavailable)):
-			// Confined by default where Landlock is missing: it runs as
-			// it would without Rootkeeper, and says so.
-			b.log.Warn("Landlock is missing here: the server runs unconfined; roots are advice to it", "why", err)
-			observe, obs, wit, paths = func() {}, nil, nil, nil
-		default:
-			return nil, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
+		if run, err = b.confineRun(cmd, snap); err != nil {
+			return nil, err
 		}
 	}
 	// Pipes of our own, not StdinPipe and StdoutPipe: Wait must not close
@@ -195,6 +184,67 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
+	hidden := b.serverStderr(run.wit)
+	cmd.Stderr = hidden
+	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
+	err = mcp.StartServer(cmd)
+	run.observe()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		stdin.Close()
+		outR.Close()
+		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
+	}
+	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: run.paths, exited: make(chan struct{}), witness: run.wit, obs: run.obs}
+	b.serveProc(p, outR, hidden)
+	b.mu.Lock()
+	b.session.PID = cmd.Process.Pid
+	b.mu.Unlock()
+	if m := b.srv.Mode(); m == app.RootsArgs || m == app.RootsEnv {
+		b.recordStart(run.paths)
+	}
+	b.publish()
+	return p, nil
+}
+
+// confinedRun is how a server is started: observe is called once it has
+// started (or failed to); obs observes its reach and wit diagnoses its end
+// (both nil when it runs unconfined); paths are the roots it holds from its
+// start.
+type confinedRun struct {
+	observe func()
+	obs     *confine.Observer
+	wit     *mcp.RunWitness
+	paths   []string
+}
+
+// confineRun readies cmd, a server to be confined, to run under Landlock
+// with the roots it would hold from its start, its reach observed. Where
+// Landlock is missing, a server confined by default runs unconfined, as it
+// would without Rootkeeper, and says so; one that must be confined is not
+// started: the error names its command.
+func (b *bridge) confineRun(cmd *exec.Cmd, snap *app.Snapshot) (confinedRun, error) {
+	paths := b.startPaths(snap)
+	wit := mcp.NewRunWitness()
+	wit.Home = mcp.EnvHome(cmd.Env)
+	switch observe, obs, err := b.confineObserved(cmd, paths, wit); {
+	case err == nil:
+		return confinedRun{observe: observe, obs: obs, wit: wit, paths: paths}, nil
+	case app.RunsUnconfinedHere(b.srv, errors.Is(err, confine.ErrUnavailable)):
+		// Confined by default where Landlock is missing: it runs as
+		// it would without Rootkeeper, and says so.
+		b.log.Warn("Landlock is missing here: the server runs unconfined; roots are advice to it", "why", err)
+		return confinedRun{observe: func() {}}, nil
+	default:
+		return confinedRun{}, fmt.Errorf("rootkeeper bridge: server %q (%s): %v", b.srv.Name, cmd.Path, err)
+	}
+}
+
+// serverStderr is where the server's stderr goes, its secrets hidden: the
+// host's stderr, the log, and wit (nil: none), which reads in it why a
+// confined run stopped.
+func (b *bridge) serverStderr(wit *mcp.RunWitness) *spot.HidingWriter {
 	stderr := []io.Writer{b.o.Stderr}
 	if b.o.Log != nil {
 		stderr = append(stderr, b.o.Log)
@@ -203,60 +253,52 @@ func (b *bridge) startProc(snap *app.Snapshot) (*serverProc, error) {
 		// What it said, secrets hidden, tells why it stopped confined.
 		stderr = append(stderr, wit)
 	}
-	hidden := b.hider.Writer(io.MultiWriter(stderr...))
-	cmd.Stderr = hidden
-	cmd.WaitDelay = b.o.StopGrace + b.o.KillAfter + time.Second
-	err = mcp.StartServer(cmd)
-	observe()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		stdin.Close()
-		outR.Close()
-		return nil, fmt.Errorf("rootkeeper bridge: cannot start server %q (%s): %v", b.srv.Name, cmd.Path, err)
-	}
-	p := &serverProc{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin, w: newLineWriter(stdin), paths: paths, exited: make(chan struct{}), witness: wit, obs: obs}
+	return b.hider.Writer(io.MultiWriter(stderr...))
+}
+
+// serveProc serves p, just started: the bridge's answers to its requests
+// are written through a queue that bounds those it has not read, its
+// stdout is read by fromServer, and its exit is awaited (awaitExit).
+func (b *bridge) serveProc(p *serverProc, stdout io.ReadCloser, stderr *spot.HidingWriter) {
 	answers := newAnswerQueue(b.o.Backlog, func(err error) { b.hostile(p, err) })
 	p.answers = answers
 	go answers.run(p.w)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		b.fromServer(p, outR)
+		b.fromServer(p, stdout)
 		close(answers.lines)
 	}()
-	go func() {
-		err := cmd.Wait()
-		hidden.Flush() // its stderr is all copied once Wait returns
-		close(answers.gone)
-		stdin.Close() // as StdinPipe's is once Wait returns
-		// What it wrote before exiting is relayed; a descendant holding
-		// its stdout open does not hold the bridge.
-		select {
-		case <-read:
-		case <-time.After(time.Second):
-		}
-		outR.Close()
-		p.err = err
-		close(p.exited)
-		if !p.replaced.Load() {
-			if err == nil {
-				err = errors.New("the server exited")
-			}
-			select {
-			case b.ended <- err:
-			default:
-			}
-		}
-	}()
-	b.mu.Lock()
-	b.session.PID = cmd.Process.Pid
-	b.mu.Unlock()
-	if m := b.srv.Mode(); m == app.RootsArgs || m == app.RootsEnv {
-		b.recordStart(paths)
+	go b.awaitExit(p, stdout, stderr, answers, read)
+}
+
+// awaitExit waits for p to exit, then closes what served it (its stdin,
+// its answers' queue, its stdout once what it wrote is relayed: read
+// closed) and, unless a newer process took over, ends the bridge with why
+// p exited.
+func (b *bridge) awaitExit(p *serverProc, stdout io.Closer, stderr *spot.HidingWriter, answers *answerQueue, read <-chan struct{}) {
+	err := p.cmd.Wait()
+	stderr.Flush() // its stderr is all copied once Wait returns
+	close(answers.gone)
+	p.stdin.Close() // as StdinPipe's is once Wait returns
+	// What it wrote before exiting is relayed; a descendant holding
+	// its stdout open does not hold the bridge.
+	select {
+	case <-read:
+	case <-time.After(time.Second):
 	}
-	b.publish()
-	return p, nil
+	stdout.Close()
+	p.err = err
+	close(p.exited)
+	if !p.replaced.Load() {
+		if err == nil {
+			err = errors.New("the server exited")
+		}
+		select {
+		case b.ended <- err:
+		default:
+		}
+	}
 }
 
 // hostile stops server process p, found hostile: it asks and does not read
