@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/atomicfile"
 	"runtime"
 	"sync/atomic"
@@ -282,8 +283,11 @@ func TestCacheFile(t *testing.T) {
 func TestCacheNoLeakedFiles(t *testing.T) {
 	fds := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil && runtime.GOOS != "linux" {
+			t.Skip("open files are counted in Linux's /proc/self/fd")
+		}
 		if err != nil {
-			t.Skip("no /proc/self/fd")
+			apptest.Missing(t, "no /proc/self/fd: "+err.Error())
 		}
 		return len(ents)
 	}

@@ -113,10 +113,10 @@ func newScaleRunOf(t testing.TB, n, m int, denyRest bool) *scaleRun {
 	}
 	root := apptest.ModuleRoot(t)
 	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	need(t, "xvfb-run")
-	need(t, "dbus-run-session")
+	apptest.NeedProgram(t, "xvfb-run")
+	apptest.NeedProgram(t, "dbus-run-session")
 	if _, err := os.Stat(fsServer); err != nil {
-		missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
+		apptest.Missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
 	}
 	e := &scaleRun{t: t, bin: t.TempDir()}
 	e.rk = filepath.Join(e.bin, "rootkeeper")
