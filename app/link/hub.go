@@ -320,6 +320,7 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	default:
 	}
 	h.changed()
+	h.opts.Logger.Info("the window's link ended")
 	if h.opts.OnDetach != nil && ctx.Err() == nil {
 		h.opts.OnDetach()
 	}
