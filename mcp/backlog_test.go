@@ -75,8 +75,8 @@ func TestStdioConnStopsReadingWhileAnswersAreOwed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("an answer drained and the next request was still not read")
+	case <-time.After(apptest.Patience):
+		t.Fatal("an answer drained and the next request was still not read (hung?)")
 	}
 	if n, _ := c.backlog.Len(); n != 8 {
 		t.Fatalf("backlog holds %d requests; want 8 (7 owed and the one just read)", n)
