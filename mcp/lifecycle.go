@@ -183,6 +183,8 @@ func (a *adapter) waitToStart(ctx context.Context) bool {
 			return true
 		}
 		if h == nil && !told {
+			// Said once: why a server that may start has not (and the
+			// moment its tests know it decided to wait).
 			a.m.log.Debug("server waits for its folders' access checks before it starts", "server", a.cfg.Name)
 			told = true
 		}
