@@ -232,7 +232,7 @@ func TestBridgeSessionShowsInTheApp(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(errOut.String(), `"nope"`) {
 			t.Fatalf("bridge nope: %v, stderr %q", err, errOut.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(apptest.Patience):
 		unknown.Process.Kill()
 		t.Fatal("bridge of an unknown server waited on its stdin")
 	}

@@ -58,7 +58,7 @@ func startHost(t *testing.T, env []string, command string, args ...string) *test
 		go func() { h.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(apptest.Patience):
 			h.cmd.Process.Kill()
 			<-done
 		}

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,9 +241,9 @@ func (h *headlessApp) stop() error {
 		h.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case h.err = <-h.exited:
-		case <-time.After(15 * time.Second):
+		case <-time.After(apptest.Patience):
 			h.cmd.Process.Kill()
-			h.err = errors.New("did not stop within 15 s of SIGTERM")
+			h.err = fmt.Errorf("did not stop within %v of SIGTERM (hung?)", apptest.Patience)
 		}
 	})
 	return h.err

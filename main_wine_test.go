@@ -46,6 +46,10 @@ import (
 // about half a second, a Go program in about a second.
 const wineWait = 60 * time.Second
 
+// underWine is how these tests wait for what has no event: within
+// wineWait, a look every 200 ms at most (a look may run a process).
+var underWine = apptest.Poll{Within: wineWait, Every: 200 * time.Millisecond}
+
 // rig is Rootkeeper on one system, Windows under Wine or this one natively,
 // with its own state folder, a rootserver built for that system, and the
 // reports of the rootservers it runs.
@@ -254,18 +258,17 @@ func (p *running) kill() {
 // waitLog waits until the process has logged a line holding s.
 func (p *running) waitLog(tb testing.TB, s string) {
 	tb.Helper()
-	deadline := time.Now().Add(wineWait)
-	for !strings.Contains(p.log.String(), s) {
+	underWine.Eventually(tb, fmt.Sprintf("%q logged", s), func() (bool, string) {
+		if strings.Contains(p.log.String(), s) {
+			return true, ""
+		}
 		select {
 		case <-p.exited:
 			tb.Fatalf("exited (%v) before logging %q", p.err, s)
 		default:
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("no %q logged within %s", s, wineWait)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, ""
+	})
 }
 
 // serverReport is a line a rootserver sent: NAME EVENT PAYLOAD.
@@ -472,13 +475,10 @@ func TestWineHeadlessServesAndFollowsTheCommandLine(t *testing.T) {
 	case <-time.After(wineWait):
 		t.Fatal("the server outlived the app")
 	}
-	deadline := time.Now().Add(wineWait)
-	for len(processesHolding(child...)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's child outlived the app: processes %v", processesHolding(child...))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	underWine.Eventually(t, "the server's child gone with the app", func() (bool, string) {
+		left := processesHolding(child...)
+		return len(left) == 0, fmt.Sprintf("processes %v", left)
+	})
 }
 
 // claudeConfig is a Claude Desktop config as Windows editors write it: a
@@ -722,18 +722,14 @@ func TestWineWindowDraws(t *testing.T) {
 	gui.waitLog(t, "window on screen")
 
 	var before image.Image
-	deadline := time.Now().Add(wineWait)
-	for {
+	underWine.Eventually(t, "the window drawn", func() (bool, string) {
 		img, err := windowShot(t, display, "Rootkeeper")
 		if err == nil && inkBands(img, 0) >= 4 {
 			before = img
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the window did not draw within %s (%v)", wineWait, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false, fmt.Sprint(err)
+	})
 	if b := before.Bounds(); b.Dx() < 600 || b.Dy() < 400 {
 		t.Fatalf("the window is %dx%d", b.Dx(), b.Dy())
 	}
@@ -742,17 +738,14 @@ func TestWineWindowDraws(t *testing.T) {
 	// more row, two more lines of text.
 	r.addRoot(r.mkdir("beta"))
 	var after image.Image
-	for deadline := time.Now().Add(wineWait); ; {
+	underWine.Eventually(t, "the window shows the folder added", func() (bool, string) {
 		img, err := windowShot(t, display, "Rootkeeper")
 		if err == nil && inkBands(img, 0) >= inkBands(before, 0)+2 {
 			after = img
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the window did not show the folder added (%d bands of text before, %v)", inkBands(before, 0), err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("%d bands of text before, %v", inkBands(before, 0), err)
+	})
 	if dir := os.Getenv("RK_WINE_SHOTS"); dir != "" {
 		f, err := os.Create(filepath.Join(dir, "window-wine.png"))
 		if err == nil {
@@ -763,16 +756,10 @@ func TestWineWindowDraws(t *testing.T) {
 
 	// The app killed, the window goes with it.
 	gui.kill()
-	deadline = time.Now().Add(wineWait)
-	for {
-		if _, err := windowShot(t, display, "Rootkeeper"); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the window outlived the app")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	underWine.Eventually(t, "the window gone with the app", func() (bool, string) {
+		_, err := windowShot(t, display, "Rootkeeper")
+		return err != nil, ""
+	})
 }
 
 // headlessToFirstRoots is one run of `headless`, from its start to the

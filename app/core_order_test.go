@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // A reload that read the file before a revoke (or a pause) must never
@@ -68,14 +67,31 @@ func TestNoStaleSnapshotAfterRevokeOrPause(t *testing.T) {
 	}
 	background(func() { _ = core.Reload() })
 	background(func() { _ = core.Reload() })
-	n := 0
-	background(func() {
-		n++
-		_, _ = other.Update(func(s *State) error { s.SearchFolders = []string{"/search", string(rune('a' + n%26))}; return nil })
-		time.Sleep(200 * time.Microsecond)
-	})
+	// The command line writes an unrelated change, and the next one once
+	// the core has published it.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		changed, unsubscribe := core.Subscribe()
+		defer unsubscribe()
+		for n := 0; ; n++ {
+			want := []string{"/search", string(rune('a' + n%26))}
+			if _, err := other.Update(func(s *State) error { s.SearchFolders = want; return nil }); err != nil {
+				t.Error(err)
+				return
+			}
+			for !slices.Equal(core.Snapshot().State.SearchFolders, want) {
+				select {
+				case <-stop:
+					return
+				case <-changed:
+				}
+			}
+		}
+	}()
 	// The poller answers roots/list the way mcp does: Visible on the
-	// current snapshot.
+	// current snapshot. answered hears of each answer.
+	answered := make(chan struct{}, 1)
 	background(func() {
 		e1 := epoch.Load()
 		visible := slices.Contains(VisiblePaths(core.Snapshot(), "fs"), root)
@@ -83,6 +99,10 @@ func TestNoStaleSnapshotAfterRevokeOrPause(t *testing.T) {
 		answers.Add(1)
 		if e1 == e2 && e1%2 == 1 && visible {
 			violations.Add(1)
+		}
+		select {
+		case answered <- struct{}{}:
+		default:
 		}
 	})
 
@@ -104,7 +124,14 @@ func TestNoStaleSnapshotAfterRevokeOrPause(t *testing.T) {
 			}
 		}
 		epoch.Add(1) // odd: hidden from here
-		time.Sleep(time.Millisecond)
+		// The poller answers once wholly within the hidden epoch: the
+		// answer heard first may have begun before it, the next one not.
+		select {
+		case <-answered:
+		default:
+		}
+		<-answered
+		<-answered
 		epoch.Add(1)
 		if err := core.Update(func(s *State) error { s.Paused = false; return revoke(s) }); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -10,15 +10,17 @@ import (
 	"slices"
 	"syscall"
 	"testing"
-	"time"
+
+	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 )
 
 // tinyDisk mounts a tmpfs of size bytes and returns it, mode 0700; it is
 // unmounted when the test ends. Only root may mount, and CI runs as root.
 func tinyDisk(t *testing.T, size string) string {
 	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
+	if !apptest.Privileged() {
+		apptest.Missing(t, "mounting a small tmpfs needs root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
@@ -52,29 +54,39 @@ func fill(t *testing.T, dir string) {
 // one, so nothing is exposed that the file does not hold.
 func TestDiskFullLosesNothingAndExposesNothing(t *testing.T) {
 	dir := tinyDisk(t, "256k")
-	store, err := OpenStore(dir)
+	store, err := app.OpenStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := NewCore(store)
+	core, err := app.NewCore(store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r1, r2 := t.TempDir(), t.TempDir()
-	if err := core.Update(func(s *State) error {
-		s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "srv"})
-		s.AddRoot(Root{Path: r1, Enabled: true})
-		s.AddRoot(Root{Path: r2, Enabled: true})
-		return s.Decide(Decision{Server: "fs", Root: r1, Verdict: Allow})
+	if err := core.Update(func(s *app.State) error {
+		s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
+		s.AddRoot(app.Root{Path: r1, Enabled: true})
+		s.AddRoot(app.Root{Path: r2, Enabled: true})
+		return s.Decide(app.Decision{Server: "fs", Root: r1, Verdict: app.Allow})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	core.SetHealth(r1, Health{Status: HealthOK})
-	core.SetHealth(r2, Health{Status: HealthOK})
+	core.SetHealth(r1, app.Health{Status: app.HealthOK})
+	core.SetHealth(r2, app.Health{Status: app.HealthOK})
 	before, _ := os.ReadFile(store.Path())
+	names := func() []string {
+		ents, _ := os.ReadDir(dir)
+		var n []string
+		for _, e := range ents {
+			n = append(n, e.Name())
+		}
+		return n
+	}
+	was := append(names(), "filler")
+	slices.Sort(was)
 	fill(t, dir)
 
-	err = core.Update(func(s *State) error { return s.Decide(Decision{Server: "fs", Root: r2, Verdict: Allow}) })
+	err = core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: r2, Verdict: app.Allow}) })
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("saving on a full disk: %v, want ENOSPC", err)
 	}
@@ -82,16 +94,15 @@ func TestDiskFullLosesNothingAndExposesNothing(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Fatal("the state file changed on a failed save")
 	}
-	if got := VisiblePaths(core.Snapshot(), "fs"); !slices.Equal(got, []string{r1}) {
+	if got := app.VisiblePaths(core.Snapshot(), "fs"); !slices.Equal(got, []string{r1}) {
 		t.Fatalf("after the failed save fs sees %q, want only the saved %q", got, r1)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
-	if len(matches) != 0 {
-		t.Errorf("temp files left on the full disk: %q", matches)
+	if now := names(); !slices.Equal(now, was) {
+		t.Errorf("files on the full disk: %q, before the save %q (a temp file left)", now, was)
 	}
 	// Room again: the same decision saves.
 	os.Remove(filepath.Join(dir, "filler"))
-	if err := core.Update(func(s *State) error { return s.Decide(Decision{Server: "fs", Root: r2, Verdict: Allow}) }); err != nil {
+	if err := core.Update(func(s *app.State) error { return s.Decide(app.Decision{Server: "fs", Root: r2, Verdict: app.Allow}) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,32 +111,25 @@ func TestDiskFullLosesNothingAndExposesNothing(t *testing.T) {
 // every server sees nothing, and the person is told.
 func TestNonsenseWrittenUnderTheRunningApp(t *testing.T) {
 	dir := t.TempDir()
-	store, _ := OpenStore(dir)
-	core, err := NewCore(store)
+	store, _ := app.OpenStore(dir)
+	core, err := app.NewCore(store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := t.TempDir()
-	core.Update(func(s *State) error {
-		s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "srv"})
-		s.AddRoot(Root{Path: r, Enabled: true})
-		return s.Decide(Decision{Server: "fs", Root: r, Verdict: Allow})
+	core.Update(func(s *app.State) error {
+		s.AddServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: "srv"})
+		s.AddRoot(app.Root{Path: r, Enabled: true})
+		return s.Decide(app.Decision{Server: "fs", Root: r, Verdict: app.Allow})
 	})
-	core.SetHealth(r, Health{Status: HealthOK})
-	changed, unsubscribe := core.Subscribe()
-	defer unsubscribe()
+	core.SetHealth(r, app.Health{Status: app.HealthOK})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go core.Run(ctx)
 	if err := os.WriteFile(store.Path(), []byte("{\"version\": 1, \"decisions\": [{\"server\": \"fs\", \"root\": "), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hung := time.After(30 * time.Second)
-	for len(VisiblePaths(core.Snapshot(), "fs")) != 0 || core.Snapshot().Notices[NoticeCorrupt] == "" {
-		select {
-		case <-changed:
-		case <-hung:
-			t.Fatalf("after nonsense: fs sees %q, notice %q (hung?)", VisiblePaths(core.Snapshot(), "fs"), core.Snapshot().Notices[NoticeCorrupt])
-		}
-	}
+	apptest.Until(t, core, "after nonsense, fs sees nothing and the person is told", func(s *app.Snapshot) bool {
+		return len(app.VisiblePaths(s, "fs")) == 0 && s.Notices[app.NoticeCorrupt] != ""
+	})
 }

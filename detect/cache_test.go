@@ -2,9 +2,11 @@ package detect
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/atomicfile"
 	"runtime"
 	"sync/atomic"
@@ -13,10 +15,29 @@ import (
 )
 
 // testWindow replaces the 2-second racy window in these tests; they wait
-// that long after making a tree so that the first scan may trust it.
+// that long after making a tree (settle) so that the first scan may trust
+// it.
 const testWindow = 50 * time.Millisecond
 
-func settle() { time.Sleep(testWindow + 20*time.Millisecond) }
+// settle waits until every folder under root last changed more than
+// testWindow ago by the clock a scan reads: only then may the first scan
+// trust what it reads of them (see Cache). It waits on the folders' own
+// times, which the file system's clock gives, ticking coarsely.
+func settle(t *testing.T, root string) {
+	t.Helper()
+	var newest int64
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			if st, ok := statDir(nil, p, 0); ok {
+				newest = max(newest, st.mtime, st.ctime)
+			}
+		}
+		return nil
+	})
+	apptest.Eventually(t, "every folder changed longer than the window ago", func() (bool, string) {
+		return time.Now().Add(-testWindow).UnixNano() > newest, ""
+	})
+}
 
 // sameAsFresh scans req with s (which has a cache) and without a cache, and
 // fails unless both find the same candidates and visit as many folders.
@@ -54,7 +75,7 @@ func TestCacheRescan(t *testing.T) {
 	git(t, filepath.Join(root, "a", "b", "r2"), "submodule", "add", "-q", filepath.Join(root, "r"), "sub")
 	git(t, root, "init", "-q", "--bare", filepath.Join(root, "a", "bare.git"))
 	req := Request{Dirs: []string{root}}
-	settle()
+	settle(t, root)
 
 	c := NewCache()
 	c.window = testWindow
@@ -165,7 +186,7 @@ func TestCacheOptions(t *testing.T) {
 	write(t, filepath.Join(root, "keep", "go.mod"), "")
 	write(t, filepath.Join(root, "skipme", "go.mod"), "")
 	write(t, filepath.Join(root, "1", "2", "3", "go.mod"), "")
-	settle()
+	settle(t, root)
 	c := NewCache()
 	c.window = testWindow
 	s := &Scanner{Cache: c}
@@ -212,7 +233,7 @@ func TestCacheFile(t *testing.T) {
 	write(t, filepath.Join(root, "a", "b", "x.code-workspace"), `{"folders": [{"path": "c"}]}`)
 	mkdirs(t, filepath.Join(root, "a", "b", "c"))
 	req := Request{Dirs: []string{root}}
-	settle()
+	settle(t, root)
 	c := NewCache()
 	c.window = testWindow
 	first := sameAsFresh(t, &Scanner{Cache: c}, req)
@@ -282,13 +303,16 @@ func TestCacheFile(t *testing.T) {
 func TestCacheNoLeakedFiles(t *testing.T) {
 	fds := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil && runtime.GOOS != "linux" {
+			t.Skip("open files are counted in Linux's /proc/self/fd")
+		}
 		if err != nil {
-			t.Skip("no /proc/self/fd")
+			apptest.Missing(t, "no /proc/self/fd: "+err.Error())
 		}
 		return len(ents)
 	}
 	root := sharedTree(t)
-	settle()
+	settle(t, root)
 	c := NewCache()
 	c.window = testWindow
 	s := &Scanner{Cache: c}
@@ -337,7 +361,7 @@ func TestCacheGitLink(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(root, "w", ".git")); err != nil {
 		t.Fatal(err)
 	}
-	settle()
+	settle(t, root)
 	c := NewCache()
 	c.window = testWindow
 	s := &Scanner{Cache: c}

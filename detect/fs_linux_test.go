@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"rootkeeper/app/apptest"
 )
 
 func TestParseMountInfo(t *testing.T) {
@@ -31,7 +33,7 @@ bad line
 	m, ok := mountPoints()
 	var st unix.Stat_t
 	if !ok || unix.Stat("/", &st) != nil {
-		t.Skip("no mount table")
+		apptest.Missing(t, "no mount table")
 	}
 	if m["/"] != uint64(st.Dev) {
 		t.Errorf("mountinfo says / is device %#x, stat says %#x", m["/"], st.Dev)
@@ -46,7 +48,7 @@ func TestOneFilesystem(t *testing.T) {
 	write(t, filepath.Join(root, "here", "go.mod"), "")
 	mkdirs(t, mnt)
 	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
+		apptest.Missing(t, fmt.Sprintf("cannot mount a tmpfs here: %v", err))
 	}
 	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
 	write(t, filepath.Join(mnt, "there", "go.mod"), "")

@@ -63,10 +63,7 @@ func BenchmarkAtScale(b *testing.B) {
 				waitConnected(b, e.rk, e.state, size.servers, 60*time.Second)
 				hello := startHello(b, e.bin)
 				// The window is a process of its own (package link).
-				win, ok := processOf(e.rk, true, 10*time.Second)
-				if !ok {
-					b.Fatal("no window process")
-				}
+				win := waitProcess(b, e.rk, true)
 				time.Sleep(5 * time.Second) // the first sweep settles
 				app0, win0, hello0 := cpuTicks(b, e.pid), cpuTicks(b, win), cpuTicks(b, hello)
 				time.Sleep(20 * time.Second)
@@ -113,10 +110,10 @@ func newScaleRunOf(t testing.TB, n, m int, denyRest bool) *scaleRun {
 	}
 	root := apptest.ModuleRoot(t)
 	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	need(t, "xvfb-run")
-	need(t, "dbus-run-session")
+	apptest.NeedProgram(t, "xvfb-run")
+	apptest.NeedProgram(t, "dbus-run-session")
 	if _, err := os.Stat(fsServer); err != nil {
-		missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
+		apptest.Missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
 	}
 	e := &scaleRun{t: t, bin: t.TempDir()}
 	e.rk = filepath.Join(e.bin, "rootkeeper")
@@ -297,42 +294,42 @@ func countItems(it item) int {
 	return n
 }
 
-// findProcess finds the process running the binary at path (not a
+// findProcess waits for the process running the binary at path (not a
 // window process, which runs it too).
-func findProcess(t testing.TB, path string) int {
+func findProcess(t testing.TB, path string) int { return waitProcess(t, path, false) }
+
+// waitProcess waits for a process running the binary at path, a window
+// process (rootkeeper __window) or not, and returns its pid.
+func waitProcess(t testing.TB, path string, window bool) int {
 	t.Helper()
-	pid, ok := processOf(path, false, 10*time.Second)
-	if !ok {
-		t.Fatalf("no process runs %s", path)
-	}
+	var pid int
+	apptest.Eventually(t, fmt.Sprintf("a process running %s (window %v)", path, window), func() (bool, string) {
+		p, ok := processOf(path, window)
+		pid = p
+		return ok, ""
+	})
 	return pid
 }
 
-// processOf waits up to within for a process running the binary at path,
-// a window process (rootkeeper __window) or not.
-func processOf(path string, window bool, within time.Duration) (int, bool) {
-	deadline := time.Now().Add(within)
-	for {
-		dirs, _ := os.ReadDir("/proc")
-		for _, d := range dirs {
-			pid, err := strconv.Atoi(d.Name())
-			if err != nil {
-				continue
-			}
-			exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
-			if err != nil || exe != path {
-				continue
-			}
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-			if strings.Contains(string(cmdline), "\x00__window") == window {
-				return pid, true
-			}
+// processOf finds a process running the binary at path, a window process
+// (rootkeeper __window) or not.
+func processOf(path string, window bool) (int, bool) {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
 		}
-		if time.Now().After(deadline) {
-			return 0, false
+		exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+		if err != nil || exe != path {
+			continue
 		}
-		time.Sleep(20 * time.Millisecond)
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), "\x00__window") == window {
+			return pid, true
+		}
 	}
+	return 0, false
 }
 
 // cpuTicks is the user and system time of pid, in clock ticks.
@@ -365,32 +362,29 @@ func rssMB(t testing.TB, pid int, field string) int {
 	return 0
 }
 
-// waitConnected waits until n servers are connected, as status says.
+// waitConnected waits, up to within, until n servers are connected, as
+// status says (a process run for each look: every half second at most).
 func waitConnected(t testing.TB, rk, state string, n int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	connected := 0
-	for time.Now().Before(deadline) {
+	apptest.Poll{Within: within, Every: 500 * time.Millisecond}.Eventually(t, fmt.Sprintf("%d servers connected", n), func() (bool, string) {
 		out, err := exec.Command(rk, "--state-dir", state, "status", "--json").Output()
-		if err == nil {
-			var st struct {
-				Servers []struct {
-					Live *app.ServerStatus `json:"live"`
-				} `json:"servers"`
-			}
-			if json.Unmarshal(out, &st) == nil {
-				connected = 0
-				for _, s := range st.Servers {
-					if s.Live != nil && s.Live.State == app.ServerConnected {
-						connected++
-					}
-				}
-				if connected >= n {
-					return
-				}
+		if err != nil {
+			return false, fmt.Sprintf("status: %v", err)
+		}
+		var st struct {
+			Servers []struct {
+				Live *app.ServerStatus `json:"live"`
+			} `json:"servers"`
+		}
+		if err := json.Unmarshal(out, &st); err != nil {
+			return false, fmt.Sprintf("status: %v", err)
+		}
+		connected := 0
+		for _, s := range st.Servers {
+			if s.Live != nil && s.Live.State == app.ServerConnected {
+				connected++
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%d of %d servers connected after %v", connected, n, within)
+		return connected >= n, fmt.Sprintf("%d connected", connected)
+	})
 }

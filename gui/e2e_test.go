@@ -32,10 +32,10 @@ func TestEndToEndTrayToggle(t *testing.T) {
 	}
 	root := apptest.ModuleRoot(t)
 	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	need(t, "xvfb-run")
-	need(t, "dbus-run-session")
+	apptest.NeedProgram(t, "xvfb-run")
+	apptest.NeedProgram(t, "dbus-run-session")
 	if _, err := os.Stat(fsServer); err != nil {
-		missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
+		apptest.Missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
 	}
 
 	bin := t.TempDir()
@@ -219,22 +219,6 @@ func goBuild(t testing.TB, dir, out, pkg string, flags ...string) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
-}
-
-// need skips (or under CI fails) without the program name.
-func need(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		missing(t, name+" is not installed")
-	}
-}
-
-func missing(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 func stderrOf(err error) string {

@@ -33,7 +33,7 @@ func BenchmarkTrayAtScale(b *testing.B) {
 		e := newScaleRunOf(b, 1000, 20, true)
 		e.launch("", "--hidden")
 		waitConnected(b, e.rk, e.state, 20, 60*time.Second)
-		if _, up := processOf(e.rk, true, 0); up {
+		if _, up := processOf(e.rk, true); up {
 			b.Fatal("a window came up at a hidden start with nothing to ask")
 		}
 		headless := startHeadless(b, e)
@@ -99,17 +99,16 @@ func startHeadless(t testing.TB, e *scaleRun) int {
 }
 
 // untilWindow waits for a viewable window called Rootkeeper on the app's
-// display, and returns how long after start it came.
+// display, and returns how long after start it came (looked at every 10 ms
+// at most, the measure's resolution).
 func (e *scaleRun) untilWindow(start time.Time) time.Duration {
 	e.t.Helper()
-	deadline := start.Add(30 * time.Second)
-	for !e.windowViewable() {
-		if time.Now().After(deadline) {
-			e.t.Fatal("no window on screen within 30 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
+	var took time.Duration
+	apptest.Poll{Every: 10 * time.Millisecond}.Eventually(e.t, "a window on screen", func() (bool, string) {
+		took = time.Since(start)
+		return e.windowViewable(), ""
+	})
+	return took
 }
 
 // logSize is how much the app (and its windows) have logged so far.
@@ -127,10 +126,11 @@ func (e *scaleRun) logSize() int64 {
 func (e *scaleRun) untilLogged(start time.Time, from int64, what string) time.Duration {
 	e.t.Helper()
 	want := `msg="` + what + `"`
-	for deadline := start.Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	var took time.Duration
+	apptest.Eventually(e.t, want+" in the log", func() (bool, string) {
 		data, _ := os.ReadFile(filepath.Join(e.state, "app.log"))
 		if int64(len(data)) <= from {
-			continue
+			return false, ""
 		}
 		for _, line := range strings.Split(string(data[from:]), "\n") {
 			if !strings.Contains(line, want) {
@@ -141,11 +141,12 @@ func (e *scaleRun) untilLogged(start time.Time, from int64, what string) time.Du
 			if err != nil {
 				e.t.Fatalf("log line %q: %v", line, err)
 			}
-			return at.Sub(start)
+			took = at.Sub(start)
+			return true, ""
 		}
-	}
-	e.t.Fatalf("no %s in the log within 30 s", want)
-	return 0
+		return false, ""
+	})
+	return took
 }
 
 // windowViewable reports whether a window called Rootkeeper is mapped.
@@ -174,25 +175,19 @@ func (e *scaleRun) xwininfo(args ...string) (string, error) {
 }
 
 // closeWindow closes the window as its close button does (the process
-// ends), and waits until it is gone.
+// ends), and waits until it is gone and the app has heard its link end.
 func (e *scaleRun) closeWindow() {
 	e.t.Helper()
-	pid, ok := processOf(e.rk, true, 5*time.Second)
-	if !ok {
-		e.t.Fatal("no window process to close")
-	}
+	pid := waitProcess(e.t, e.rk, true)
+	from := e.logSize()
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Signal(syscall.SIGTERM) // os.Process, not syscall.Kill: the file builds for Windows too
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("the window process did not end within 10 s")
-		}
-	}
-	time.Sleep(500 * time.Millisecond) // the app hears the link end
+	apptest.Eventually(e.t, "the window process ended", func() (bool, string) {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		return err != nil, ""
+	})
+	e.untilLogged(time.Now(), from, "the window's link ended")
 }
 
 // addRequest records a host's request for path, as a bridge does.

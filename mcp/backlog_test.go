@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -74,8 +75,8 @@ func TestStdioConnStopsReadingWhileAnswersAreOwed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("an answer drained and the next request was still not read")
+	case <-time.After(apptest.Patience):
+		t.Fatal("an answer drained and the next request was still not read (hung?)")
 	}
 	if n, _ := c.backlog.Len(); n != 8 {
 		t.Fatalf("backlog holds %d requests; want 8 (7 owed and the one just read)", n)
@@ -103,18 +104,49 @@ func TestStdioConnFindsAServerThatDoesNotReadHostile(t *testing.T) {
 }
 
 // Answers that drain, however slowly, keep the server from being found
-// hostile: each gives it the stall limit again.
-func TestStdioConnSlowReaderIsNotHostile(t *testing.T) {
-	c := connect(t, requests(12), "", BacklogLimits{Requests: 2, Stall: 300 * time.Millisecond}, nil)
-	readN(t, c, 2)
-	for id := int64(3); id <= 12; id++ {
-		next := readAsync(c)
-		time.Sleep(100 * time.Millisecond) // well within the stall limit
-		answer(t, c, id-2)
-		if err := <-next; err != nil {
-			t.Fatalf("request %d: %v", id, err)
+// hostile: each gives it the stall limit again; the limit passing with
+// none is a stall. In a synctest bubble the clock moves only when every
+// goroutine waits, so each answer comes exactly 1 ms within the limit.
+func TestBacklogSlowReaderIsNotHostile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const stall = 300 * time.Millisecond
+		b := NewBacklog(BacklogLimits{Requests: 2, Stall: stall})
+		b.Add(1)
+		b.Add(1)
+		wait := func() <-chan error {
+			done := make(chan error, 1)
+			go func() { done <- b.Wait(context.Background(), nil) }()
+			return done
 		}
-	}
+		began := time.Now()
+		for i := range 10 {
+			done := wait()
+			time.Sleep(stall - time.Millisecond)
+			b.Drain(1)
+			if err := <-done; err != nil {
+				t.Fatalf("answer %d, %v after the one before: %v", i+1, stall-time.Millisecond, err)
+			}
+			b.Add(1)
+		}
+		if took := time.Since(began); took < 3*stall {
+			t.Fatalf("ten slow answers took %v; the test proves nothing under %v", took, 3*stall)
+		}
+
+		done := wait()
+		time.Sleep(stall - time.Millisecond)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Wait returned (%v) before the stall limit", err)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		var h *HostileError
+		if err := <-done; !errors.As(err, &h) || h.Requests != 2 || h.Stalled != stall {
+			t.Fatalf("no answer for the stall limit: %v, want a HostileError for 2 requests after %v", err, stall)
+		}
+	})
 }
 
 // The answers to a batch go back together, so its requests count until the
@@ -195,7 +227,9 @@ func TestManagerStopsAHostileServer(t *testing.T) {
 		t.Errorf("status error %q does not say what it did", st.Error)
 	}
 	// Not started again with backoff (50–400 ms here): still stopped, the
-	// same stop, well after.
+	// same stop, well after. An idle window: nothing is to happen, so
+	// there is no event to wait for; it outlasts BackoffMax, the longest a
+	// restart with backoff would take.
 	time.Sleep(time.Second)
 	if again := e.status("deaf"); again.State != app.ServerStopped || again.Restarts != st.Restarts || !again.Since.Equal(st.Since) {
 		t.Fatalf("after a hostile stop: %+v, was %+v", again, st)

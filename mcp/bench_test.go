@@ -74,9 +74,10 @@ func benchGrant(b *testing.B, kind string, n int) {
 	granted := false
 	pids := make([]int, 0, n)
 	for _, name := range names {
-		for deadline := time.Now().Add(5 * time.Second); e.status(name).PID == 0 && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond) // statuses are published in batches
-		}
+		// Statuses are published in batches: the pid may come later.
+		apptest.Eventually(b, name+"'s pid published", func() (bool, string) {
+			return e.status(name).PID != 0, string(e.status(name).State)
+		})
 		pids = append(pids, e.status(name).PID)
 	}
 	clientBefore, rwBefore, wakesBefore := selfCPU(), selfRW(), selfWakes()

@@ -17,8 +17,9 @@ import (
 	"rootkeeper/app/apptest"
 )
 
-// wait is how long tests wait for something that should happen.
-const wait = 20 * time.Second
+// wait is how long tests wait for something that should happen: the one
+// bound for a hang.
+const wait = apptest.Patience
 
 // testEnv is a core with its state in a temp folder, and a manager.
 type testEnv struct {

@@ -46,7 +46,8 @@ func init() {
 		child, _ := bufio.NewReader(out).ReadString('\n')
 		fmt.Println(server.Process.Pid, strings.TrimSpace(child))
 	}
-	// Ended by the tests; a minute at most if a test fails to.
+	// The role's lifetime, not a wait: the tests end it; a minute at most
+	// if a test fails to, so that none is left behind.
 	time.Sleep(time.Minute)
 	os.Exit(0)
 }

@@ -223,11 +223,18 @@ func (a *adapter) waitToStart(ctx context.Context) bool {
 	settle := time.NewTimer(a.m.opts.SettleTimeout)
 	defer settle.Stop()
 	settled := !a.holdsRootsFromStart()
+	told := false
 	for {
 		snap := a.m.core.Snapshot()
 		h := app.HoldOf(snap, a.cfg.Name)
 		if h == nil && (settled || app.RootsChecked(snap, a.cfg.Name)) {
 			return true
+		}
+		if h == nil && !told {
+			// Said once: why a server that may start has not (and the
+			// moment its tests know it decided to wait).
+			a.m.log.Debug("server waits for its folders' access checks before it starts", "server", a.cfg.Name)
+			told = true
 		}
 		if h != nil {
 			text := h.Text("")

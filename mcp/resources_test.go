@@ -36,25 +36,42 @@ func watchResources(t testing.TB, m *Manager) resourceEvents {
 	return ch
 }
 
-// await waits until want is reported, doing poke (if not nil) between
-// looks, and fails after wait.
+// await waits until want is reported. With poke, for what has no event to
+// wait on (a subscription acknowledged on a stream of its own), poke is
+// done again before each look (apptest.Eventually's pace).
 func (ch resourceEvents) await(t testing.TB, want string, poke func()) {
 	t.Helper()
-	deadline := time.After(wait)
 	var seen []string
-	for {
-		if poke != nil {
-			poke()
+	heard := func() bool {
+		for {
+			select {
+			case ev := <-ch:
+				if ev == want {
+					return true
+				}
+				seen = append(seen, ev)
+			default:
+				return false
+			}
 		}
+	}
+	if poke != nil {
+		apptest.Eventually(t, fmt.Sprintf("resource event %q", want), func() (bool, string) {
+			poke()
+			return heard(), fmt.Sprintf("saw %q", seen)
+		})
+		return
+	}
+	hung := time.After(wait)
+	for {
 		select {
 		case ev := <-ch:
 			if ev == want {
 				return
 			}
 			seen = append(seen, ev)
-		case <-time.After(100 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("no resource event %q within %v; saw %q", want, wait, seen)
+		case <-hung:
+			t.Fatalf("no resource event %q within %v (hung?); saw %q", want, wait, seen)
 		}
 	}
 }

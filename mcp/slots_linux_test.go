@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +25,15 @@ func TestConfinedServerStartsOnce(t *testing.T) {
 	})
 	opts := e.fastOptions()
 	opts.SettleTimeout = time.Minute // only the access check may let it start
+	var logs syncBuffer
+	opts.Logger = newSlog(&logs)
 	e.start(opts)
 	// The access check comes in after the manager started, as the health
-	// monitor's first pass does.
-	time.Sleep(200 * time.Millisecond)
+	// monitor's first pass does: once the server says it waits for it, it
+	// has not started.
+	apptest.Eventually(t, "fs waits for its folders' access checks", func() (bool, string) {
+		return strings.Contains(logs.String(), `msg="server waits for its folders' access checks before it starts" server=fs`), ""
+	})
 	if st := e.status("fs"); st.PID != 0 {
 		t.Fatalf("started before its roots were checked: %+v", st)
 	}
@@ -36,5 +42,8 @@ func TestConfinedServerStartsOnce(t *testing.T) {
 	waitAllowed(t, e, "fs", a)
 	if st := e.status("fs"); st.Restarts != 0 {
 		t.Errorf("started %d more time(s)", st.Restarts)
+	}
+	if n := strings.Count(logs.String(), "server waits for its folders' access checks"); n != 1 {
+		t.Errorf("told %d times that it waits, want once:\n%s", n, logs.String())
 	}
 }

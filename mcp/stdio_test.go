@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -225,53 +224,6 @@ func TestExitedServerIsRestarted(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(e.dir, "logs", "flaky.log")); err != nil || !strings.Contains(string(data), "flaky start") {
 		t.Errorf("stderr log file: %v %q", err, data)
 	}
-}
-
-// TestHungServerDoesNotDelayOthers: a server that stopped reading stdin,
-// with a write to it stuck, does not keep another server from hearing of
-// a change they share.
-func TestHungServerDoesNotDelayOthers(t *testing.T) {
-	bin := rootServer(t)
-	r := listenReports(t)
-	e := newEnv(t)
-	a, b := mkRoot(t, "a"), mkRoot(t, "b")
-	e.addRootServer(bin, r, "hung", "", "-hang")
-	e.addRootServer(bin, r, "fine", "")
-	e.addRoots(a, b)
-	e.grant("hung", a)
-	e.grant("fine", a)
-	e.start(e.fastOptions())
-	r.expectRoots(t, "hung", app.URIFromPath(a))
-	r.expectRoots(t, "fine", app.URIFromPath(a))
-	e.waitConnected("hung")
-
-	// Fill the hung server's stdin: this call blocks in the write, holding
-	// the connection's write lock.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stuck := make(chan error, 1)
-	go func() {
-		_, err := e.m.CallTool(ctx, "hung", "roots", map[string]any{"pad": strings.Repeat("x", 4<<20)})
-		stuck <- err
-	}()
-	time.Sleep(200 * time.Millisecond)
-	select {
-	case err := <-stuck:
-		t.Fatalf("the call to the hung server returned (%v); it should be stuck", err)
-	default:
-	}
-
-	e.update(func(s *app.State) error {
-		for _, srv := range []string{"hung", "fine"} {
-			if err := s.Decide(app.Decision{Server: srv, Root: b, Verdict: app.Allow}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	r.expectRoots(t, "fine", app.URIFromPath(a), app.URIFromPath(b))
-	e.update(func(s *app.State) error { s.Revoke("fine", a); return nil })
-	r.expectRoots(t, "fine", app.URIFromPath(b))
 }
 
 func TestArgsAndEnvModes(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"rootkeeper/app/apptest"
 )
 
 // replay starts a real process that writes input to its stdout and copies
@@ -39,7 +41,7 @@ func replay(t *testing.T, input []byte, version string) (*stdioConn, func() stri
 
 func readN(t *testing.T, c *stdioConn, n int) []jsonrpc.Message {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), apptest.Patience)
 	defer cancel()
 	var msgs []jsonrpc.Message
 	for range n {
@@ -54,12 +56,12 @@ func readN(t *testing.T, c *stdioConn, n int) []jsonrpc.Message {
 
 func readErr(t *testing.T, c *stdioConn) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), apptest.Patience)
 	defer cancel()
 	for {
 		if _, err := c.Read(ctx); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				t.Fatal("no error within 5 s")
+				t.Fatalf("no error within %v (hung?)", apptest.Patience)
 			}
 			return err
 		}

@@ -2,8 +2,10 @@
 // fresh state folder, the real MCP servers that .ci/setup installs from
 // npm, test programs built once, a private Secret Service, one way to wait
 // (Until on a core's changes; Eventually for what has no event, failing
-// only on a hang), and one way to run a test unprivileged (AsNobody,
-// RunAsNobody). It is imported by tests only.
+// only on a hang, and Poll for another bound or pace), one way to run a
+// test unprivileged (AsNobody, RunAsNobody), and one way to skip for want
+// of something (Missing: under CI, a failure). It is imported by tests
+// only.
 package apptest
 
 import (

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/control"
 )
 
@@ -59,8 +60,8 @@ func serveControl(t *testing.T, h *harness) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("control socket did not stop")
+		case <-time.After(apptest.Patience):
+			t.Error("control socket did not stop (hung?)")
 		}
 	})
 }

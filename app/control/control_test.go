@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"rootkeeper/app/apptest"
@@ -163,15 +164,11 @@ func TestServeRestartsAfterAFailure(t *testing.T) {
 }
 
 // TestStreamKeepsTheConnection: a stream op answers ok, then both sides
-// exchange lines past the request's read deadline; it needs the token like
-// any op, and the app quitting ends it.
+// exchange lines; it needs the token like any op, and the app quitting
+// ends it. (TestStreamOutlivesTheRequestDeadline: past the request's read
+// deadline too.)
 func TestStreamKeepsTheConnection(t *testing.T) {
 	dir := tempDir(t)
-	// Set before Serve starts (it reads the timeout for every connection),
-	// restored after serve's own cleanup has stopped it.
-	old := ReadTimeout
-	ReadTimeout = 100 * time.Millisecond
-	t.Cleanup(func() { ReadTimeout = old })
 	s, stop := serve(t, dir)
 	s.HandleStream("echo", func(ctx context.Context, args json.RawMessage, conn net.Conn) error {
 		r := bufio.NewReader(conn)
@@ -188,7 +185,6 @@ func TestStreamKeepsTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	time.Sleep(3 * ReadTimeout) // past the request line's deadline
 	for _, say := range []string{"one\n", "two\n"} {
 		conn.Write([]byte(say))
 		got, err := r.ReadString('\n')
@@ -207,4 +203,43 @@ func TestStreamKeepsTheConnection(t *testing.T) {
 	if _, err := r.ReadString('\n'); err == nil {
 		t.Fatal("the stream outlived the app")
 	}
+}
+
+// TestStreamOutlivesTheRequestDeadline: the read deadline of a stream's
+// request line no longer applies once it is answered: lines go both ways
+// long after it. The connection is served over net.Pipe in a synctest
+// bubble, whose clock jumps past the deadline at once.
+func TestStreamOutlivesTheRequestDeadline(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a pipe's peer is known there by its handle, which net.Pipe has not")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s := &Server{handlers: map[string]Handler{}, streams: map[string]StreamHandler{}, token: "secret"}
+		s.HandleStream("echo", func(ctx context.Context, args json.RawMessage, conn net.Conn) error {
+			r := bufio.NewReader(conn)
+			for {
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					return err
+				}
+				conn.Write(line)
+			}
+		})
+		client, server := net.Pipe()
+		defer client.Close()
+		served := make(chan struct{})
+		go func() { s.serveConn(context.Background(), server); close(served) }()
+		client.Write([]byte(`{"op":"echo","token":"secret"}` + "\n"))
+		r := bufio.NewReader(client)
+		if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
+			t.Fatalf("answer to the stream's request: %q %v", line, err)
+		}
+		time.Sleep(3 * ReadTimeout) // the bubble's clock: past the request line's deadline
+		client.Write([]byte("still here\n"))
+		if line, err := r.ReadString('\n'); err != nil || line != "still here\n" {
+			t.Fatalf("echo past the request's deadline: %q %v", line, err)
+		}
+		client.Close()
+		<-served
+	})
 }

@@ -18,7 +18,7 @@ import (
 // user cannot be had without privileges: the test is skipped then.)
 func TestOtherUsersGetNoAnswer(t *testing.T) {
 	if !apptest.Privileged() {
-		t.Skip("needs root to act as another user")
+		apptest.Missing(t, "needs root to act as another user")
 	}
 	// Debian's python3 (.ci/setup installs it), not one in root's home
 	// that nobody may not run.

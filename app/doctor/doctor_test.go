@@ -4,10 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/app/policy"
 )
 
@@ -139,8 +141,11 @@ func TestKeyringCases(t *testing.T) {
 
 // The real /proc/sys of this machine is read.
 func TestInotifyReadsTheRealLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("inotify is Linux's")
+	}
 	if _, err := os.Stat("/proc/sys/fs/inotify/max_user_watches"); err != nil {
-		t.Skip("no inotify limits here (not Linux)")
+		apptest.Missing(t, "no inotify limits here: "+err.Error())
 	}
 	c := inotify(app.State{}, "/proc/sys")
 	if !strings.HasPrefix(c.Detail, "max_user_watches ") {

@@ -8,15 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
 )
-
-const waitFor = 10 * time.Second
 
 // newCore is a core with a fresh state folder.
 func newCore(t testing.TB) *app.Core {

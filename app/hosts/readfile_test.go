@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"rootkeeper/app/apptest"
 )
 
 // A regular file up to the limit is read whole; one byte more is refused
@@ -60,8 +62,8 @@ func TestReadHostFileRefusesWhatIsNotAFile(t *testing.T) {
 			if why, ok := isRefused(err); !ok || !strings.Contains(why, want) {
 				t.Errorf("%s: %v; want refused as %q", path, err, want)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: still reading after 5 s", path)
+		case <-time.After(apptest.Patience):
+			t.Fatalf("%s: still reading after %v (hung?)", path, apptest.Patience)
 		}
 	}
 }

@@ -5,18 +5,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"rootkeeper/app/apptest"
 )
 
 // A process called codex makes Codex running; its end makes it not.
 func TestRunningSeesAHost(t *testing.T) {
 	h, _ := Lookup("codex")
 	if h.Running() {
-		t.Skip("a codex is running on this machine")
+		apptest.Missing(t, "a codex is running on this machine")
 	}
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep")
-	}
+	sleep := apptest.NeedProgram(t, "sleep")
 	fake := filepath.Join(t.TempDir(), "codex")
 	if err := os.Symlink(sleep, fake); err != nil {
 		t.Fatal(err)

@@ -320,6 +320,9 @@ func (h *Hub) serveWindow(ctx context.Context, _ json.RawMessage, conn net.Conn)
 	default:
 	}
 	h.changed()
+	// Logged: the moment the app knows the window is gone (a window
+	// opened from now on is a new one), which the end-to-end tests wait on.
+	h.opts.Logger.Info("the window's link ended")
 	if h.opts.OnDetach != nil && ctx.Err() == nil {
 		h.opts.OnDetach()
 	}

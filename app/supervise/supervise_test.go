@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rootkeeper/app/apptest"
 )
 
 // A loop that fails, returns nil early or panics is started again, each
@@ -45,8 +47,8 @@ func TestRunRestartsAndReports(t *testing.T) {
 	}()
 	select {
 	case <-recovered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the loop never recovered")
+	case <-time.After(apptest.Patience):
+		t.Fatal("the loop never recovered (hung?)")
 	}
 	cancel()
 	<-done
