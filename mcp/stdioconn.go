@@ -301,6 +301,23 @@ func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
 	return err
 }
 
+// listChangedLine is notifications/roots/list_changed as the SDK writes it
+// on this connection (its Notify with empty RootsListChangedParams, encoded
+// by Write): TestListChangedInTheConnectionIsTheSDKs.
+var listChangedLine = []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{}}` + "\n")
+
+// notifyRootsChanged writes notifications/roots/list_changed to the
+// server, as the SDK's Notify would through Write, without its dispatch: a
+// grant to fifty servers went through it fifty times (a context with a
+// timeout, the middleware, the params and the message encoded each time).
+// Like any write, it waits while the server does not read.
+func (c *stdioConn) notifyRootsChanged() error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.stdin.Write(listChangedLine)
+	return err
+}
+
 // appendID appends id as JSON, as the SDK's encoder writes it (no HTML
 // escapes).
 func appendID(b []byte, id jsonrpc.ID) []byte {
