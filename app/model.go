@@ -312,6 +312,9 @@ type Snapshot struct {
 	// vis is the visibility index of State and Health, built on first use
 	// (index.go).
 	vis *visCell
+	// stateData is the state file's bytes State was read from or saved
+	// as, nil when not known (Core.setState).
+	stateData []byte
 }
 
 // SameRule reports whether a and b give every server the same roots by

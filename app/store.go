@@ -136,14 +136,17 @@ func (s *Store) Load() (State, error) { return s.load(nil) }
 
 // load is Load handing the state to publish while the lock is still held,
 // so that what is published follows the order of the file's versions (see
-// Core.Reload).
-func (s *Store) load(publish func(State)) (State, error) {
+// Core.Reload), with the bytes it was read from (nil for no file). What is
+// published is what load returns: a caller that publishes must not change
+// it.
+func (s *Store) load(publish func(State, []byte)) (State, error) {
 	var st State
 	err := s.withLock(true, func() error {
+		var data []byte
 		var err error
-		st, err = s.read()
+		st, data, err = s.read()
 		if err == nil && publish != nil {
-			publish(st.Clone())
+			publish(st, data)
 		}
 		return err
 	})
@@ -160,17 +163,17 @@ func (s *Store) Update(fn func(*State) error) (State, error) {
 
 // update is Update with a hook that publishes, always under the lock: the
 // new state once fn has succeeded and before it is written, and the state as
-// it stays on disk should the write fail.
+// it stays on disk should the write fail, each with its file's bytes.
 //
 // What is published is shared, not copied: the state fn changed is never
 // changed again (the store keeps it as its cache, and read hands out
 // copies of that), and a snapshot's state is never changed either. A grant
 // to fifty servers copied the whole state four times.
-func (s *Store) update(fn func(*State) error, publish func(State)) (State, error) {
+func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (State, error) {
 	var st State
 	err := s.withLock(true, func() error {
 		var err error
-		st, err = s.read()
+		st, _, err = s.read()
 		if err != nil {
 			return err
 		}
@@ -180,19 +183,24 @@ func (s *Store) update(fn func(*State) error, publish func(State)) (State, error
 		if s.BeforeSave != nil {
 			s.BeforeSave(&st)
 		}
-		if publish != nil {
-			publish(st)
+		st.Version = StateVersion
+		data, err := EncodeState(st)
+		if err != nil {
+			return err
 		}
-		if err := s.write(st); err != nil {
+		if publish != nil {
+			publish(st, data)
+		}
+		if err := s.write(st, data); err != nil {
 			if publish != nil {
 				// The file is as it was: what it holds is published again
 				// (nothing, should it not even be read: nothing is shown
 				// that was not saved).
-				onDisk, rerr := s.read()
+				onDisk, onDiskData, rerr := s.read()
 				if rerr != nil {
-					onDisk = State{Version: StateVersion}
+					onDisk, onDiskData = State{Version: StateVersion}, nil
 				}
-				publish(onDisk)
+				publish(onDisk, onDiskData)
 			}
 			return err
 		}
@@ -201,62 +209,62 @@ func (s *Store) update(fn func(*State) error, publish func(State)) (State, error
 	return st, err
 }
 
-// read parses the state file; the caller holds the exclusive lock.
-func (s *Store) read() (State, error) {
+// read parses the state file, returned with its bytes (nil when there is
+// no file, or it was moved aside); the caller holds the exclusive lock.
+func (s *Store) read() (State, []byte, error) {
 	data, err := os.ReadFile(s.Path())
 	if errors.Is(err, fs.ErrNotExist) {
-		return State{Version: StateVersion}, nil
+		return State{Version: StateVersion}, nil, nil
 	}
 	if err != nil {
-		return State{}, fmt.Errorf("reading %s: %w", s.Path(), err)
+		return State{}, nil, fmt.Errorf("reading %s: %w", s.Path(), err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cachedData != nil && bytes.Equal(data, s.cachedData) {
-		return s.cached.Clone(), nil
+		return s.cached.Clone(), data, nil
 	}
-	st, err := s.parse(data)
-	if err == nil {
-		s.cached, s.cachedData = st.Clone(), data
+	st, moved, err := s.parse(data)
+	if err != nil {
+		return st, nil, err
 	}
-	return st, err
+	if moved {
+		return st, nil, nil
+	}
+	s.cached, s.cachedData = st.Clone(), data
+	return st, data, nil
 }
 
-// parse decodes the state file's bytes, moving the file aside if it cannot
-// be understood.
-func (s *Store) parse(data []byte) (State, error) {
+// parse decodes the state file's bytes, moving the file aside (moved) if
+// it cannot be understood.
+func (s *Store) parse(data []byte) (_ State, moved bool, _ error) {
 	st, perr := decodeState(data)
 	var verr *VersionError
 	if errors.As(perr, &verr) {
 		verr.Path = s.Path()
-		return State{}, verr
+		return State{}, false, verr
 	}
 	if perr != nil {
-		moved := s.Path() + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
-		if err := os.Rename(s.Path(), moved); err != nil {
-			return State{}, fmt.Errorf("moving unreadable %s aside: %w", s.Path(), err)
+		movedTo := s.Path() + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		if err := os.Rename(s.Path(), movedTo); err != nil {
+			return State{}, false, fmt.Errorf("moving unreadable %s aside: %w", s.Path(), err)
 		}
 		atomicfile.SyncDir(s.dir)
 		if s.OnCorrupt != nil {
-			s.OnCorrupt(&CorruptError{MovedTo: moved, Err: perr})
+			s.OnCorrupt(&CorruptError{MovedTo: movedTo, Err: perr})
 		}
-		return State{Version: StateVersion}, nil
+		return State{Version: StateVersion}, true, nil
 	}
-	return st, nil
+	return st, false, nil
 }
 
 // beforeRename is a test hook: it runs after the temp file is written and
 // synced, just before it replaces the state file.
 var beforeRename = func() {}
 
-func (s *Store) write(st State) error {
-	st.Version = StateVersion
-	data, err := EncodeState(st)
-	if err != nil {
-		return err
-	}
+func (s *Store) write(st State, data []byte) error {
 	s.removeStaleTemps()
-	err = atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix,
+	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix,
 		BeforeRename: func() error { beforeRename(); return nil }})
 	if err != nil {
 		return fmt.Errorf("saving state: %w", err)
@@ -279,13 +287,14 @@ func (s *Store) removeStaleTemps() {
 }
 
 // EncodeState renders st as the state file's JSON, indented, ending in a
-// newline.
+// newline: json.MarshalIndent's bytes (appendIndented).
 func EncodeState(st State) ([]byte, error) {
-	data, err := json.MarshalIndent(st, "", "  ")
+	data, err := json.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("encoding state: %w", err)
 	}
-	return append(data, '\n'), nil
+	out := appendIndented(make([]byte, 0, 2*len(data)), data, "  ")
+	return append(out, '\n'), nil
 }
 
 // decodeState parses and migrates a state file.

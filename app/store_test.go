@@ -383,3 +383,54 @@ func TestVersion3KeepsItsServersOpenAndIsWrittenAs4(t *testing.T) {
 		t.Error("a version 5 state was read")
 	}
 }
+
+// A state is published when it changes, and only then: an update that
+// leaves it as it was, or a reload of what the core itself saved, publishes
+// nothing (the saved bytes are compared; deep equality when the published
+// state's bytes are not known, as for a folder without a file); another
+// writer's change is published once.
+func TestStateIsPublishedOnlyWhenItChanges(t *testing.T) {
+	dir := t.TempDir()
+	store, _ := OpenStore(dir)
+	core, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := func() uint64 { return core.Snapshot().StateGen }
+	step := func(what string, do func() error, published bool) {
+		t.Helper()
+		before := gen()
+		if err := do(); err != nil {
+			t.Fatal(err)
+		}
+		if got := gen() != before; got != published {
+			t.Errorf("%s: published %v, want %v", what, got, published)
+		}
+	}
+	unchanged := func(s *State) error { return nil }
+	step("nothing changed, no file yet", func() error { return core.Update(unchanged) }, false)
+	step("paused", func() error { return core.Update(func(s *State) error { s.Paused = true; return nil }) }, true)
+	step("paused again", func() error { return core.Update(func(s *State) error { s.Paused = true; return nil }) }, false)
+	step("reloading its own save", core.Reload, false)
+	other, _ := OpenStore(dir)
+	step("another writer's change", func() error {
+		_, err := other.Update(func(s *State) error { s.Paused = false; return nil })
+		if err == nil {
+			err = core.Reload()
+		}
+		return err
+	}, true)
+	step("reloading it again", core.Reload, false)
+	step("nothing changed", func() error { return core.Update(unchanged) }, false)
+	if core.Snapshot().State.Paused {
+		t.Error("the other writer's change is not the state published")
+	}
+	// A core started on a saved state knows its bytes from the start.
+	again, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Snapshot().stateData == nil {
+		t.Error("a core started on a saved file does not know its bytes")
+	}
+}

@@ -226,6 +226,9 @@ func (a *adapter) needsChanged() {
 // setClientRootsQuietly makes the client's roots want without telling the
 // connected server, which is about to be restarted and will ask anew.
 func (a *adapter) setClientRootsQuietly(have, want []*sdk.Root) {
+	if a.wired() {
+		return // its client's roots are not kept (wired)
+	}
 	stale := make([]string, 0, len(have))
 	for _, r := range have {
 		stale = append(stale, r.URI)

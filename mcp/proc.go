@@ -18,6 +18,9 @@ type process struct {
 	// hostile hears (once, buffered) why the server was found hostile
 	// (see Backlog).
 	hostile chan error
+	// conn is its connection once started, through which list_changed
+	// is sent without the SDK (adapter.tellRootsChanged).
+	conn atomic.Pointer[stdioConn]
 }
 
 func newProcess() *process { return &process{hostile: make(chan error, 1)} }
@@ -55,6 +58,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	conn, err := startStdio(t.cmd, t.terminate, t.version, t.backlog, t.proc.foundHostile)
 	if conn != nil {
 		conn.roots = t.roots
+		t.proc.conn.Store(conn)
 	}
 	if p := t.cmd.Process; p != nil {
 		t.proc.pid.Store(int64(p.Pid))

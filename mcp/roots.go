@@ -335,8 +335,13 @@ func (a *adapter) syncRoots(ctx context.Context) {
 }
 
 // setClientRoots replaces the client's roots have by want so that the SDK
-// sends exactly one notifications/roots/list_changed to the connected server.
+// sends exactly one notifications/roots/list_changed to the connected server
+// (a stdio server is told on its connection instead: tellRootsChanged).
 func (a *adapter) setClientRoots(have, want []*sdk.Root) {
+	if a.wired() {
+		a.tellRootsChanged()
+		return
+	}
 	keep := map[string]bool{}
 	for _, r := range want {
 		keep[r.URI] = true
@@ -367,6 +372,10 @@ func (a *adapter) notifyAgain(have []*sdk.Root) {
 	if a.currentSession() == nil {
 		return // a server that connects asks anew
 	}
+	if a.wired() {
+		a.tellRootsChanged()
+		return
+	}
 	if len(have) > 0 {
 		a.client.AddRoots(have...)
 		return
@@ -376,6 +385,37 @@ func (a *adapter) notifyAgain(have []*sdk.Root) {
 	a.client.AddRoots(&sdk.Root{URI: placeholder})
 	a.quiet.Store(false)
 	a.client.RemoveRoots(placeholder)
+}
+
+// wired reports whether the adapter's server is a stdio server of its own
+// (not a test's transport), whose list_changed notifications are written on
+// its connection rather than sent through the SDK's client (whose roots,
+// which only served to make it send them, it then leaves alone: roots/list
+// is answered from the snapshot, receivingMiddleware and answerWire).
+func (a *adapter) wired() bool {
+	return a.cfg.Type == app.TransportStdio && a.m.opts.NewTransport == nil
+}
+
+// tellRootsChanged sends the current session of a wired server
+// notifications/roots/list_changed on its connection, as the SDK would have
+// (sendingMiddleware: only a session that has connected is told, and the
+// roots/list it asks for in return is let through unmetered). A server
+// not connected now is not told: it asks anew once it connects.
+func (a *adapter) tellRootsChanged() {
+	a.mu.Lock()
+	var conn *stdioConn
+	if a.sess != nil && a.proc != nil {
+		conn = a.proc.conn.Load()
+	}
+	a.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	a.noteAsked()
+	if err := conn.notifyRootsChanged(); err != nil {
+		// As the SDK logs a notification it could not send.
+		a.m.log.Warn(fmt.Sprintf("calling %s: %v", methodRootsListChanged, err), "server", a.cfg.Name)
+	}
 }
 
 func sameRoots(a, b []*sdk.Root) bool {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -119,4 +120,58 @@ func id(v any) jsonrpc.ID {
 		panic(err)
 	}
 	return i
+}
+
+// recordingTransport passes what the client writes through a stdioConn's
+// Write into wrote too: the bytes a stdio server would read.
+type recordingTransport struct {
+	inner sdk.Transport
+	wrote *stdioConn
+}
+
+func (t *recordingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	return &recordingConn{Connection: c, wrote: t.wrote}, err
+}
+
+type recordingConn struct {
+	sdk.Connection
+	wrote *stdioConn
+}
+
+func (c *recordingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := c.wrote.Write(ctx, msg); err != nil {
+		return err
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// The list_changed a wired adapter writes on a stdio server's connection
+// is the line the SDK's client writes there when its roots change.
+func TestListChangedInTheConnectionIsTheSDKs(t *testing.T) {
+	ctx := context.Background()
+	server := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	sdkWrote := &bufConn{}
+	client := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"},
+		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}}})
+	cs, err := client.Connect(ctx, &recordingTransport{inner: ct, wrote: &stdioConn{stdin: sdkWrote}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	sdkWrote.Reset() // the handshake
+	client.AddRoots(&sdk.Root{URI: "file:///src/a", Name: "a"})
+	ours := &bufConn{}
+	if err := (&stdioConn{stdin: ours}).notifyRootsChanged(); err != nil {
+		t.Fatal(err)
+	}
+	if sdkWrote.String() != ours.String() {
+		t.Errorf("wrote\n%s\nthe SDK writes\n%s", ours, sdkWrote)
+	}
 }

@@ -47,7 +47,15 @@ type stdioConn struct {
 	terminate time.Duration // how long to wait for an exit before SIGTERM, then SIGKILL
 	version   func() string // the protocol version negotiated, "" until then
 
+	// The server's messages are read from frames in Read's own goroutine
+	// when a Close ends a read waiting there (rawio's pipes), and handed
+	// over from a goroutine of their own otherwise (incoming): that handover
+	// was a goroutine woken for each message, a hundred a grant at fifty
+	// servers. waiting is a read that Read gave up when its ctx ended (the
+	// SDK's never does); the next Read takes its message.
+	frames    *frameReader
 	incoming  <-chan rawOrErr
+	waiting   chan rawOrErr
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -105,34 +113,53 @@ func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, l
 	}
 	c := &stdioConn{cmd: cmd, stdin: stdin, stdout: stdout, terminate: terminate, version: version, closed: make(chan struct{}),
 		backlog: NewBacklog(limits), onHostile: onHostile, unanswered: map[jsonrpc.ID]int{}}
-	c.incoming = readFrames(stdout, MaxMessageBytes, c.closed)
+	c.frames = newFrameReader(stdout, MaxMessageBytes)
+	if !rawio.Interrupts(stdout) {
+		c.incoming = readFrames(c.frames, c.closed)
+	}
 	return c, nil
 }
 
-// readFrames reads JSON values from r, each at most limit bytes and followed
-// by a line end or nothing, until an error, which it sends last. It reads
-// on its own goroutine, so that Close never waits for a read of a pipe a
-// grandchild still holds.
-func readFrames(r io.Reader, limit int, closed <-chan struct{}) <-chan rawOrErr {
+// frameReader reads JSON values, each at most limit bytes and followed by
+// a line end or nothing.
+type frameReader struct {
+	lr *frameLimit
+	// One stream decoder for the connection's life (the standard
+	// library's, as the SDK's: it returns what the pipe holds, where
+	// segmentio's waits to fill its buffer): it only finds where each
+	// message ends; decodeFrame decodes it.
+	dec *json.Decoder
+}
+
+func newFrameReader(r io.Reader, limit int) *frameReader {
+	lr := &frameLimit{r: r, limit: limit}
+	return &frameReader{lr: lr, dec: json.NewDecoder(lr)}
+}
+
+// next reads the next value; after an error, it returns that error again.
+func (f *frameReader) next() (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := f.dec.Decode(&raw)
+	if err == nil {
+		var next [1]byte
+		if n, rerr := f.dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
+			err = errors.New("invalid trailing data at the end of a message")
+		} else if rerr != nil && rerr != io.EOF {
+			err = rerr
+		}
+	}
+	f.lr.count = 0
+	return raw, err
+}
+
+// readFrames reads f on a goroutine of its own until an error, which it
+// sends last, so that Close never waits for a read of a pipe a grandchild
+// still holds where closing the pipe would not end that read.
+func readFrames(f *frameReader, closed <-chan struct{}) <-chan rawOrErr {
 	out := make(chan rawOrErr)
 	go func() {
-		lr := &frameLimit{r: r, limit: limit}
-		// One stream decoder for the connection's life (the standard
-		// library's, as the SDK's: it returns what the pipe holds, where
-		// segmentio's waits to fill its buffer): it only finds where each
-		// message ends; decodeFrame decodes it.
-		dec := json.NewDecoder(lr)
 		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			if err == nil {
-				var next [1]byte
-				if n, rerr := dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
-					err = errors.New("invalid trailing data at the end of a message")
-				} else if rerr != nil && rerr != io.EOF {
-					err = rerr
-				}
-			}
+			raw, err := f.next()
 			select {
 			case out <- rawOrErr{raw: raw, err: err}:
 			case <-closed:
@@ -141,10 +168,58 @@ func readFrames(r io.Reader, limit int, closed <-chan struct{}) <-chan rawOrErr 
 			if err != nil {
 				return
 			}
-			lr.count = 0
 		}
 	}()
 	return out
+}
+
+// nextFrame is the server's next message. A ctx that can end (the SDK's
+// cannot) is given a read on a goroutine, which the next call takes over
+// should ctx end first.
+func (c *stdioConn) nextFrame(ctx context.Context) (json.RawMessage, error) {
+	in := c.incoming
+	if in == nil {
+		if ctx.Done() == nil && c.waiting == nil {
+			select {
+			case <-c.closed:
+				return nil, io.EOF
+			default:
+			}
+			return c.frameOrEOF(c.frames.next())
+		}
+		if c.waiting == nil {
+			c.waiting = make(chan rawOrErr, 1)
+			go func(out chan<- rawOrErr) {
+				raw, err := c.frames.next()
+				out <- rawOrErr{raw: raw, err: err}
+			}(c.waiting)
+		}
+		in = c.waiting
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case v := <-in:
+		if in == c.waiting {
+			c.waiting = nil
+		}
+		return c.frameOrEOF(v.raw, v.err)
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// frameOrEOF is a read's result, whose error is the end of the input once
+// the connection is closed (a read that Close ended).
+func (c *stdioConn) frameOrEOF(raw json.RawMessage, err error) (json.RawMessage, error) {
+	if err != nil {
+		select {
+		case <-c.closed:
+			return nil, io.EOF
+		default:
+		}
+	}
+	return raw, err
 }
 
 // errFrameTooLarge is a message longer than MaxMessageBytes.
@@ -201,17 +276,9 @@ func (c *stdioConn) read(ctx context.Context) (_ jsonrpc.Message, answered bool,
 		}
 		return nil, false, err
 	}
-	var raw json.RawMessage
-	select {
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
-	case v := <-c.incoming:
-		if v.err != nil {
-			return nil, false, v.err
-		}
-		raw = v.raw
-	case <-c.closed:
-		return nil, false, io.EOF
+	raw, err := c.nextFrame(ctx)
+	if err != nil {
+		return nil, false, err
 	}
 	msgs, batch, err := decodeFrame(raw)
 	if err != nil {
@@ -298,6 +365,23 @@ func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
 	}
 	c.writeMu.Unlock()
 	c.settle(req.ID)
+	return err
+}
+
+// listChangedLine is notifications/roots/list_changed as the SDK writes it
+// on this connection (its Notify with empty RootsListChangedParams, encoded
+// by Write): TestListChangedInTheConnectionIsTheSDKs.
+var listChangedLine = []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{}}` + "\n")
+
+// notifyRootsChanged writes notifications/roots/list_changed to the
+// server, as the SDK's Notify would through Write, without its dispatch: a
+// grant to fifty servers went through it fifty times (a context with a
+// timeout, the middleware, the params and the message encoded each time).
+// Like any write, it waits while the server does not read.
+func (c *stdioConn) notifyRootsChanged() error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.stdin.Write(listChangedLine)
 	return err
 }
 
@@ -466,9 +550,10 @@ func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = c.stop()
-		// A descendant may hold the server's stdout: the reader ends now.
-		c.stdout.Close()
 		close(c.closed)
+		// A descendant may hold the server's stdout: the reader ends now
+		// (a read it ends is the end of the input: closed first).
+		c.stdout.Close()
 	})
 	return c.closeErr
 }

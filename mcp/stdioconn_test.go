@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,5 +191,31 @@ func TestStdioConnCloseEndsAServerThatLingers(t *testing.T) {
 	}
 	if _, err := c.Read(context.Background()); err == nil {
 		t.Fatal("Read after Close returned a message")
+	}
+}
+
+// A Read waiting for a server that says nothing, as the SDK reads (a
+// context that never ends), is ended by Close with the end of the input,
+// although a grandchild still holds the server's stdout.
+func TestStdioConnCloseEndsAWaitingRead(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sleep 3 & exec cat > /dev/null`)
+	c, err := startStdio(cmd, time.Second, func() string { return "" }, BacklogLimits{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := readAsync(c)
+	select {
+	case err := <-read:
+		t.Fatalf("Read returned before Close: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	c.Close()
+	select {
+	case err := <-read:
+		if err != io.EOF {
+			t.Fatalf("Read after Close: %v, want io.EOF", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not end the waiting Read")
 	}
 }

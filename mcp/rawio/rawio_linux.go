@@ -69,6 +69,14 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Interrupts reports whether r is one of this package's readers, whose
+// Close ends a Read waiting on it: a read may then wait where its result
+// is needed, with no goroutine of its own to hand it over.
+func Interrupts(r io.Reader) bool {
+	_, ok := r.(*rawReader)
+	return ok
+}
+
 // Close ends the reader: a Read waiting in the poller returns an error.
 func (r *rawReader) Close() error { return r.f.Close() }
 

@@ -29,3 +29,7 @@ func Pipes() (stdin io.WriteCloser, childIn *os.File, stdout io.ReadCloser, chil
 func Stdio(in io.Reader, out io.Writer) (_ io.Reader, _ io.Writer, end func()) {
 	return in, out, func() {}
 }
+
+// Interrupts reports false: a Close here is not known to end a read
+// waiting on the file (rawio_linux.go's readers are).
+func Interrupts(io.Reader) bool { return false }
