@@ -22,6 +22,7 @@
 //
 //	model.go, ops.go          the state and its edits; InputError
 //	store.go, lock_*.go       the state file: read, migrate, write under a lock
+//	indent.go                 the state file's indentation (MarshalIndent's bytes, sooner)
 //	core.go, live.go          the live hub, and what a running app knows besides the file
 //	visible.go, index.go      the one rule, worked out once per snapshot
 //	lookup.go                 finding a root or a server by what a person typed
