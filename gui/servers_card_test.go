@@ -403,3 +403,53 @@ func TestCardAndDialogShowWhatThePolicySets(t *testing.T) {
 		t.Errorf("the reach dialog where allow once is off: once disabled %v, note %q", d.once.Disabled(), d.note.Text)
 	}
 }
+
+// A server's card says what the organisation's policy sets for it, in the
+// words of status, and which folders the person allowed it that the policy
+// never grants; a policy that changes while the window is up changes the
+// card with it.
+func TestCardSaysWhatTheOrganisationSets(t *testing.T) {
+	old := app.Policy()
+	t.Cleanup(func() { app.SetPolicy(old) })
+	app.SetPolicy(policy.Policy{})
+	f := newFixture(t, Options{Landlock: abi(4)}, func(s *app.State) error {
+		srv := stdio("fs")
+		srv.Confine = true
+		if err := s.AddServer(srv); err != nil {
+			return err
+		}
+		for _, r := range []string{"/home/ada/src", "/home/ada/keys"} {
+			if err := s.AddRoot(fakeRoot(r, true)); err != nil {
+				return err
+			}
+			if err := s.Decide(allow("fs", r)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if text, _ := cardOf(t, f, "fs"); strings.Contains(text, "organisation") {
+		t.Fatalf("a card with no policy speaks of one:\n%s", text)
+	}
+	no := false
+	f.core.SetPolicy(policy.Policy{Source: "/etc/rootkeeper/policy.json", RequireConfinement: true, AllowOnce: &no,
+		NeverGrant: []string{"/home/ada/keys"}})
+	f.u.refresh()
+	text, _ := cardOf(t, f, "fs")
+	for _, want := range []string{
+		"Set by your organisation: runs confined: required; no allow once: lasting decisions only",
+		"Allowed by you, never granted by your organisation (/home/ada/keys): ~/keys",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the card under the policy lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "never granted by your organisation (/home/ada/keys): ~/src") {
+		t.Errorf("a folder the policy leaves alone is set aside:\n%s", text)
+	}
+	f.core.SetPolicy(policy.Policy{})
+	f.u.refresh()
+	if text, _ := cardOf(t, f, "fs"); strings.Contains(text, "organisation") {
+		t.Errorf("the card still speaks of a policy that is gone:\n%s", text)
+	}
+}

@@ -21,7 +21,7 @@ import (
 type serversTab struct {
 	u       *ui
 	keys    []string                     // what each card shows, in order
-	gens    [5]uint64                    // the snapshot parts' generations the cards were built from
+	gens    [6]uint64                    // the snapshot parts' generations the cards were built from
 	cards   map[string]fyne.CanvasObject // the cards built, by key
 	content fyne.CanvasObject
 	list    *fyne.Container
@@ -58,8 +58,9 @@ func newServersTab(u *ui) *serversTab {
 // changed.
 func (t *serversTab) render(snap *app.Snapshot, g *app.Grid) {
 	// Nothing a card shows changed: the state, the folders' health, the
-	// servers' statuses and the bridges are as they were.
-	gens := [5]uint64{snap.StateGen, snap.HealthGen, snap.ServersGen, snap.BridgesGen, snap.NetworkGen}
+	// servers' statuses, the bridges, the network and the organisation's
+	// policy are as they were.
+	gens := [6]uint64{snap.StateGen, snap.HealthGen, snap.ServersGen, snap.BridgesGen, snap.NetworkGen, snap.PolicyGen}
 	if t.keys != nil && gens == t.gens && snap.Seq != 0 {
 		return
 	}
@@ -103,7 +104,8 @@ func gatherCardFacts(snap *app.Snapshot, g *app.Grid) cardFacts {
 // cardExtras is what else a card shows, as text that changes when it
 // does: its bridged sessions (Seen aside: it moves with every report and
 // is not shown), the requests and needs for it, its slots' states, what
-// holds it, its confinement failure and its network.
+// holds it, its confinement failure, its network and what the
+// organisation's policy sets for it.
 func cardExtras(snap *app.Snapshot) map[string][]string {
 	extra := map[string][]string{}
 	for _, id := range sortedKeysInt(snap.Bridges) {
@@ -128,6 +130,11 @@ func cardExtras(snap *app.Snapshot) map[string][]string {
 			extra[srv.Name] = append(extra[srv.Name], fmt.Sprintf("%#v", f))
 		}
 		extra[srv.Name] = append(extra[srv.Name], networkKey(snap, srv))
+		extra[srv.Name] = append(extra[srv.Name], app.PolicyFor(srv)...)
+		aside := app.SetAsideByPolicy(&snap.State, srv.Name)
+		for _, root := range slices.Sorted(maps.Keys(aside)) {
+			extra[srv.Name] = append(extra[srv.Name], "aside\x00"+root+"\x00"+aside[root])
+		}
 	}
 	return extra
 }
@@ -298,7 +305,24 @@ func (t *serversTab) cardLines(snap *app.Snapshot, srv app.Server, st app.Server
 	if st.Error != "" && st.State != app.ServerHeld {
 		lines = append(lines, iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
 	}
+	lines = append(lines, policyLines(snap, srv, home)...)
 	return append(lines, t.ownRows(snap, srv)...)
+}
+
+// policyLines say what the organisation's policy sets for the server, in
+// the words of `status` (app.PolicyFor), and which folders the person
+// allowed it that the policy never grants (app.SetAsideByPolicy): they are
+// not the person's to change here, so the card says who set them.
+func policyLines(snap *app.Snapshot, srv app.Server, home string) []fyne.CanvasObject {
+	var lines []fyne.CanvasObject
+	if set := app.PolicyFor(srv); len(set) > 0 {
+		lines = append(lines, iconLine(theme.InfoIcon(), app.SafeText("Set by your organisation: "+strings.Join(set, "; ")), widget.MediumImportance))
+	}
+	aside := app.SetAsideByPolicy(&snap.State, srv.Name)
+	for _, root := range slices.Sorted(maps.Keys(aside)) {
+		lines = append(lines, iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Allowed by you, never granted by your organisation (%s): %s", aside[root], app.HomeShort(root, home))), widget.WarningImportance))
+	}
+	return lines
 }
 
 // slotStateText says where a slot stands, on a server's card.
