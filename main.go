@@ -36,6 +36,7 @@ import (
 	"rootkeeper/app/serverentry"
 	"rootkeeper/app/supervise"
 	"rootkeeper/app/trayhost"
+	"rootkeeper/app/words"
 	"rootkeeper/detect"
 	"rootkeeper/gui"
 	"rootkeeper/gui/initlog"
@@ -213,7 +214,7 @@ func (rt *services) answerControl(store *app.Store, logger *slog.Logger, monitor
 		if err := json.Unmarshal(args, &w); err != nil {
 			return nil, err
 		}
-		logger.Warn(app.SafeText(w.Message), "from", "bridge "+app.SafeText(w.Bridge))
+		logger.Warn(words.SafeText(w.Message), "from", "bridge "+words.SafeText(w.Bridge))
 		return "ok", nil
 	})
 	// The window's "Check again" and `roots check`.

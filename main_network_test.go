@@ -22,6 +22,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
 	"rootkeeper/app/cli"
+	"rootkeeper/app/words"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
 )
@@ -489,11 +490,11 @@ func TestNetworkSocketFailureNamesTheSocket(t *testing.T) {
 	}
 	out := bridge()
 	want := "db stopped while confined: it tried to connect to unix:" + sock
-	if !strings.Contains(out, want) || !strings.Contains(out, "rootkeeper servers network db allow "+app.ShellQuote("unix:"+sock)) {
+	if !strings.Contains(out, want) || !strings.Contains(out, "rootkeeper servers network db allow "+words.ShellQuote("unix:"+sock)) {
 		t.Errorf("the bridge said:\n%s\nwant %q and the command that allows it", out, want)
 	}
 	status := mustRun(t, state, "status")
-	if !strings.Contains(status, want) || !strings.Contains(status, "allow: rootkeeper servers network db allow "+app.ShellQuote("unix:"+sock)) {
+	if !strings.Contains(status, want) || !strings.Contains(status, "allow: rootkeeper servers network db allow "+words.ShellQuote("unix:"+sock)) {
 		t.Errorf("status:\n%s", status)
 	}
 	mustRun(t, state, "servers", "network", "db", "allow", "unix:"+sock)

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // BridgeSession is what a running bridge (`rootkeeper bridge NAME`, started
@@ -86,7 +88,7 @@ func BridgeText(b BridgeSession) string {
 	text := "bridged for " + host
 	if b.Held != "" {
 		// The host waits for its initialize while the person decides.
-		return SafeText(text + ", not started: " + b.Held)
+		return words.SafeText(text + ", not started: " + b.Held)
 	}
 	if len(facts) > 0 {
 		text += " (" + strings.Join(facts, ", ") + ")"
@@ -100,5 +102,5 @@ func BridgeText(b BridgeSession) string {
 	default:
 		text += fmt.Sprintf(", last sent %d roots", n)
 	}
-	return SafeText(text)
+	return words.SafeText(text)
 }

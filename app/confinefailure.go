@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // A ConfineFailure says that a confined server stopped (it exited, or did
@@ -62,7 +64,7 @@ func (s *State) RecordConfineFailure(f ConfineFailure) {
 		return
 	}
 	s.ClearConfineFailure(f.Server)
-	f.Detail = SafeText(truncate(f.Detail, 300))
+	f.Detail = words.SafeText(truncate(f.Detail, 300))
 	s.ConfineFailures = append(s.ConfineFailures, f)
 }
 
@@ -112,13 +114,13 @@ func (s *State) SetConfinement(server string, on bool) error {
 // kubernetes, or run it unconfined".
 func (f ConfineFailure) Text(home string) string {
 	if f.Own {
-		return SafeText(f.Server + " wants to keep its own settings in " + HomeShort(f.Folder, home) + ", and stopped while confined — allow " +
-			HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined")
+		return words.SafeText(f.Server + " wants to keep its own settings in " + words.HomeShort(f.Folder, home) + ", and stopped while confined — allow " +
+			words.HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined")
 	}
 	if f.Destination != "" {
-		return SafeText(f.Server + " stopped while confined: it tried to connect to " + f.Destination + " — allow it on its network, or run it unconfined")
+		return words.SafeText(f.Server + " stopped while confined: it tried to connect to " + f.Destination + " — allow it on its network, or run it unconfined")
 	}
-	what := HomeShort(f.Tried, home)
+	what := words.HomeShort(f.Tried, home)
 	if f.Op == OpMkdir {
 		what = "create " + what
 	} else if f.Op != "" && f.Tried != UnixSocket {
@@ -130,11 +132,11 @@ func (f ConfineFailure) Text(home string) string {
 	}
 	out := f.Server + " stopped while confined: it tried to " + what
 	if f.Folder != "" {
-		out += " — allow " + HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined"
+		out += " — allow " + words.HomeShort(f.Folder, home) + " for " + f.Server + ", or run it unconfined"
 	} else {
 		out += " — run it unconfined to use it"
 	}
-	return SafeText(out)
+	return words.SafeText(out)
 }
 
 // WayOut are the commands that answer f, in the order they are offered:
@@ -144,12 +146,12 @@ func (f ConfineFailure) Text(home string) string {
 func (f ConfineFailure) WayOut() []string {
 	var out []string
 	if f.Folder != "" {
-		out = append(out, "rootkeeper grant "+ShellQuote(f.Server)+" "+ShellQuote(f.Folder))
+		out = append(out, "rootkeeper grant "+words.ShellQuote(f.Server)+" "+words.ShellQuote(f.Folder))
 	}
 	if f.Destination != "" {
-		out = append(out, "rootkeeper servers network "+ShellQuote(f.Server)+" allow "+ShellQuote(f.Destination))
+		out = append(out, "rootkeeper servers network "+words.ShellQuote(f.Server)+" allow "+words.ShellQuote(f.Destination))
 	}
-	return append(out, "rootkeeper servers unconfine "+ShellQuote(f.Server))
+	return append(out, "rootkeeper servers unconfine "+words.ShellQuote(f.Server))
 }
 
 // deniedPath finds the path in a line of error output that says a path

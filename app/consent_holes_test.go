@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"rootkeeper/app/osfile"
 )
 
 // A server that runs something else under the same name loses its
@@ -149,7 +151,7 @@ func TestEncodeRootsEnvKeepsEveryFolderWhole(t *testing.T) {
 // symlink to one.
 func TestStateFolderMustBePrivate(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("mode bits do not say who may write on Windows (see writableByOthers)")
+		t.Skip("mode bits do not say who may write on Windows (see osfile.WritableByOthers)")
 	}
 	parent := t.TempDir()
 	open := filepath.Join(parent, "open")
@@ -174,7 +176,7 @@ func TestStateFolderMustBePrivate(t *testing.T) {
 	// Someone else's folder (a folder's owner is a unix notion here): as
 	// root, one given to nobody; as anyone else, one of root's (the tests'
 	// own temp folder's parent is /tmp, which others may write to, so /).
-	if _, unix := ownerOf(mustStat(t, parent)); unix {
+	if _, unix := osfile.OwnerOf(mustStat(t, parent)); unix {
 		theirs, owner := "/", "0"
 		if os.Geteuid() == 0 {
 			theirs, owner = filepath.Join(parent, "theirs"), "65534"

@@ -21,13 +21,13 @@
 // The state and the one rule:
 //
 //	model.go, ops.go          the state and its edits; InputError
-//	store.go, lock_*.go       the state file: read, migrate, write under a lock
+//	store.go                  the state file: read, migrate, write under a lock
 //	indent.go                 the state file's indentation (MarshalIndent's bytes, sooner)
 //	core.go, live.go          the live hub, and what a running app knows besides the file
 //	visible.go, index.go      the one rule, worked out once per snapshot
 //	lookup.go                 finding a root or a server by what a person typed
 //	roots.go, paths.go        a root made from a path; paths and file URIs
-//	health.go, device_*.go    checking a root's access again; a folder's drive and owner
+//	health.go                 checking a root's access again (drive, type, readable)
 //
 // Servers and their configuration:
 //
@@ -44,8 +44,7 @@
 //
 //	consent.go, plan.go       what the window asks next, what a click means
 //	discover.go, found.go     projects found, and those already offered
-//	people.go, homepath.go, natural.go, safetext.go
-//	                          words a person reads: requests, short paths, natural order, text made safe
+//	people.go                 a request in the words a person reads
 //
 // Confinement:
 //
@@ -60,9 +59,8 @@
 //	netrecord.go, netrecord_*.go
 //	                          the record of the destinations each server reached
 //	orgpolicy.go              the organisation's policy, applied
-//	open_*.go                 opening a file that may be a FIFO without waiting
 //
-// The subpackages are of two kinds. Part of the domain, used by the hub:
+// The subpackages are of three kinds. Part of the domain, used by the hub:
 // health (access checks and watching of roots), audit (what each server was
 // told, asked and tried, and the person's decisions), secrets (values kept in the keyring), atomicfile (how every file is
 // replaced). Services around it, each with one job, which the commands and
@@ -73,7 +71,11 @@
 // connection to the running app), policy (reading the organisation's
 // policy), doctor, autostart, budget (the state folder's size), logfile,
 // supervise (keeping background loops alive), trayhost, and apptest (test
-// helpers).
+// helpers). Helpers that know none of app's types, which app and the rest
+// share: words (what a person reads: text made safe for a terminal or a
+// label, shell quoting, short paths, the natural order of lists) and
+// osfile (the operating system's files: opening without waiting, a file's
+// drive and owner, the state file's lock).
 //
 // This package must import neither Fyne nor the MCP SDK, nor detect: it finds
 // projects only through the [Scanner] function type it defines.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rootkeeper/app/atomicfile"
+	"rootkeeper/app/words"
 )
 
 // SeenProjectsFileName, in the state folder, lists the projects the
@@ -86,7 +87,7 @@ func Offerable(st *State, found []Candidate, seen map[string]bool, home string) 
 		done[c.Path] = true
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b Candidate) int { return CompareNatural(a.Path, b.Path) })
+	slices.SortFunc(out, func(a, b Candidate) int { return words.CompareNatural(a.Path, b.Path) })
 	return out
 }
 
@@ -111,7 +112,7 @@ func GroupByParent(cands []Candidate) []CandidateGroup {
 		}
 		out[i].Candidates = append(out[i].Candidates, c)
 	}
-	slices.SortStableFunc(out, func(a, b CandidateGroup) int { return CompareNatural(a.Parent, b.Parent) })
+	slices.SortStableFunc(out, func(a, b CandidateGroup) int { return words.CompareNatural(a.Parent, b.Parent) })
 	return out
 }
 

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"rootkeeper/app/osfile"
 )
 
 // HealthChecker checks a root's access again when the person asks (the
@@ -44,7 +46,7 @@ func CheckAccess(path string, wantDevice uint64) Health {
 		return h
 	}
 	if wantDevice != 0 {
-		if dev, ok := deviceOf(fi); ok && dev != wantDevice {
+		if dev, ok := osfile.DeviceOf(fi); ok && dev != wantDevice {
 			h.Status, h.Err = HealthUnmounted, path+" is no longer on the drive it was on (unmounted?)"
 			return h
 		}
@@ -56,7 +58,7 @@ func CheckAccess(path string, wantDevice uint64) Health {
 		h.Status, h.Err = HealthMissing, path+" now leads to "+real+" through a symlink; the folder that was shared is not there"
 		return h
 	}
-	d, err := OpenNoWait(path)
+	d, err := osfile.OpenNoWait(path)
 	if err != nil {
 		h.Status, h.Err = HealthUnreadable, err.Error()
 		return h
@@ -112,6 +114,6 @@ func DeviceOf(path string) uint64 {
 	if err != nil {
 		return 0
 	}
-	dev, _ := deviceOf(fi)
+	dev, _ := osfile.DeviceOf(fi)
 	return dev
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // A data folder belongs to the program that wrote it (ProgramID). When a
@@ -45,7 +47,7 @@ func (k KeptData) ProgramText() string {
 	if k.Program == "" {
 		return "an earlier server of that name"
 	}
-	return SafeText(k.Program)
+	return words.SafeText(k.Program)
 }
 
 // keptDataRoot is where server name's kept folders are in stateDir.

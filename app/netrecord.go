@@ -17,6 +17,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"rootkeeper/app/atomicfile"
+	"rootkeeper/app/words"
 )
 
 // The record of a confined server's network: every destination it
@@ -105,7 +106,7 @@ func (d Reached) Text(now time.Time) string {
 	if d.Refused > 0 && d.Refused < d.Count {
 		times += " (" + strconv.Itoa(d.Refused) + " refused)"
 	}
-	return SafeText(what + " " + state + ", " + times + ", first " + d.First.Local().Format("2006-01-02 15:04:05") +
+	return words.SafeText(what + " " + state + ", " + times + ", first " + d.First.Local().Format("2006-01-02 15:04:05") +
 		", last " + agoText(now.Sub(d.Last)) + " ago")
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"rootkeeper/app/words"
 )
 
 // A confined server's network is a setting of its own, like its folders:
@@ -479,7 +481,7 @@ func NetworkText(srv Server, confined, isolated bool, why string) string {
 			out += " (" + why + ")"
 		}
 	}
-	return SafeText(out)
+	return words.SafeText(out)
 }
 
 // SetServerNetwork stores n as server's network setting, through

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // A confined server's first contact with a destination its network
@@ -120,11 +122,11 @@ func (s *State) NetworkAnswer(r Request, allow bool, home string) error {
 func networkText(r Request, name func(string) string) string {
 	if r.Op == OpLookup {
 		host := strings.TrimSuffix(r.Path, ":*")
-		return SafeText(name(r.Server) + " looked up " + host + ", which is not in its list — allow " + host + "?")
+		return words.SafeText(name(r.Server) + " looked up " + host + ", which is not in its list — allow " + host + "?")
 	}
 	dest := r.Path
 	if r.Tried != "" && r.Tried != r.Path {
 		dest += " (" + r.Tried + ")"
 	}
-	return SafeText(name(r.Server) + " tried to connect to " + dest + " — allow it?")
+	return words.SafeText(name(r.Server) + " tried to connect to " + dest + " — allow it?")
 }

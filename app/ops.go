@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"rootkeeper/app/secrets/spot"
+	"rootkeeper/app/words"
 )
 
 // InputError is a mistake in what a person asked for: a bad value, a name
@@ -358,7 +359,7 @@ func validServerName(name string) error {
 		// A name is shown in terminals, labels, log file names and command
 		// hints: nothing in it may hide, reorder or split text, or name a
 		// path (/, \) or a drive or scheme (:).
-		if unsafeRune(r) || strings.ContainsRune(`/\:`, r) {
+		if words.UnsafeRune(r) || strings.ContainsRune(`/\:`, r) {
 			return inputErrorf("invalid server name %q (no control or invisible characters, '/', '\\' or ':')", name)
 		}
 	}
@@ -370,15 +371,15 @@ func validServerName(name string) error {
 // values) of its environment variables and its working folder; or the
 // transport, URL and header names of a remote server. Secrets in the
 // arguments and the URL, and references to the keyring, are shown as
-// "(secret)" (spot). Untrusted text in it is made safe with SafeText.
+// "(secret)" (spot). Untrusted text in it is made safe with words.SafeText.
 func Program(srv Server) string {
 	var b strings.Builder
 	if srv.Type == TransportStdio {
-		words := make([]string, 0, 1+len(srv.Args))
+		argv := make([]string, 0, 1+len(srv.Args))
 		for _, w := range append([]string{srv.Command}, spot.ShowArgs(srv.Name, srv.Args)...) {
-			words = append(words, ShellQuote(w))
+			argv = append(argv, words.ShellQuote(w))
 		}
-		b.WriteString("runs " + strings.Join(words, " "))
+		b.WriteString("runs " + strings.Join(argv, " "))
 		if len(srv.Env) > 0 {
 			b.WriteString(" · env " + strings.Join(slices.Sorted(maps.Keys(srv.Env)), ", "))
 		}
@@ -391,7 +392,7 @@ func Program(srv Server) string {
 			b.WriteString(" · headers " + strings.Join(slices.Sorted(maps.Keys(srv.Headers)), ", "))
 		}
 	}
-	return SafeText(b.String())
+	return words.SafeText(b.String())
 }
 
 func validHeaderName(k string) bool {

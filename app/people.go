@@ -1,6 +1,10 @@
 package app
 
-import "fmt"
+import (
+	"fmt"
+
+	"rootkeeper/app/words"
+)
 
 // RequestTextFor is RequestText as the window words it for a person:
 // paths under home written from "~" ("filesystem (Claude Code) is configured with
@@ -11,7 +15,7 @@ func RequestTextFor(r Request, home string, name func(string) string) string {
 	if name == nil {
 		name = func(s string) string { return s }
 	}
-	path := HomeShort(r.Path, home)
+	path := words.HomeShort(r.Path, home)
 	if r.From == FromReach {
 		return reachText(r, home, name)
 	}
@@ -19,7 +23,7 @@ func RequestTextFor(r Request, home string, name func(string) string) string {
 		return networkText(r, name)
 	}
 	if r.From == FromCommandLine {
-		return SafeText(fmt.Sprintf("%s is configured with %s", name(r.Server), path))
+		return words.SafeText(fmt.Sprintf("%s is configured with %s", name(r.Server), path))
 	}
-	return SafeText(fmt.Sprintf("%s asks that %s see %s", name(r.From), name(r.Server), path))
+	return words.SafeText(fmt.Sprintf("%s asks that %s see %s", name(r.From), name(r.Server), path))
 }

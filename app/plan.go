@@ -3,6 +3,8 @@ package app
 import (
 	"slices"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // This file is the window's policy: what a click on a folder means, who
@@ -309,7 +311,7 @@ type Question struct {
 func (g *Grid) Questions() []Question {
 	var out []Question
 	roots := slices.Clone(g.snap.State.Roots)
-	slices.SortFunc(roots, func(a, b Root) int { return CompareNatural(a.Path, b.Path) })
+	slices.SortFunc(roots, func(a, b Root) int { return words.CompareNatural(a.Path, b.Path) })
 	for _, s := range g.taking {
 		if g.snap.Servers[s].State != ServerConnected {
 			continue
@@ -405,9 +407,9 @@ func RecentRoots(snap *Snapshot, n int) []Root {
 		if c := last[b.Path].Compare(last[a.Path]); c != 0 {
 			return c
 		}
-		return CompareNatural(a.Path, b.Path)
+		return words.CompareNatural(a.Path, b.Path)
 	})
 	roots = roots[:min(n, len(roots))]
-	slices.SortFunc(roots, func(a, b Root) int { return CompareNatural(a.Path, b.Path) })
+	slices.SortFunc(roots, func(a, b Root) int { return words.CompareNatural(a.Path, b.Path) })
 	return roots
 }

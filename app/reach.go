@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // FromReach is Request.From for a folder a confined server tried to reach
@@ -146,7 +148,7 @@ func mountPoint(dir string) bool {
 
 // reachText is RequestText for a reach request.
 func reachText(r Request, home string, name func(string) string) string {
-	return SafeText(name(r.Server) + " tried to " + OpText(r.Op) + " " + HomeShort(r.Tried, home) + " — allow " + HomeShort(r.Path, home) + "?")
+	return words.SafeText(name(r.Server) + " tried to " + OpText(r.Op) + " " + words.HomeShort(r.Tried, home) + " — allow " + words.HomeShort(r.Path, home) + "?")
 }
 
 // A ReachLimiter decides which attempts of confined servers become

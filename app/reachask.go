@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // A ReachQuestion is a reach request as a person is asked it at one
@@ -94,7 +96,7 @@ func ReachQuestionOf(r Request, now time.Time, name func(string) string) ReachQu
 	default:
 		q.Gone = who + " no longer waits; " + it + " refused"
 	}
-	q.Gone = SafeText(q.Gone)
+	q.Gone = words.SafeText(q.Gone)
 	return q
 }
 
@@ -114,7 +116,7 @@ func (q ReachQuestion) OnceIDs() []string {
 
 // Text is the call as a person reads it: "read ~/secret/a.txt".
 func (c ReachCall) Text(home string) string {
-	return SafeText(OpText(c.Op) + " " + HomeShort(c.Path, home))
+	return words.SafeText(OpText(c.Op) + " " + words.HomeShort(c.Path, home))
 }
 
 // waitText is a wait as a person reads it: "10 s", "2 min", "1 min 30 s".

@@ -3,6 +3,8 @@ package app
 import (
 	"slices"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // A ReachCall is one system call of a confined server past its folders,
@@ -240,7 +242,7 @@ func (s *State) GrantOnce(server, folder string, ids []string, by Source, at tim
 // onceRefusal says why allow once let nothing through.
 func onceRefusal(a OnceAnswer) string {
 	c := a.NotLet[0]
-	return SafeText(a.Server + " waits to " + OpText(c.Op) + " " + c.Path + ", which allow once cannot let through (" + c.NotOnce + "); allow the folder (`rootkeeper grant " + ShellQuote(a.Server) + " " + ShellQuote(a.Folder) + "`) or deny it")
+	return words.SafeText(a.Server + " waits to " + OpText(c.Op) + " " + c.Path + ", which allow once cannot let through (" + c.NotOnce + "); allow the folder (`rootkeeper grant " + words.ShellQuote(a.Server) + " " + words.ShellQuote(a.Folder) + "`) or deny it")
 }
 
 // OnceCalls picks, of r's calls waiting at now, the ones an allow once

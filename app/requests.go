@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // A Request is a folder someone asked that a server see, without deciding
@@ -169,7 +171,7 @@ func (s *State) Request(server, path string) (Request, bool) {
 func (s *State) DecideRequest(d Decision) error {
 	req, asked := s.Request(d.Server, d.Root)
 	if asked && req.From == FromNetwork {
-		return inputErrorf("%s's request for %q is a network destination: answer it with `rootkeeper servers network %s allow|deny %s`", d.Server, d.Root, ShellQuote(d.Server), ShellQuote(d.Root))
+		return inputErrorf("%s's request for %q is a network destination: answer it with `rootkeeper servers network %s allow|deny %s`", d.Server, d.Root, words.ShellQuote(d.Server), words.ShellQuote(d.Root))
 	}
 	slot, file := s.SlotPath(d.Server, d.Root)
 	if !asked && !slot {
@@ -205,9 +207,9 @@ func RequestText(r Request) string {
 		return networkText(r, func(s string) string { return s })
 	}
 	if r.From == FromCommandLine {
-		return SafeText(fmt.Sprintf("%s is configured with %s", r.Server, r.Path))
+		return words.SafeText(fmt.Sprintf("%s is configured with %s", r.Server, r.Path))
 	}
-	return SafeText(fmt.Sprintf("%s asks that %s see %s", r.From, r.Server, r.Path))
+	return words.SafeText(fmt.Sprintf("%s asks that %s see %s", r.From, r.Server, r.Path))
 }
 
 // VisibleFor is the one rule for a bridged session whose host works in

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"rootkeeper/app/words"
 )
 
 // NewRoot makes a Root from what a person picked or typed: the path is made
@@ -104,7 +106,7 @@ func RiskWarnings(r Root, home string) []string {
 		}
 	}
 	if name := CredentialName(r.Path, home); name != "" {
-		w = append(w, "Its name, "+SafeText(name)+", says credentials may be kept here: keys, tokens or passwords would be shared.")
+		w = append(w, "Its name, "+words.SafeText(name)+", says credentials may be kept here: keys, tokens or passwords would be shared.")
 	}
 	for _, name := range credentialFolders {
 		if fi, err := os.Stat(filepath.Join(r.Path, name)); err == nil && fi.IsDir() {

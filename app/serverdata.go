@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"rootkeeper/app/osfile"
 )
 
 // A confined server's data folder, STATE/data/NAME, is where its own
@@ -58,7 +60,7 @@ func ServerData(stateDir, name string) (string, error) {
 	if !fi.IsDir() {
 		return "", fmt.Errorf("data folder: %s is not a folder", dir)
 	}
-	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+	if uid, ok := osfile.OwnerOf(fi); ok && uid != os.Geteuid() {
 		return "", fmt.Errorf("data folder: %s belongs to user %d, not to you", dir, uid)
 	}
 	return dir, nil

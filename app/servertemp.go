@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"rootkeeper/app/osfile"
 )
 
 // A confined server's private temp folder (its TMPDIR) lives outside the
@@ -135,7 +137,7 @@ func ownFolder(path string) bool {
 	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
 		return false
 	}
-	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+	if uid, ok := osfile.OwnerOf(fi); ok && uid != os.Geteuid() {
 		return false
 	}
 	return true

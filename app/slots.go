@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"rootkeeper/app/policy"
+	"rootkeeper/app/words"
 	"slices"
 	"strings"
 )
@@ -331,21 +332,21 @@ func (h *Hold) Text(home string) string {
 	show := func(paths []string) string {
 		out := make([]string, len(paths))
 		for i, p := range paths {
-			out[i] = HomeShort(p, home)
+			out[i] = words.HomeShort(p, home)
 		}
 		return strings.Join(out, ", ")
 	}
-	name := ShellQuote(h.Server)
+	name := words.ShellQuote(h.Server)
 	// In a command, a path under home is written ~/… too, quoted after the
 	// ~/ so that the shell still expands it.
 	arg := func(p string) string {
-		if short := HomeShort(p, home); strings.HasPrefix(short, "~/") {
-			return "~/" + ShellQuote(short[2:])
+		if short := words.HomeShort(p, home); strings.HasPrefix(short, "~/") {
+			return "~/" + words.ShellQuote(short[2:])
 		}
-		return ShellQuote(p)
+		return words.ShellQuote(p)
 	}
 	if h.Blocked != "" {
-		return SafeText(fmt.Sprintf("your organisation blocks %s: %s (%s)", h.Server, h.Blocked, ByPolicy))
+		return words.SafeText(fmt.Sprintf("your organisation blocks %s: %s (%s)", h.Server, h.Blocked, ByPolicy))
 	}
 	var parts []string
 	if len(h.Lost) > 0 {
@@ -370,14 +371,14 @@ func (h *Hold) Text(home string) string {
 	case h.Paused:
 		parts = append(parts, "sharing is paused and its configuration names folders (rootkeeper resume)")
 	}
-	return SafeText(strings.Join(parts, "; "))
+	return words.SafeText(strings.Join(parts, "; "))
 }
 
 // Short says why the server is held in a few words, for a tray line:
 // "waiting for your decision on ~/work".
 func (h *Hold) Short(home string) string {
 	first := func(paths []string) string {
-		s := HomeShort(paths[0], home)
+		s := words.HomeShort(paths[0], home)
 		if len(paths) > 1 {
 			s += fmt.Sprintf(" and %d more", len(paths)-1)
 		}
@@ -385,13 +386,13 @@ func (h *Hold) Short(home string) string {
 	}
 	switch {
 	case len(h.Lost) > 0:
-		return SafeText("lost " + first(h.Lost) + " from its configuration")
+		return words.SafeText("lost " + first(h.Lost) + " from its configuration")
 	case len(h.Denied) > 0:
-		return SafeText("needs " + first(h.Denied) + ", which you denied")
+		return words.SafeText("needs " + first(h.Denied) + ", which you denied")
 	case len(h.Off) > 0:
-		return SafeText("needs " + first(h.Off) + ", which is switched off")
+		return words.SafeText("needs " + first(h.Off) + ", which is switched off")
 	case len(h.Undecided) > 0:
-		return SafeText("waiting for your decision on " + first(h.Undecided))
+		return words.SafeText("waiting for your decision on " + first(h.Undecided))
 	}
 	return "sharing is paused"
 }

@@ -17,6 +17,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"rootkeeper/app/atomicfile"
+	"rootkeeper/app/osfile"
 )
 
 // File names inside the state folder.
@@ -114,10 +115,10 @@ func checkStateDir(dir string) error {
 		return inputErrorf("state folder %q is a symlink; refusing it (give the folder it points to)", dir)
 	case !fi.IsDir():
 		return inputErrorf("state folder %q is not a folder", dir)
-	case writableByOthers(fi):
+	case osfile.WritableByOthers(fi):
 		return inputErrorf("state folder %q is writable by others (mode %04o); refusing it (chmod go-w)", dir, fi.Mode().Perm())
 	}
-	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+	if uid, ok := osfile.OwnerOf(fi); ok && uid != os.Geteuid() {
 		return inputErrorf("state folder %q belongs to user %d, not to you (%d); refusing it", dir, uid, os.Geteuid())
 	}
 	return nil
@@ -141,7 +142,7 @@ func (s *Store) Load() (State, error) { return s.load(nil) }
 // it.
 func (s *Store) load(publish func(State, []byte)) (State, error) {
 	var st State
-	err := s.withLock(true, func() error {
+	err := osfile.WithLock(filepath.Join(s.dir, lockFileName), true, func() error {
 		var data []byte
 		var err error
 		st, data, err = s.read()
@@ -171,7 +172,7 @@ func (s *Store) Update(fn func(*State) error) (State, error) {
 // to fifty servers copied the whole state four times.
 func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (State, error) {
 	var st State
-	err := s.withLock(true, func() error {
+	err := osfile.WithLock(filepath.Join(s.dir, lockFileName), true, func() error {
 		var err error
 		st, _, err = s.read()
 		if err != nil {

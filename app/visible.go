@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"rootkeeper/app/words"
 )
 
 // Visible is the one rule: the roots server may learn in snap, sorted by path.
@@ -171,7 +173,7 @@ func ConflictingDecisions(st *State) []string {
 		seen[key] = d.Verdict
 	}
 	for i := range out {
-		out[i] = SafeText(out[i])
+		out[i] = words.SafeText(out[i])
 	}
 	return out
 }

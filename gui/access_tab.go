@@ -14,6 +14,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // The switch positions as the window words them (app.Accesses order).
@@ -179,7 +180,7 @@ func (t *accessTab) rebuild() {
 			t.all = append(t.all, l)
 		}
 	}
-	slices.SortFunc(t.all, func(a, b accessLine) int { return app.CompareNatural(a.Root.Path, b.Root.Path) })
+	slices.SortFunc(t.all, func(a, b accessLine) int { return words.CompareNatural(a.Root.Path, b.Root.Path) })
 	t.renderRequests(snap, server)
 	if server == "" {
 		t.summary.SetText("")
@@ -187,7 +188,7 @@ func (t *accessTab) rebuild() {
 		t.rest.Disable()
 	} else {
 		t.summary.SetText(fmt.Sprintf("%s sees %s now · %d allowed · %d denied · %d not asked yet",
-			app.SafeText(server), plural(seen, "folder"), counts[app.AccessAllowed]+counts[app.AccessUntilQuit],
+			words.SafeText(server), plural(seen, "folder"), counts[app.AccessAllowed]+counts[app.AccessUntilQuit],
 			counts[app.AccessDenied], counts[app.AccessNotAsked]))
 		t.under.Enable()
 		if counts[app.AccessNotAsked] > 0 {
@@ -314,7 +315,7 @@ func (t *accessTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	l := t.shown[id]
 	t.rows.bind(id, it)
 	it.path = l.Root.Path
-	it.name.SetText(app.SafeText(l.Root.Name))
+	it.name.SetText(words.SafeText(l.Root.Name))
 	it.where.setPath(l.Root.Path, t.u.home())
 	if l.Seen {
 		it.seen.SetResource(theme.NewSuccessThemedResource(theme.VisibilityIcon()))
@@ -371,7 +372,7 @@ func parentFolders(snap *app.Snapshot) []string {
 	for d := range seen {
 		out = append(out, d)
 	}
-	slices.SortFunc(out, app.CompareNatural)
+	slices.SortFunc(out, words.CompareNatural)
 	return out
 }
 
@@ -407,7 +408,7 @@ func (u *ui) showFolderAccess(path string) {
 	f.list = widget.NewList(func() int { return len(f.lines) }, f.newItem, f.updateItem)
 	f.render(u.core.Snapshot(), app.NewGrid(u.core.Snapshot()))
 	body := container.NewBorder(f.title, nil, nil, nil, f.list)
-	f.dlg = newInfo(f.keys, "Who may see "+app.SafeText(r.Name), body, "Close", u.win)
+	f.dlg = newInfo(f.keys, "Who may see "+words.SafeText(r.Name), body, "Close", u.win)
 	f.dlg.SetOnClosed(func() {
 		if u.folderView == f {
 			u.folderView = nil
@@ -431,7 +432,7 @@ func (f *folderAccess) render(snap *app.Snapshot, g *app.Grid) {
 		lines = append(lines, folderAccessLine{Server: srv.Name, Access: g.Access(srv.Name, f.path),
 			Seen: slices.Contains(seen, srv.Name), Off: srv.Mode() == app.RootsOff})
 	}
-	slices.SortFunc(lines, func(a, b folderAccessLine) int { return app.CompareNatural(a.Server, b.Server) })
+	slices.SortFunc(lines, func(a, b folderAccessLine) int { return words.CompareNatural(a.Server, b.Server) })
 	f.lines = lines
 	f.list.Refresh()
 }

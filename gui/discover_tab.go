@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // discoverTab edits the search folders, runs a scan with progress and lists
@@ -360,7 +361,7 @@ func groupCandidates(cands []app.Candidate, filter string) []candRow {
 			heads = append(heads, c)
 		}
 	}
-	byPath := func(a, b app.Candidate) int { return app.CompareNatural(a.Path, b.Path) }
+	byPath := func(a, b app.Candidate) int { return words.CompareNatural(a.Path, b.Path) }
 	slices.SortFunc(heads, byPath)
 	var rows []candRow
 	for _, h := range heads {

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // Finding projects without a click. When the window opens, the Discover
@@ -213,14 +214,14 @@ func (p *foundPanel) render() bool {
 		where := u.searchWhere()
 		current := ""
 		if d.last.Current != "" {
-			current = " · " + app.CutMiddle(app.HomeShort(d.last.Current, u.home()), 48)
+			current = " · " + words.CutMiddle(words.HomeShort(d.last.Current, u.home()), 48)
 		}
 		p.title.SetText("Looking for your projects…")
 		read := ""
 		if d.last.Visited > 0 {
 			read = plural(d.last.Visited, "folder") + " read, "
 		}
-		p.status.SetText(app.SafeText(fmt.Sprintf("In %s: %s%d found%s", where, read, len(offer), current)))
+		p.status.SetText(words.SafeText(fmt.Sprintf("In %s: %s%d found%s", where, read, len(offer), current)))
 	} else {
 		p.stopBar()
 		p.cancel.Hide()
@@ -239,12 +240,12 @@ func (p *foundPanel) render() bool {
 		case errors.Is(f.err, context.Canceled):
 			p.status.SetText(fmt.Sprintf("Cancelled after %s; this is what was found until then.", plural(d.last.Visited, "folder")))
 		case f.err != nil:
-			p.status.SetText(app.SafeText("The scan stopped: " + f.err.Error()))
+			p.status.SetText(words.SafeText("The scan stopped: " + f.err.Error()))
 		default:
 			p.status.SetText(fmt.Sprintf("Looked through %s in %s.", plural(d.last.Visited, "folder"), where))
 		}
 		if f.saveErr != nil {
-			p.status.SetText(p.status.Text + app.SafeText(" Could not remember them for the next start: "+f.saveErr.Error()))
+			p.status.SetText(p.status.Text + words.SafeText(" Could not remember them for the next start: "+f.saveErr.Error()))
 		}
 	}
 	p.setOffer(offer)
@@ -275,7 +276,7 @@ func (p *foundPanel) setOffer(offer []app.Candidate) {
 			p.groups.Add(where)
 			for _, c := range g.Candidates {
 				c := c
-				check := widget.NewCheck(app.SafeText(filepath.Base(c.Path)), func(on bool) {
+				check := widget.NewCheck(words.SafeText(filepath.Base(c.Path)), func(on bool) {
 					if on {
 						delete(p.unticked, c.Path)
 					} else {

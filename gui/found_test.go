@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // projectsHome is a home folder with projects in two places, for the scan
@@ -98,7 +99,7 @@ func TestFirstLaunchFindsProjects(t *testing.T) {
 		for _, c := range g.Candidates {
 			names = append(names, filepath.Base(c.Path))
 		}
-		groups = append(groups, app.HomeShort(g.Parent, home)+": "+strings.Join(names, ", "))
+		groups = append(groups, words.HomeShort(g.Parent, home)+": "+strings.Join(names, ", "))
 	}
 	if want := []string{"~/Documents: thesis", "~/src: api, web"}; !slices.Equal(groups, want) {
 		t.Errorf("offered %q, want %q (frontend is inside web)", groups, want)
@@ -119,7 +120,7 @@ func TestFirstLaunchFindsProjects(t *testing.T) {
 	st := f.core.Snapshot().State
 	var added []string
 	for _, r := range st.Roots {
-		added = append(added, app.HomeShort(r.Path, home))
+		added = append(added, words.HomeShort(r.Path, home))
 		if !r.Enabled {
 			t.Errorf("%s added turned off", r.Path)
 		}

@@ -15,6 +15,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/atomicfile"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // hostsTab lists the MCP hosts found on this computer (Claude Code,
@@ -83,7 +84,7 @@ func (t *hostsTab) reload() {
 		t.u.do(func() {
 			t.loading = false
 			if err != nil {
-				t.status.SetText("Could not read the hosts' files: " + app.SafeText(err.Error()))
+				t.status.SetText("Could not read the hosts' files: " + words.SafeText(err.Error()))
 				return
 			}
 			t.status.SetText("")
@@ -111,14 +112,14 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 		note := ""
 		switch {
 		case f.Refused != "":
-			note = " — not read: " + app.SafeText(f.Refused)
+			note = " — not read: " + words.SafeText(f.Refused)
 		case f.Err != "":
 			note = " — does not parse; left alone"
 		case f.ChangedSinceProtect:
 			note = " — changed since it was protected"
 		}
 		recorded = recorded || f.Recorded
-		lines = append(lines, app.SafeText(app.HomeShort(f.Path, t.home))+note)
+		lines = append(lines, words.SafeText(words.HomeShort(f.Path, t.home))+note)
 		for _, e := range f.Entries {
 			state := "can see folders without asking you"
 			switch {
@@ -131,9 +132,9 @@ func (t *hostsTab) card(h hosts.Found) fyne.CanvasObject {
 			}
 			scope := e.Scope
 			if dir, ok := strings.CutPrefix(scope, "local "); ok {
-				scope = "local " + app.HomeShort(dir, t.home)
+				scope = "local " + words.HomeShort(dir, t.home)
 			}
-			lines = append(lines, "    "+app.SafeText(e.Name)+" · "+app.SafeText(scope)+" · "+app.SafeText(state))
+			lines = append(lines, "    "+words.SafeText(e.Name)+" · "+words.SafeText(scope)+" · "+words.SafeText(state))
 		}
 	}
 	if unprotected == 0 {
@@ -223,12 +224,12 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool, home string
 	var b strings.Builder
 	written := false
 	for _, r := range res {
-		fmt.Fprintf(&b, "%s\n", app.HomeShort(r.Path, home))
+		fmt.Fprintf(&b, "%s\n", words.HomeShort(r.Path, home))
 		if protect {
 			for _, ch := range r.Changes {
 				fmt.Fprintf(&b, "  %s now runs through Rootkeeper as %s\n", ch.Entry.Name, ch.Entry.Rootkeeper)
 				for _, sl := range ch.Slots {
-					fmt.Fprintf(&b, "    it is configured with %s (%s): it starts once you allow it\n", app.HomeShort(sl.Path, home), sl.Where())
+					fmt.Fprintf(&b, "    it is configured with %s (%s): it starts once you allow it\n", words.HomeShort(sl.Path, home), sl.Where())
 				}
 				if len(ch.LostEnv) > 0 {
 					fmt.Fprintf(&b, "    warning: it will not get %s (withheld from servers, and expanded by the host)\n", strings.Join(ch.LostEnv, ", "))
@@ -241,7 +242,7 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool, home string
 				fmt.Fprintf(&b, "  %d already protected\n", r.Already)
 			}
 			if r.Written {
-				fmt.Fprintf(&b, "  backup: %s\n", app.HomeShort(r.Backup, home))
+				fmt.Fprintf(&b, "  backup: %s\n", words.HomeShort(r.Backup, home))
 			}
 		} else {
 			switch r.How {
@@ -264,7 +265,7 @@ func resultText(h *hosts.Host, res []hosts.FileResult, protect bool, home string
 	if written && h.Running() {
 		fmt.Fprintf(&b, "\n%s is running: restart it to pick up the change. Until then it keeps its old servers, and it may write its own copy of the file back (this tab shows whether the change held).", h.Name)
 	}
-	return app.SafeLines(b.String())
+	return words.SafeLines(b.String())
 }
 
 // guideMarker, in STATE_DIR/hosts, says the guided start was answered.

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // The request dialog for a network destination a confined server tried
@@ -42,7 +43,7 @@ func (d *requestDialog) networkContent(now time.Time) fyne.CanvasObject {
 	d.note.Wrapping = fyne.TextWrapWord
 	d.note.TextStyle.Italic = true
 	lead := widget.NewLabelWithStyle("Allow always lets it reach", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	dest := newPathLabel(app.SafeText(d.Request.Path))
+	dest := newPathLabel(words.SafeText(d.Request.Path))
 	what := widget.NewLabel("Deny is remembered: it is not asked again. Its network setting and every destination it reached are on its card (Servers).")
 	what.Wrapping = fyne.TextWrapWord
 	d.setRequest(d.Request, now)

@@ -10,6 +10,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/serverentry"
+	"rootkeeper/app/words"
 )
 
 // pasteDialog takes server definitions pasted from another app's config
@@ -62,7 +63,7 @@ func (d *pasteDialog) parse() {
 	if len(cfg.Servers) > 0 {
 		b.WriteString("Found " + plural(len(cfg.Servers), "server") + ":")
 		for _, s := range cfg.Servers {
-			fmt.Fprintf(&b, "\n• %s: %s", app.SafeText(s.Name), app.Program(s))
+			fmt.Fprintf(&b, "\n• %s: %s", words.SafeText(s.Name), app.Program(s))
 		}
 	}
 	if len(cfg.Skipped) > 0 {
@@ -71,7 +72,7 @@ func (d *pasteDialog) parse() {
 		}
 		b.WriteString("Left out:")
 		for _, sk := range cfg.Skipped {
-			fmt.Fprintf(&b, "\n• %s: %s", app.SafeText(sk.Name), app.SafeText(sk.Why))
+			fmt.Fprintf(&b, "\n• %s: %s", words.SafeText(sk.Name), words.SafeText(sk.Why))
 		}
 	}
 	d.preview.Importance = widget.WarningImportance

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // Scope choices as shown in the consent dialogs.
@@ -24,7 +25,7 @@ const (
 type pendingDialog struct {
 	Server string
 	Roots  []rootInfo
-	// Home shortens paths to ~/… (app.HomeShort).
+	// Home shortens paths to ~/… (words.HomeShort).
 	Home string
 	// OnSubmit gets the ticked and unticked root paths and the scope.
 	OnSubmit func(allowed, denied []string, scope app.Scope)
@@ -50,7 +51,7 @@ func (d *pendingDialog) content() fyne.CanvasObject {
 	rows := container.NewVBox()
 	d.checks = nil
 	for _, info := range d.Roots {
-		c := d.keys.check(app.SafeText(info.Root.Name), nil)
+		c := d.keys.check(words.SafeText(info.Root.Name), nil)
 		d.checks = append(d.checks, c)
 		rows.Add(rootConsentRow(c, info, d.Home))
 	}
@@ -130,7 +131,7 @@ func rootConsentRow(head fyne.CanvasObject, info rootInfo, home string) fyne.Can
 func rootChecks(info rootInfo, home string) []fyne.CanvasObject {
 	var out []fyne.CanvasObject
 	if info.Root.Given != "" && info.Root.Given != info.Root.Path {
-		given := widget.NewLabel("picked as " + app.SafeText(app.HomeShort(info.Root.Given, home)))
+		given := widget.NewLabel("picked as " + words.SafeText(words.HomeShort(info.Root.Given, home)))
 		given.TextStyle.Italic = true
 		given.Truncation = fyne.TextTruncateEllipsis
 		out = append(out, given)

@@ -14,6 +14,7 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // requestDialog asks about one request: a host (through the bridge) or a
@@ -33,7 +34,7 @@ import (
 type requestDialog struct {
 	Request app.Request
 	Info    rootInfo
-	// Home shortens paths to ~/… (app.HomeShort).
+	// Home shortens paths to ~/… (words.HomeShort).
 	Home string
 	// OnSubmit gets the answer: allow (the folder) or deny, with the
 	// scope.
@@ -199,7 +200,7 @@ func callLine(c app.ReachCall, home string) fyne.CanvasObject {
 	if c.NotOnce == "" {
 		return what
 	}
-	why := widget.NewLabel("Allow once cannot let this through (" + app.SafeText(c.NotOnce) + "); Allow folder can.")
+	why := widget.NewLabel("Allow once cannot let this through (" + words.SafeText(c.NotOnce) + "); Allow folder can.")
 	why.Wrapping = fyne.TextWrapWord
 	why.TextStyle.Italic = true
 	why.Importance = widget.WarningImportance

@@ -12,6 +12,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/link"
+	"rootkeeper/app/words"
 )
 
 const (
@@ -110,8 +111,8 @@ func TestServersTabShowsBridgesAndRequests(t *testing.T) {
 	lines := bridgeLines(f.core.Snapshot(), "fs", "/home/ada")
 	want := []string{
 		"Live: bridged for claude-code\\x1b[31m 2.1.330 (protocol 2025-06-18, server pid 4242), last sent 1 root",
-		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + app.HomeShort(reqX, "/home/ada"),
-		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + app.HomeShort(reqY, "/home/ada"),
+		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + words.HomeShort(reqX, "/home/ada"),
+		"Waiting for your answer: claude-code 2.1.330 asks that fs see " + words.HomeShort(reqY, "/home/ada"),
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

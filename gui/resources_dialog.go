@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // maxShownText is how much of a text resource the dialog shows.
@@ -78,8 +79,8 @@ func (d *resourcesDialog) build() fyne.CanvasObject {
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			r := d.shown[i]
 			box := o.(*fyne.Container)
-			box.Objects[0].(*widget.Label).SetText(app.SafeText(resourceTitle(r)))
-			box.Objects[1].(*widget.Label).SetText(app.SafeText(r.URI + "  ·  " + orNone(r.MIMEType)))
+			box.Objects[0].(*widget.Label).SetText(words.SafeText(resourceTitle(r)))
+			box.Objects[1].(*widget.Label).SetText(words.SafeText(r.URI + "  ·  " + orNone(r.MIMEType)))
 		})
 	d.list.OnSelected = func(i widget.ListItemID) {
 		if i >= 0 && i < len(d.shown) {
@@ -204,7 +205,7 @@ func (d *resourcesDialog) read(uri string) {
 	d.readSeq++
 	seq := d.readSeq
 	d.selected = uri
-	d.status.SetText("Reading " + app.SafeText(uri) + "…")
+	d.status.SetText("Reading " + words.SafeText(uri) + "…")
 	b, server := d.Browser, d.Server
 	if d.readCancel != nil {
 		d.readCancel() // the read it replaces is not wanted any more

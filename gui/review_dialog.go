@@ -16,6 +16,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // Grouping choices of the review.
@@ -34,7 +35,7 @@ type reviewDialog struct {
 	Questions []app.Question
 	// Info holds each root's access check and warnings, by path.
 	Info map[string]rootInfo
-	// Home shortens paths to ~/… (app.HomeShort).
+	// Home shortens paths to ~/… (words.HomeShort).
 	Home string
 	// OnSubmit gets the indexes (into Questions) of the ticked questions
 	// and the scope; every other question is to be denied.
@@ -180,7 +181,7 @@ func (d *reviewDialog) regroup() {
 		d.members[g] = append(d.members[g], i)
 	}
 	if d.group.Selected == byFolder {
-		slices.SortFunc(groups, app.CompareNatural)
+		slices.SortFunc(groups, words.CompareNatural)
 	}
 	d.rows = d.rows[:0]
 	for _, g := range groups {
@@ -286,7 +287,7 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.title.TextStyle.Bold = true
 		n := len(d.members[r.Group])
 		if d.group.Selected == byFolder {
-			it.title.SetText(app.SafeText(baseOf(r.Group)) + " · " + plural(n, "server"))
+			it.title.SetText(words.SafeText(baseOf(r.Group)) + " · " + plural(n, "server"))
 			it.where.setPath(r.Group, d.Home)
 		} else {
 			it.title.SetText(personName(r.Group) + " · " + plural(n, "folder"))
@@ -304,7 +305,7 @@ func (d *reviewDialog) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		it.title.SetText(personName(q.Server))
 		it.where.setText("", "")
 	} else {
-		it.title.SetText(app.SafeText(q.Root.Name))
+		it.title.SetText(words.SafeText(q.Root.Name))
 		it.where.setPath(q.Root.Path, d.Home)
 	}
 	info := d.Info[q.Root.Path]

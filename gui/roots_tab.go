@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // rootsTab lists every root (naturally sorted, filtered) with its path,
@@ -128,7 +129,7 @@ func (t *rootsTab) render(snap *app.Snapshot, g *app.Grid) {
 		lines[i].Recheck = t.u.opts.Health != nil && lines[i].Enabled && failed(lines[i].Health)
 		lines[i].Checking = t.checking[r.Path]
 	}
-	slices.SortFunc(lines, func(a, b rootLine) int { return app.CompareNatural(a.Root.Path, b.Root.Path) })
+	slices.SortFunc(lines, func(a, b rootLine) int { return words.CompareNatural(a.Root.Path, b.Root.Path) })
 	t.all = lines
 	t.apply()
 }
@@ -252,12 +253,12 @@ func (t *rootsTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	l := t.shown[id]
 	t.rows.bind(id, it)
 	it.path = l.Root.Path
-	it.name.SetText(app.SafeText(l.Root.Name))
+	it.name.SetText(words.SafeText(l.Root.Name))
 	badge := healthBadge(l.Health, l.Enabled)
 	it.health.Text, it.health.Importance, it.health.TextStyle = badge.Text, badge.Importance, badge.TextStyle
 	it.health.Refresh()
 	if l.Branch != "" {
-		it.branch.SetText("⎇ " + app.SafeText(l.Branch))
+		it.branch.SetText("⎇ " + words.SafeText(l.Branch))
 		it.branch.Show()
 	} else {
 		it.branch.Hide()
@@ -343,7 +344,7 @@ func (t *rootsTab) confirmRemove(path string) {
 	if !ok {
 		return
 	}
-	confirmText("Remove "+app.SafeText(r.Name)+"?",
+	confirmText("Remove "+words.SafeText(r.Name)+"?",
 		"Rootkeeper forgets this folder and every decision about it. No server will see it. The folder itself is not touched.",
 		"Remove", "Cancel",
 		func(ok bool) {

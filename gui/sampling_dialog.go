@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // samplingPrompt is a sampling dialog waiting in, or shown from, the
@@ -86,7 +87,7 @@ func (d *samplingRequestDialog) content() fyne.CanvasObject {
 		body.Add(samplingHeading(roleTitle(m.Role)))
 		if i == last && len(m.Text) <= editableChars {
 			d.edit = d.keys.entry(true)
-			d.edit.SetText(app.SafeLines(m.Text))
+			d.edit.SetText(words.SafeLines(m.Text))
 			d.edit.SetMinRowsVisible(4)
 			body.Add(d.edit)
 			continue
@@ -131,7 +132,7 @@ func (d *samplingRequestDialog) doApprove() {
 	}
 	req := d.Req
 	req.Messages = append([]app.SamplingMessage(nil), d.Req.Messages...)
-	if i := req.LastUser(); i >= 0 && d.edit != nil && d.edit.Text != app.SafeLines(d.Req.Messages[i].Text) {
+	if i := req.LastUser(); i >= 0 && d.edit != nil && d.edit.Text != words.SafeLines(d.Req.Messages[i].Text) {
 		// Edited: the person's text goes. Untouched: the server's own text
 		// goes as it was, not the escaped form shown.
 		req.Messages[i].Text = d.edit.Text
@@ -270,7 +271,7 @@ func wrapped(s string) fyne.CanvasObject {
 		}
 		s = fmt.Sprintf("%s… (%d more characters not shown)", s[:cut], len(s)-cut)
 	}
-	l := widget.NewLabel(app.SafeLines(s))
+	l := widget.NewLabel(words.SafeLines(s))
 	l.Wrapping = fyne.TextWrapWord
 	return l
 }

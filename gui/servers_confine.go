@@ -11,6 +11,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/words"
 )
 
 // What a server's card says of its own state and of a confined run that
@@ -29,13 +30,13 @@ func (t *serversTab) dataLine(srv app.Server) string {
 		return ""
 	}
 	home := t.u.home()
-	places := []string{app.HomeShort(dir, home)}
+	places := []string{words.HomeShort(dir, home)}
 	if k, ok := app.KnownServerOf(srv); ok {
 		for _, o := range k.Own {
 			places = append(places, "~/"+strings.TrimSuffix(o, "/"))
 		}
 	}
-	return app.SafeText("Its own settings and data: " + strings.Join(places, ", "))
+	return words.SafeText("Its own settings and data: " + strings.Join(places, ", "))
 }
 
 // ownRows are the lines of server srv's card about what is its own: where
@@ -65,7 +66,7 @@ func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
 	line := iconLine(theme.WarningIcon(), f.Text(home), widget.WarningImportance)
 	buttons := container.NewHBox()
 	if f.Folder != "" {
-		buttons.Add(widget.NewButton(app.SafeText("Allow "+app.HomeShort(f.Folder, home)+" for "+f.Server), func() {
+		buttons.Add(widget.NewButton(words.SafeText("Allow "+words.HomeShort(f.Folder, home)+" for "+f.Server), func() {
 			t.u.update("allow "+f.Folder+" for "+f.Server, func(s *app.State) error {
 				_, err := s.AllowAsked(f.Server, f.Folder, app.Always, app.ByWindow, t.u.now().UTC(), t.needPlace())
 				return err
@@ -73,7 +74,7 @@ func (t *serversTab) failureRow(f app.ConfineFailure) fyne.CanvasObject {
 		}))
 	}
 	if dest := f.Destination; dest != "" {
-		buttons.Add(widget.NewButton("Allow "+app.SafeText(dest), func() {
+		buttons.Add(widget.NewButton("Allow "+words.SafeText(dest), func() {
 			home := t.u.home()
 			t.u.update("allow "+dest+" to "+f.Server, func(s *app.State) error {
 				if err := s.NetworkAllow(f.Server, dest, home); err != nil {
@@ -109,8 +110,8 @@ func (t *serversTab) needRows(snap *app.Snapshot, server string) []fyne.CanvasOb
 	var out []fyne.CanvasObject
 	home := t.u.home()
 	for _, n := range snap.State.NeedsOf(server) {
-		short := app.HomeShort(n.Path, home)
-		take := widget.NewButton(app.SafeText("Take away "+short), func() {
+		short := words.HomeShort(n.Path, home)
+		take := widget.NewButton(words.SafeText("Take away "+short), func() {
 			t.u.update("take "+n.Path+" away from "+server, func(s *app.State) error {
 				s.RevokeNeed(server, n.Path)
 				return nil
@@ -138,16 +139,16 @@ func (t *serversTab) keptRows(srv app.Server) []fyne.CanvasObject {
 			continue
 		}
 		name, which := srv.Name, k.Name
-		line := newPathLabel(fmt.Sprintf("Kept aside: the data of %s, in %s (since %s)", k.ProgramText(), app.HomeShort(path, home), k.At.Local().Format("2006-01-02 15:04")))
-		use := widget.NewButton(app.SafeText("Give it to "+name), func() {
+		line := newPathLabel(fmt.Sprintf("Kept aside: the data of %s, in %s (since %s)", k.ProgramText(), words.HomeShort(path, home), k.At.Local().Format("2006-01-02 15:04")))
+		use := widget.NewButton(words.SafeText("Give it to "+name), func() {
 			t.u.update("give the kept data to "+name, func(s *app.State) error {
 				_, err := s.UseKeptData(dir, name, which, home, t.u.now().UTC())
 				return err
 			}, nil)
 		})
 		remove := widget.NewButton("Remove it…", func() {
-			confirmText("Remove the kept data?", app.SafeText(fmt.Sprintf("%s holds the data of %s, which ran as %s before. Removing it deletes it for good.",
-				app.HomeShort(path, home), k.ProgramText(), name)), "Remove", "Keep it", func(yes bool) {
+			confirmText("Remove the kept data?", words.SafeText(fmt.Sprintf("%s holds the data of %s, which ran as %s before. Removing it deletes it for good.",
+				words.HomeShort(path, home), k.ProgramText(), name)), "Remove", "Keep it", func(yes bool) {
 				if !yes {
 					return
 				}
@@ -187,7 +188,7 @@ func (t *serversTab) renderOffer(snap *app.Snapshot) {
 		t.offer.Show()
 		text := fmt.Sprintf("%s set up before servers were confined by default %s unconfined: %s. Confined, each reaches only its folders, "+
 			"its own data and what it needs to run.", plural(len(names), "server"), map[bool]string{true: "runs", false: "run"}[len(names) == 1],
-			app.SafeText(listNames(names, 8)))
+			words.SafeText(listNames(names, 8)))
 		label := widget.NewLabel(text)
 		label.Wrapping = fyne.TextWrapWord
 		answer := func(confine bool) func() {

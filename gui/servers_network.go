@@ -11,6 +11,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/words"
 )
 
 // The Network line of a stdio server's card: its setting as a select (off,
@@ -119,7 +120,7 @@ func (t *serversTab) networkRow(snap *app.Snapshot, srv app.Server, st app.Serve
 	now := t.u.now()
 	for i, d := range rec.Destinations {
 		if i == maxCardDestinations {
-			more := widget.NewLabel(app.SafeText("… and " + plural(len(rec.Destinations)-i, "more destination") + " (rootkeeper servers network " + srv.Name + ")"))
+			more := widget.NewLabel(words.SafeText("… and " + plural(len(rec.Destinations)-i, "more destination") + " (rootkeeper servers network " + srv.Name + ")"))
 			more.TextStyle.Italic = true
 			box.Add(more)
 			break

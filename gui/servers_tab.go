@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // serversTab lists each server with its live status, protocol version, the
@@ -251,7 +252,7 @@ func factsLine(srv app.Server, st app.ServerStatus) fyne.CanvasObject {
 		facts = append(facts, "protocol "+st.ProtocolVersion)
 	}
 	if st.ServerName != "" {
-		facts = append(facts, app.SafeText(strings.TrimSpace(st.ServerName+" "+st.ServerVersion)))
+		facts = append(facts, words.SafeText(strings.TrimSpace(st.ServerName+" "+st.ServerVersion)))
 	}
 	facts = append(facts, "roots mode: "+string(srv.Mode()), transportText(srv))
 	return newPathLabel(strings.Join(facts, " · "))
@@ -267,7 +268,7 @@ func seesLine(srv app.Server, sees []string, pending int) fyne.CanvasObject {
 	case len(sees) == 0:
 		seesText = "May see no folders."
 	default:
-		seesText = "May see " + app.SafeText(listNames(sees, 12))
+		seesText = "May see " + words.SafeText(listNames(sees, 12))
 	}
 	if pending > 0 {
 		seesText += fmt.Sprintf(" %s waiting for your decision.", plural(pending, "folder"))
@@ -287,23 +288,23 @@ func (t *serversTab) cardLines(snap *app.Snapshot, srv app.Server, st app.Server
 	var lines []fyne.CanvasObject
 	home := t.u.home()
 	for _, sl := range srv.Slots {
-		lines = append(lines, newPathLabel(app.SafeText(fmt.Sprintf("Configured with %s (%s): %s", app.HomeShort(sl.Path, home), sl.Where(), slotStateText[app.SlotStateOf(snap, name, sl)]))))
+		lines = append(lines, newPathLabel(words.SafeText(fmt.Sprintf("Configured with %s (%s): %s", words.HomeShort(sl.Path, home), sl.Where(), slotStateText[app.SlotStateOf(snap, name, sl)]))))
 	}
 	if h := app.HoldOf(snap, name); h != nil {
 		lines = append(lines, iconLine(theme.WarningIcon(), "Not started: "+h.Text(home), widget.WarningImportance))
 	}
 	for _, k := range srv.KeepArgs {
-		lines = append(lines, iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
+		lines = append(lines, iconLine(theme.WarningIcon(), words.SafeText(fmt.Sprintf("Kept on its command line: %s — if it is a folder, the server sees it without asking.", k)),
 			widget.WarningImportance))
 	}
 	for _, line := range bridgeLines(snap, name, t.u.home()) {
 		lines = append(lines, newPathLabel(line))
 	}
 	if st.LogProblem != "" {
-		lines = append(lines, iconLine(theme.WarningIcon(), app.SafeText("Its log is not being written: "+st.LogProblem+" (tried again while it runs)"), widget.WarningImportance))
+		lines = append(lines, iconLine(theme.WarningIcon(), words.SafeText("Its log is not being written: "+st.LogProblem+" (tried again while it runs)"), widget.WarningImportance))
 	}
 	if st.Error != "" && st.State != app.ServerHeld {
-		lines = append(lines, iconLine(theme.ErrorIcon(), app.SafeText(st.Error), widget.DangerImportance))
+		lines = append(lines, iconLine(theme.ErrorIcon(), words.SafeText(st.Error), widget.DangerImportance))
 	}
 	lines = append(lines, policyLines(snap, srv, home)...)
 	return append(lines, t.ownRows(snap, srv)...)
@@ -316,11 +317,11 @@ func (t *serversTab) cardLines(snap *app.Snapshot, srv app.Server, st app.Server
 func policyLines(snap *app.Snapshot, srv app.Server, home string) []fyne.CanvasObject {
 	var lines []fyne.CanvasObject
 	if set := app.PolicyFor(srv); len(set) > 0 {
-		lines = append(lines, iconLine(theme.InfoIcon(), app.SafeText("Set by your organisation: "+strings.Join(set, "; ")), widget.MediumImportance))
+		lines = append(lines, iconLine(theme.InfoIcon(), words.SafeText("Set by your organisation: "+strings.Join(set, "; ")), widget.MediumImportance))
 	}
 	aside := app.SetAsideByPolicy(&snap.State, srv.Name)
 	for _, root := range slices.Sorted(maps.Keys(aside)) {
-		lines = append(lines, iconLine(theme.WarningIcon(), app.SafeText(fmt.Sprintf("Allowed by you, never granted by your organisation (%s): %s", aside[root], app.HomeShort(root, home))), widget.WarningImportance))
+		lines = append(lines, iconLine(theme.WarningIcon(), words.SafeText(fmt.Sprintf("Allowed by you, never granted by your organisation (%s): %s", aside[root], words.HomeShort(root, home))), widget.WarningImportance))
 	}
 	return lines
 }
@@ -417,7 +418,7 @@ func (t *serversTab) save(replace bool) func(app.Server) {
 		msg := widget.NewLabel(fmt.Sprintf("%s now runs something else.\n\nWas: %s\nNow: %s\n\n"+
 			"A different program does not inherit the folders the old one was allowed: "+
 			"unless you keep your choices, it sees nothing until you decide again.",
-			app.SafeText(srv.Name), app.Program(old), app.Program(srv)))
+			words.SafeText(srv.Name), app.Program(old), app.Program(srv)))
 		msg.Wrapping = fyne.TextWrapWord
 		d := newConfirm(nil, "A different program", msg, "Keep my choices", "Start fresh", commit, t.u.win)
 		d.Resize(fyne.NewSize(620, 300))
@@ -478,7 +479,7 @@ func (t *serversTab) showLog(name string) {
 			}
 			// A server's stderr is its own text: escapes and bidi overrides are
 			// neutralised before they are drawn.
-			grid := widget.NewTextGridFromString(app.SafeLines(text))
+			grid := widget.NewTextGridFromString(words.SafeLines(text))
 			scroll := container.NewScroll(grid)
 			scroll.SetMinSize(fyne.NewSize(760, 420))
 			scroll.ScrollToBottom()

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // shareDialog asks before a folder is shared: it shows the resolved path,
@@ -19,7 +20,7 @@ type shareDialog struct {
 	Root    rootInfo
 	Servers []string // the servers to ask about
 	IsNew   bool     // the folder is not a root yet
-	// Home shortens paths to ~/… (app.HomeShort).
+	// Home shortens paths to ~/… (words.HomeShort).
 	Home string
 	// OnSubmit gets the ticked and unticked server names and the scope.
 	OnSubmit func(allowed, denied []string, scope app.Scope)
@@ -34,7 +35,7 @@ type shareDialog struct {
 }
 
 func (d *shareDialog) content() fyne.CanvasObject {
-	title := widget.NewLabelWithStyle(app.SafeText(d.Root.Root.Name), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(words.SafeText(d.Root.Root.Name), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	info := rootConsentRow(title, d.Root, d.Home)
 	d.keys = newDialogKeys()
 	servers := container.NewVBox()

@@ -9,6 +9,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // trayActions are what the tray menu's items do. Each runs on the UI
@@ -128,7 +129,7 @@ func requestItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
 // line and the servers that are not connected (at most trayMaxServers-1).
 func serverItems(snap *app.Snapshot, act trayActions) []*fyne.MenuItem {
 	line := func(name string) *fyne.MenuItem {
-		return fyne.NewMenuItem(app.SafeText(name)+": "+serverStateText(snap, name, act.Home), func() { act.ShowServer(name) })
+		return fyne.NewMenuItem(words.SafeText(name)+": "+serverStateText(snap, name, act.Home), func() { act.ShowServer(name) })
 	}
 	var out []*fyne.MenuItem
 	if len(snap.State.Servers) <= trayMaxServers {
@@ -186,9 +187,9 @@ func trayHeader(snap *app.Snapshot, shared int) string {
 // rootItemLabel is a root's name, with its health when a check failed.
 func rootItemLabel(snap *app.Snapshot, r app.Root) string {
 	if h := snap.Health[r.Path]; h.Status != app.HealthUnknown && !h.OK() {
-		return app.SafeText(r.Name) + " (" + healthText(h) + ")"
+		return words.SafeText(r.Name) + " (" + healthText(h) + ")"
 	}
-	return app.SafeText(r.Name)
+	return words.SafeText(r.Name)
 }
 
 // serverStateText is a server's live status in a few words.

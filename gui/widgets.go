@@ -15,6 +15,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // pathLabel shows a path (or any text), cut with an ellipsis when it does
@@ -35,10 +36,10 @@ type pathLabel struct {
 
 // newPathLabel shows path in a pathLabel. The text is not Rootkeeper's (a
 // folder's name, what a server reported), so
-// it goes through app.SafeText: no bidi override or invisible character can
+// it goes through words.SafeText: no bidi override or invisible character can
 // reorder or hide what the person reads.
 func newPathLabel(path string) *pathLabel {
-	path = app.SafeText(path)
+	path = words.SafeText(path)
 	l := &pathLabel{full: path}
 	l.Text = path
 	l.Truncation = fyne.TextTruncateEllipsis
@@ -49,17 +50,17 @@ func newPathLabel(path string) *pathLabel {
 // setText shows text, with full in the tooltip.
 func (l *pathLabel) setText(text, full string) {
 	l.whole, l.fitted.whole = "", ""
-	l.full = app.SafeText(full)
-	l.SetText(app.SafeText(text))
+	l.full = words.SafeText(full)
+	l.SetText(words.SafeText(text))
 }
 
 // setPath shows path as people write it: from "~" under home, and, when
 // it does not fit, with folders in the middle left out
-// ("~/src/…/payments-api", app.CutMiddle) rather than its end cut off.
+// ("~/src/…/payments-api", words.CutMiddle) rather than its end cut off.
 // The whole path is in the tooltip.
 func (l *pathLabel) setPath(path, home string) {
-	l.full = app.SafeText(path)
-	l.whole = app.SafeText(app.HomeShort(path, home))
+	l.full = words.SafeText(path)
+	l.whole = words.SafeText(words.HomeShort(path, home))
 	if l.whole == "" {
 		l.SetText("")
 		return
@@ -95,7 +96,7 @@ func (l *pathLabel) fit() {
 	}
 }
 
-// fitMiddle is the longest app.CutMiddle of s that fits.
+// fitMiddle is the longest words.CutMiddle of s that fits.
 func fitMiddle(s string, fits func(string) bool) string {
 	if fits(s) {
 		return s
@@ -103,13 +104,13 @@ func fitMiddle(s string, fits func(string) bool) string {
 	lo, hi := 1, utf8.RuneCountInString(s)-1 // lo always fits or is the floor
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if fits(app.CutMiddle(s, mid)) {
+		if fits(words.CutMiddle(s, mid)) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	return app.CutMiddle(s, lo)
+	return words.CutMiddle(s, lo)
 }
 
 // cut reports whether the tooltip has something to add: the text does not
@@ -170,7 +171,7 @@ func withAlpha(c color.Color, a uint8) color.Color {
 // "filesystem (Claude Code)" for the "claude-code.filesystem" that hosts
 // protect imported (hosts.DisplayName). status and the state file keep
 // the internal name.
-func personName(name string) string { return app.SafeText(hosts.DisplayName(name)) }
+func personName(name string) string { return words.SafeText(hosts.DisplayName(name)) }
 
 // emptyState is what a list shows while it has nothing in it: a sentence
 // or two, centred, and the action that fills it. Its label does not wrap:
@@ -233,7 +234,7 @@ func healthText(h app.Health) string {
 		return "drive unmounted"
 	case app.HealthMoved:
 		if h.MovedTo != "" {
-			return "moved to " + app.SafeText(h.MovedTo)
+			return "moved to " + words.SafeText(h.MovedTo)
 		}
 		return "moved"
 	}

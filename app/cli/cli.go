@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // Env is the world a command runs in.
@@ -162,7 +163,7 @@ func Run(ctx context.Context, args []string, env Env, ext Extensions) int {
 	if err == nil {
 		return 0
 	}
-	msg := app.SafeText(err.Error())
+	msg := words.SafeText(err.Error())
 	fmt.Fprintf(env.Stderr, "rootkeeper: %s\n", msg)
 	return exitCode(err)
 }
@@ -354,14 +355,14 @@ func (c *command) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// Every string argument goes through app.SafeText: names, paths and
+// Every string argument goes through words.SafeText: names, paths and
 // whatever a server reported are not Rootkeeper's words, and must not forge
 // lines or drive the terminal. Text meant to span lines is written with
-// app.SafeLines instead.
+// words.SafeLines instead.
 func (c *command) printf(format string, args ...any) {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = app.SafeText(s)
+			args[i] = words.SafeText(s)
 		}
 	}
 	fmt.Fprintf(c.env.Stdout, format, args...)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // decide records an explicit decision typed by the person: `grant` is
@@ -130,18 +131,18 @@ func (c *command) tellDecided(server string, verdict app.Verdict, done decided) 
 	switch {
 	case done.refused != "":
 		c.printf("%s may not reach %s; it is not asked again (no root: no other server is asked about it; undo: `rootkeeper revoke %s %s`)\n",
-			app.SafeText(server), app.SafeText(done.refused), app.ShellQuote(server), app.ShellQuote(done.refused))
+			words.SafeText(server), words.SafeText(done.refused), words.ShellQuote(server), words.ShellQuote(done.refused))
 	case done.need != "":
 		c.printf("%s may now use %s to run: it is in its ruleset alone, read-write (no root: no other server is asked about it, nor is it in its roots); it restarts with it (take it away: `rootkeeper revoke %s %s`)\n",
-			app.SafeText(server), app.SafeText(done.need), app.ShellQuote(server), app.ShellQuote(done.need))
+			words.SafeText(server), words.SafeText(done.need), words.ShellQuote(server), words.ShellQuote(done.need))
 	case verdict == app.Allow:
-		c.printf("%s may now see %s", app.SafeText(server), app.SafeText(root.Path))
+		c.printf("%s may now see %s", words.SafeText(server), words.SafeText(root.Path))
 		if !root.Enabled {
-			c.printf(" (once the root is enabled: `rootkeeper roots enable %s`)", app.ShellQuote(root.Path))
+			c.printf(" (once the root is enabled: `rootkeeper roots enable %s`)", words.ShellQuote(root.Path))
 		}
 		c.printf("\n")
 	default:
-		c.printf("%s may not see %s\n", app.SafeText(server), app.SafeText(root.Path))
+		c.printf("%s may not see %s\n", words.SafeText(server), words.SafeText(root.Path))
 		c.warnCovered(server, root.Path)
 	}
 }
@@ -197,7 +198,7 @@ func (c *command) warnCovered(server, path string) {
 	}
 	for _, r := range app.CoveredBy(snap, server, path) {
 		c.printf("warning: %s still sees %s inside %s, which it is allowed; roots cannot exclude a subfolder: `rootkeeper revoke %s %s` to hide it\n",
-			app.SafeText(server), app.SafeText(path), app.SafeText(r.Path), app.ShellQuote(server), app.ShellQuote(r.Path))
+			words.SafeText(server), words.SafeText(path), words.SafeText(r.Path), words.ShellQuote(server), words.ShellQuote(r.Path))
 	}
 }
 
@@ -243,18 +244,18 @@ func (c *command) revoke(args []string) error {
 		return err
 	}
 	if need != "" {
-		c.printf("revoked: %s no longer has %s in its ruleset; it restarts without it\n", app.SafeText(pos[0]), app.SafeText(need))
+		c.printf("revoked: %s no longer has %s in its ruleset; it restarts without it\n", words.SafeText(pos[0]), words.SafeText(need))
 		return nil
 	}
 	if unrefused != "" {
-		c.printf("revoked: %s was refused %s; its next attempt there asks again\n", app.SafeText(pos[0]), app.SafeText(unrefused))
+		c.printf("revoked: %s was refused %s; its next attempt there asks again\n", words.SafeText(pos[0]), words.SafeText(unrefused))
 		return nil
 	}
 	if had {
-		c.printf("revoked: %s no longer sees %s\n", app.SafeText(pos[0]), app.SafeText(root.Path))
+		c.printf("revoked: %s no longer sees %s\n", words.SafeText(pos[0]), words.SafeText(root.Path))
 		c.warnCovered(pos[0], root.Path)
 	} else {
-		c.printf("%s had no decision for %s; nothing to revoke\n", app.SafeText(pos[0]), app.SafeText(root.Path))
+		c.printf("%s had no decision for %s; nothing to revoke\n", words.SafeText(pos[0]), words.SafeText(root.Path))
 	}
 	return nil
 }
@@ -299,8 +300,8 @@ func (c *command) grantOnce(server, ref string) error {
 			// Only calls that change files wait: nothing is let through
 			// and they keep waiting, for a once that names them.
 			first := withShort(held[0], waiting)
-			return &app.InputError{Msg: app.SafeText(fmt.Sprintf("%s waits to %s %s: a change goes through once only when named by its id (`rootkeeper grant %s --once --call %s`), or allow the folder (`rootkeeper grant %s %s`)",
-				server, app.OpText(first.Op), first.Path, app.ShellQuote(server), first.Short, app.ShellQuote(server), app.ShellQuote(req.Path)))}
+			return &app.InputError{Msg: words.SafeText(fmt.Sprintf("%s waits to %s %s: a change goes through once only when named by its id (`rootkeeper grant %s --once --call %s`), or allow the folder (`rootkeeper grant %s %s`)",
+				server, app.OpText(first.Op), first.Path, words.ShellQuote(server), first.Short, words.ShellQuote(server), words.ShellQuote(req.Path)))}
 		}
 		if ids == nil {
 			ids = []string{} // nothing picked: answer none, rather than all
@@ -314,7 +315,7 @@ func (c *command) grantOnce(server, ref string) error {
 	}
 	if len(waiting) == 0 {
 		c.printf("nothing of %s waits on %s now (a call waits only while you are asked); nothing was let through. The next attempt asks again; to let it in for good: `rootkeeper grant %s %s`\n",
-			server, ref, app.ShellQuote(server), app.ShellQuote(ans.Folder))
+			server, ref, words.ShellQuote(server), words.ShellQuote(ans.Folder))
 		return nil
 	}
 	c.printOnce([]app.OnceAnswer{ans}, map[string][]app.ReachCall{ans.Folder: waiting})
@@ -351,8 +352,8 @@ func (c *command) grantCalls(server string, refs []string) error {
 // with its short id and why (waiting: those calls by folder, Short set).
 func (c *command) printOnce(answers []app.OnceAnswer, waiting map[string][]app.ReachCall) {
 	for _, ans := range answers {
-		q := func(s string) string { return app.ShellQuote(s) }
-		name := app.SafeText(ans.Server)
+		q := func(s string) string { return words.ShellQuote(s) }
+		name := words.SafeText(ans.Server)
 		if len(ans.Let) > 0 {
 			c.printf("%s may do this once, and nothing more (the next attempt asks again):\n", name)
 			for _, call := range ans.Let {
@@ -376,7 +377,7 @@ func (c *command) printOnce(answers []app.OnceAnswer, waiting map[string][]app.R
 // callText is a waiting call as the command line shows it, with its short
 // id: "[3fa9c1] read /home/ada/secret/a.txt".
 func callText(call app.ReachCall) string {
-	return app.SafeText("[" + call.Short + "] " + app.OpText(call.Op) + " " + call.Path)
+	return words.SafeText("[" + call.Short + "] " + app.OpText(call.Op) + " " + call.Path)
 }
 
 // shortCalls are the calls of server waiting on its request for folder at

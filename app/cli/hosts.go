@@ -11,6 +11,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/hosts"
+	"rootkeeper/app/words"
 )
 
 // HostsWorld and HostsExecutable are where `hosts` finds the hosts' files
@@ -147,7 +148,7 @@ func (c *command) printHostFile(f hosts.File, prefix string) {
 	}
 	c.printf("  %s%s%s\n", prefix, f.Path, note)
 	for _, r := range f.Rules {
-		c.printf("    %s (the host's own list, managed)\n", app.SafeText(r))
+		c.printf("    %s (the host's own list, managed)\n", words.SafeText(r))
 	}
 	for _, e := range f.Entries {
 		state := "not protected"
@@ -277,7 +278,7 @@ func (c *command) printProtect(r hosts.FileResult, would string) {
 			c.printf("    the entry would run: %s\n", strings.Join(quoteAll(ch.Bridge), " "))
 		}
 		for _, sl := range ch.Slots {
-			c.printf("    configured with %s (%s): it starts once you allow it (grant %s %s)\n", sl.Path, sl.Where(), ch.Entry.Rootkeeper, app.ShellQuote(sl.Path))
+			c.printf("    configured with %s (%s): it starts once you allow it (grant %s %s)\n", sl.Path, sl.Where(), ch.Entry.Rootkeeper, words.ShellQuote(sl.Path))
 		}
 		if len(ch.HostEnv) > 0 {
 			c.printf("    env %s stays in the host's file (the host expands it; the server gets it through the bridge)\n", strings.Join(ch.HostEnv, ", "))
@@ -358,10 +359,10 @@ func restartAdvice(id string) string {
 	return "the next time it starts, " + id + " reads the change"
 }
 
-func quoteAll(words []string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = app.ShellQuote(w)
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, w := range args {
+		out[i] = words.ShellQuote(w)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/audit"
+	"rootkeeper/app/words"
 )
 
 // NetworkIsolation reports whether confined servers get a network of
@@ -82,13 +83,13 @@ func (c *command) printNetwork(name string, v *NetworkView, max int) {
 	now := time.Now()
 	for i, d := range v.Destinations {
 		if max > 0 && i == max {
-			c.printf("    … and %d more (`rootkeeper servers network %s`)\n", len(v.Destinations)-max, app.ShellQuote(name))
+			c.printf("    … and %d more (`rootkeeper servers network %s`)\n", len(v.Destinations)-max, words.ShellQuote(name))
 			break
 		}
 		c.printf("    %s\n", d.Text(now))
 	}
 	if len(app.NetworkRecord{Destinations: v.Destinations}.Used()) > 0 && v.Setting.Mode != app.NetworkOnly && v.Setting.Mode != app.NetworkOff {
-		c.printf("    only these from now on: rootkeeper servers network %s pin\n", app.ShellQuote(name))
+		c.printf("    only these from now on: rootkeeper servers network %s pin\n", words.ShellQuote(name))
 	}
 }
 
@@ -97,7 +98,7 @@ func (c *command) printNetwork(name string, v *NetworkView, max int) {
 // lets exactly one through once, and the answers.
 func (c *command) printNetworkRequest(server string, r app.Request, now time.Time) {
 	c.printf("  requested %s\n", app.RequestText(r))
-	q := app.ShellQuote
+	q := words.ShellQuote
 	decide := fmt.Sprintf("allow it always: `rootkeeper servers network %s allow %s`; deny it: `rootkeeper servers network %s deny %s`", q(server), q(r.Path), q(server), q(r.Path))
 	ask := app.ReachQuestionOf(r, now, nil)
 	if !ask.Waiting {
@@ -106,7 +107,7 @@ func (c *command) printNetworkRequest(server string, r app.Request, now time.Tim
 	}
 	c.printf("            %d connect(s) wait %s more:\n", len(ask.Calls), r.Until.Sub(now).Round(time.Second))
 	for _, call := range ask.Calls {
-		c.printf("%s\n", app.SafeText(fmt.Sprintf("              [%s] %s (once: `rootkeeper grant %s --once --call %s`)", call.Short, call.Text(""), q(server), q(call.Short))))
+		c.printf("%s\n", words.SafeText(fmt.Sprintf("              [%s] %s (once: `rootkeeper grant %s --once --call %s`)", call.Short, call.Text(""), q(server), q(call.Short))))
 	}
 	c.printf("            %s\n", decide)
 }
@@ -226,7 +227,7 @@ func (c *command) showNetwork(name string, asJSON bool) error {
 	if asJSON {
 		return c.printJSON(v)
 	}
-	c.printf("%s\n", app.SafeText(name))
+	c.printf("%s\n", words.SafeText(name))
 	c.printNetwork(name, v, 0)
 	if len(v.Destinations) == 0 {
 		c.printf("    nothing reached yet\n")
@@ -259,7 +260,7 @@ func (c *command) printAddedNetwork(srv app.Server) {
 	}
 	isolated, why := isolation()
 	c.printf("%s: %s (change it: rootkeeper servers network %s off|ask|open|only DEST...)\n", srv.Name,
-		app.NetworkText(srv, runsConfined(srv, nil), isolated, why), app.ShellQuote(srv.Name))
+		app.NetworkText(srv, runsConfined(srv, nil), isolated, why), words.ShellQuote(srv.Name))
 }
 
 // auditNetwork writes the person's decision on server name's network (now
@@ -282,6 +283,6 @@ func (c *command) auditNetwork(name, verb string, dests []string, srv app.Server
 		err = audit.NetworkDecision(c.store.Dir(), name, audit.NetworkSet, app.NetworkSettingText(srv.NetworkOf()), string(app.ByCommandLine))
 	}
 	if err != nil {
-		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: cannot write the audit log: %s\n", app.SafeText(err.Error()))
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: cannot write the audit log: %s\n", words.SafeText(err.Error()))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/control"
+	"rootkeeper/app/words"
 )
 
 // ResourcesRequest is the argument of the control socket's "resources" op:
@@ -125,7 +126,7 @@ func (c *command) resources(args []string) error {
 			c.printf("(binary, %d bytes, %s: %s; use --json for base64)\n", len(rc.Blob), orDash(rc.MIMEType), rc.URI)
 			continue
 		}
-		fmt.Fprint(c.env.Stdout, app.SafeLines(rc.Text))
+		fmt.Fprint(c.env.Stdout, words.SafeLines(rc.Text))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/control"
+	"rootkeeper/app/words"
 )
 
 func (c *command) roots(args []string) error {
@@ -88,7 +89,7 @@ func (c *command) rootsAdd(args []string) error {
 	}
 	// The same warnings the share dialog shows, before anyone is granted it.
 	for _, w := range app.RiskWarnings(root, c.env.Home) {
-		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: %s\n", app.SafeText(w))
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: %s\n", words.SafeText(w))
 	}
 	state := "disabled"
 	if root.Enabled {
@@ -159,7 +160,7 @@ func (c *command) rootsList(args []string) error {
 		if v.Enabled {
 			enabled = "yes"
 		}
-		tw.Write([]byte(app.SafeText(v.Name) + "\t" + enabled + "\t" + v.Health + "\t" + app.SafeText(shared) + "\t" + app.SafeText(v.Path) + "\n"))
+		tw.Write([]byte(words.SafeText(v.Name) + "\t" + enabled + "\t" + v.Health + "\t" + words.SafeText(shared) + "\t" + words.SafeText(v.Path) + "\n"))
 	}
 	return nil
 }
@@ -262,7 +263,7 @@ func (c *command) rootsCheck(args []string) error {
 			return err
 		}
 	} else if h.OK() {
-		c.printf("%s: ok\n", app.SafeText(r.Path))
+		c.printf("%s: ok\n", words.SafeText(r.Path))
 	}
 	if !h.OK() {
 		why := string(h.Status)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // scanLine is one candidate as `scan --json` prints it.
@@ -72,7 +73,7 @@ func (c *command) scan(args []string) error {
 		if cand.Kind != "repo" && len(cand.Markers) > 0 {
 			extra = cand.Markers[0]
 		}
-		fmt.Fprintf(enc.w, "%-7s %s  %s\n", cand.Kind, app.SafeText(cand.Path), app.SafeText(extra))
+		fmt.Fprintf(enc.w, "%-7s %s  %s\n", cand.Kind, words.SafeText(cand.Path), words.SafeText(extra))
 	}
 	sum, err := c.ext.Scan(c.ctx, app.ScanRequest{Dirs: dirs, Depth: *depth}, found, func(app.ScanProgress) {})
 	enc.flush()
@@ -81,7 +82,7 @@ func (c *command) scan(args []string) error {
 	}
 	fmt.Fprintf(c.env.Stderr, "scanned %d folders, found %d candidates", sum.Visited, sum.Found)
 	if n := len(sum.Unreadable); n > 0 {
-		fmt.Fprintf(c.env.Stderr, ", %d unreadable folders skipped (first: %s)", n, app.SafeText(sum.Unreadable[0]))
+		fmt.Fprintf(c.env.Stderr, ", %d unreadable folders skipped (first: %s)", n, words.SafeText(sum.Unreadable[0]))
 	}
 	fmt.Fprintln(c.env.Stderr)
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/secrets"
+	"rootkeeper/app/words"
 )
 
 // sealer moves the secrets of every server written through this command
@@ -15,7 +16,7 @@ import (
 // warning names other servers; Extensions.Bridge sends it to the app.)
 func sealer(env Env) *secrets.Sealer {
 	return &secrets.Sealer{Warn: func(msg string) {
-		fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", app.SafeText(msg))
+		fmt.Fprintf(env.Stderr, "rootkeeper: warning: %s\n", words.SafeText(msg))
 	}}
 }
 
@@ -33,6 +34,6 @@ func redactServers(servers []app.Server) []app.Server {
 // keyring that cannot is worth a warning, not a failed remove.
 func (c *command) forgetSecrets(srv app.Server) {
 	if err := secrets.Forget(nil, srv); err != nil {
-		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: the keyring kept secrets of the removed server %q: %s\n", app.SafeText(srv.Name), app.SafeText(err.Error()))
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: the keyring kept secrets of the removed server %q: %s\n", words.SafeText(srv.Name), words.SafeText(err.Error()))
 	}
 }

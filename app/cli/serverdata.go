@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // KeptDataView is a data folder kept aside (app.KeptData) in `status
@@ -47,9 +48,9 @@ func keptViews(srv app.Server, stateDir string) []KeptDataView {
 func keptCommands(server string, k KeptDataView, many bool) (use, remove string) {
 	which := ""
 	if many {
-		which = " " + app.ShellQuote(k.Name)
+		which = " " + words.ShellQuote(k.Name)
 	}
-	base := "rootkeeper servers data " + app.ShellQuote(server)
+	base := "rootkeeper servers data " + words.ShellQuote(server)
 	return base + " use" + which, base + " remove" + which
 }
 
@@ -64,7 +65,7 @@ func (c *command) printKeptAside(server string, kept *app.KeptData) {
 		return
 	}
 	c.printf("%s now runs another program: it starts with an empty data folder, and the data of %s is kept aside in %s (give it to %s: `rootkeeper servers data %s use`; remove it: `rootkeeper servers data %s remove`)\n",
-		server, kept.ProgramText(), p, server, app.ShellQuote(server), app.ShellQuote(server))
+		server, kept.ProgramText(), p, server, words.ShellQuote(server), words.ShellQuote(server))
 }
 
 // serversData is `servers data NAME [--json]`, which shows a server's data
@@ -120,7 +121,7 @@ func (c *command) serversData(args []string) error {
 	c.printf("%s has the kept data now, in its data folder %s; it restarts with it\n", name, data)
 	if aside != nil {
 		p, _ := app.KeptDataFolder(dir, name, aside.Name)
-		c.printf("what its data folder held is kept aside in turn: %s (`rootkeeper servers data %s` lists what is kept)\n", p, app.ShellQuote(name))
+		c.printf("what its data folder held is kept aside in turn: %s (`rootkeeper servers data %s` lists what is kept)\n", p, words.ShellQuote(name))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"rootkeeper/app/control"
 	"rootkeeper/app/secrets/spot"
 	"rootkeeper/app/serverentry"
+	"rootkeeper/app/words"
 )
 
 func (c *command) servers(args []string) error {
@@ -69,7 +70,7 @@ func (c *command) removeServerFiles(name string) {
 		return
 	}
 	if err := app.RemoveServerFiles(c.store.Dir(), name); err != nil {
-		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: some files of the removed server %q are left: %s\n", app.SafeText(name), app.SafeText(err.Error()))
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: some files of the removed server %q are left: %s\n", words.SafeText(name), words.SafeText(err.Error()))
 	}
 }
 
@@ -240,13 +241,13 @@ func (c *command) printAdded(res app.PutResult) {
 func (c *command) printAddedConfinement(srv app.Server) {
 	switch abi, err := landlockABI(); {
 	case err == nil:
-		c.printf("%s runs %s\n", app.SafeText(srv.Name), app.CappedConfinedText(abi, kernelABI()))
+		c.printf("%s runs %s\n", words.SafeText(srv.Name), app.CappedConfinedText(abi, kernelABI()))
 	case srv.ConfineRequired || kernelABI() > 0:
 		// Asked for in so many words, or the kernel has Landlock and
 		// the cap (app.EnvLandlockABI) is at fault: not started.
-		c.printf("warning: %v; %s will not be started until it can be\n", err, app.SafeText(srv.Name))
+		c.printf("warning: %v; %s will not be started until it can be\n", err, words.SafeText(srv.Name))
 	default:
-		c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, app.SafeText(srv.Name))
+		c.printf("note: %s; %s runs unconfined here, and roots are advice to it (--confine: not started without the boundary)\n", err, words.SafeText(srv.Name))
 	}
 }
 
@@ -282,12 +283,12 @@ func (c *command) serversConfine(on bool, args []string) error {
 		return err
 	}
 	if err := audit.Confinement(c.store.Dir(), name, on, string(app.ByCommandLine)); err != nil {
-		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: cannot write the audit log: %s\n", app.SafeText(err.Error()))
+		fmt.Fprintf(c.env.Stderr, "rootkeeper: warning: cannot write the audit log: %s\n", words.SafeText(err.Error()))
 	}
 	if on {
-		c.printf("%s runs confined from its next start (undo: rootkeeper servers unconfine %s)\n", app.SafeText(name), app.SafeText(name))
+		c.printf("%s runs confined from its next start (undo: rootkeeper servers unconfine %s)\n", words.SafeText(name), words.SafeText(name))
 	} else {
-		c.printf("%s runs unconfined from its next start: roots are advice to it, and it can reach whatever you can (undo: rootkeeper servers confine %s)\n", app.SafeText(name), app.SafeText(name))
+		c.printf("%s runs unconfined from its next start: roots are advice to it, and it can reach whatever you can (undo: rootkeeper servers confine %s)\n", words.SafeText(name), words.SafeText(name))
 	}
 	return nil
 }
@@ -322,7 +323,7 @@ func (c *command) serversList(args []string) error {
 		if s.Type == app.TransportStdio {
 			target = strings.Join(append([]string{s.Command}, spot.ShowArgs(s.Name, s.Args)...), " ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", app.SafeText(s.Name), s.Type, s.Mode(), app.SafeText(target))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", words.SafeText(s.Name), s.Type, s.Mode(), words.SafeText(target))
 	}
 	return nil
 }
@@ -449,20 +450,20 @@ func (c *command) printImported(r importReport, skipped []serverentry.Skipped) {
 	slices.Sort(r.added)
 	c.printf("imported %d server(s):\n", len(r.added)+len(r.replaced))
 	for _, srv := range r.stored {
-		c.printf("  %s: %s\n", app.SafeText(srv.Name), app.Program(srv))
+		c.printf("  %s: %s\n", words.SafeText(srv.Name), app.Program(srv))
 	}
 	for _, srv := range r.stored {
 		c.printSlots(srv)
 	}
 	if len(r.replaced) > 0 {
-		c.printf("replaced: %s\n", app.SafeText(strings.Join(r.replaced, ", ")))
+		c.printf("replaced: %s\n", words.SafeText(strings.Join(r.replaced, ", ")))
 	}
 	for _, sk := range skipped {
-		c.printf("skipped %s: %s\n", app.SafeText(sk.Name), app.SafeText(sk.Why))
+		c.printf("skipped %s: %s\n", words.SafeText(sk.Name), words.SafeText(sk.Why))
 	}
 	for _, ch := range r.changed {
 		c.printf("%s now runs something else, so it is a new program for consent: %s (was: %s); %d decision(s) dropped, it will be asked again\n",
-			app.SafeText(ch.name), ch.after, ch.before, ch.dropped)
+			words.SafeText(ch.name), ch.after, ch.before, ch.dropped)
 	}
 	if len(r.added)+len(r.changed) > 0 {
 		c.printf("new servers, and servers that now run something else, see no folder until you grant one\n")
@@ -480,7 +481,7 @@ func (c *command) printImported(r importReport, skipped []serverentry.Skipped) {
 func skippedText(skipped []serverentry.Skipped) string {
 	var parts []string
 	for _, sk := range skipped[:min(3, len(skipped))] {
-		parts = append(parts, app.SafeText(sk.Name)+": "+app.SafeText(sk.Why))
+		parts = append(parts, words.SafeText(sk.Name)+": "+words.SafeText(sk.Why))
 	}
 	if more := len(skipped) - len(parts); more > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", more))
@@ -501,7 +502,7 @@ func (c *command) printSlots(srv app.Server) {
 			kind = "file"
 		}
 		c.printf("%s is configured with the %s %s (%s): it starts once you allow it (`rootkeeper grant %s %s`)\n",
-			srv.Name, kind, sl.Path, sl.Where(), app.ShellQuote(srv.Name), app.ShellQuote(sl.Path))
+			srv.Name, kind, sl.Path, sl.Where(), words.ShellQuote(srv.Name), words.ShellQuote(sl.Path))
 	}
 	for _, k := range srv.KeepArgs {
 		c.printf("warning: %s keeps %s on its command line (--keep-arg): if it is a folder, the server reaches it whatever you decide\n", srv.Name, k)

@@ -11,6 +11,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/control"
+	"rootkeeper/app/words"
 )
 
 // Status is what `status --json` prints, and what a running app answers on
@@ -222,7 +223,7 @@ func (c *command) status(args []string) error {
 }
 
 // printStatus prints st for a person. Everything a server or a folder name
-// brings in is passed through app.SafeText (a server's self-reported name
+// brings in is passed through words.SafeText (a server's self-reported name
 // or its stderr could otherwise forge lines or drive the terminal), and
 // every command hint is shell-quoted (a folder called $(...) must not
 // become a command when pasted).
@@ -237,10 +238,10 @@ func (c *command) printStatus(st Status) {
 		c.printf("Sharing is on (app not running: connection state unknown).\n")
 	}
 	if st.Policy != "" {
-		c.printf("Policy: %s\n", app.SafeText(st.Policy))
+		c.printf("Policy: %s\n", words.SafeText(st.Policy))
 	}
 	for _, topic := range slices.Sorted(maps.Keys(st.Notices)) {
-		c.printf("Note: %s\n", app.SafeText(st.Notices[topic]))
+		c.printf("Note: %s\n", words.SafeText(st.Notices[topic]))
 	}
 	if len(st.Servers) == 0 {
 		c.printf("No servers configured: add one with `rootkeeper servers add` or `rootkeeper import`.\n")
@@ -256,9 +257,9 @@ func (c *command) printStatus(st Status) {
 // what it sees and asks for, and the bridge sessions (of bridges) that
 // reach it.
 func (c *command) printServer(s ServerView, bridges []app.BridgeSession, now time.Time) {
-	c.printf("%s\n", app.SafeText(serverHeadline(s)))
+	c.printf("%s\n", words.SafeText(serverHeadline(s)))
 	if s.Live != nil && s.Live.LogProblem != "" {
-		c.printf("  its log is not being written: %s\n", app.SafeText(s.Live.LogProblem))
+		c.printf("  its log is not being written: %s\n", words.SafeText(s.Live.LogProblem))
 	}
 	if s.Held != "" {
 		c.printf("  held, not started: %s\n", s.Held)
@@ -266,15 +267,15 @@ func (c *command) printServer(s ServerView, bridges []app.BridgeSession, now tim
 	for _, sl := range s.Slots {
 		c.printf("  configured with %s (%s): %s\n", sl.Path, sl.Where(), string(sl.State))
 	}
-	c.printf("  %s\n", app.SafeText(s.Confinement))
+	c.printf("  %s\n", words.SafeText(s.Confinement))
 	for _, line := range s.Policy {
-		c.printf("  %s: %s\n", app.ByPolicy, app.SafeText(line))
+		c.printf("  %s: %s\n", app.ByPolicy, words.SafeText(line))
 	}
 	for _, r := range s.SetAside {
-		c.printf("  allowed %s, but %s: %s\n", r.Path, app.ByPolicy, app.SafeText(r.Policy))
+		c.printf("  allowed %s, but %s: %s\n", r.Path, app.ByPolicy, words.SafeText(r.Policy))
 	}
 	if s.Data != "" {
-		c.printf("  its own data: %s\n", app.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
+		c.printf("  its own data: %s\n", words.SafeText(strings.Join(append([]string{s.Data}, s.Own...), ", ")))
 	}
 	c.printNeedsAndKept(s)
 	c.printNetwork(s.Name, s.Network, maxDestinationsShown)
@@ -320,7 +321,7 @@ func (c *command) printFailure(s ServerView) {
 	c.printf("  %s\n", f.Text(c.env.Home))
 	way := f.WayOut()
 	if f.Folder != "" {
-		c.printf("    allow %s for %s (it alone): %s\n", app.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
+		c.printf("    allow %s for %s (it alone): %s\n", words.HomeShort(f.Folder, c.env.Home), s.Name, way[0])
 		way = way[1:]
 	}
 	if f.Destination != "" {
@@ -341,10 +342,10 @@ func (c *command) printSight(s ServerView, now time.Time) {
 		if i > 0 {
 			label = "           "
 		}
-		c.printf("%s%s\n", label, app.SafeText(r.Path))
+		c.printf("%s%s\n", label, words.SafeText(r.Path))
 	}
 	for _, r := range s.Pending {
-		c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+		c.printf("  undecided %s (grant with `rootkeeper grant %s %s`)\n", words.SafeText(r.Path), words.ShellQuote(s.Name), words.ShellQuote(r.Path))
 	}
 	for _, r := range s.Requests {
 		if r.From == app.FromReach {
@@ -355,7 +356,7 @@ func (c *command) printSight(s ServerView, now time.Time) {
 			c.printNetworkRequest(s.Name, r, now)
 			continue
 		}
-		c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+		c.printf("  requested %s (grant with `rootkeeper grant %s %s`)\n", app.RequestText(r), words.ShellQuote(s.Name), words.ShellQuote(r.Path))
 	}
 }
 
@@ -364,11 +365,11 @@ func (c *command) printSight(s ServerView, now time.Time) {
 // answer it.
 func (c *command) printNeedsAndKept(s ServerView) {
 	for _, r := range s.Refusals {
-		c.printf("  refused: %s (never asked again; undo: `rootkeeper revoke %s %s`)\n", app.SafeText(r.Path), app.ShellQuote(s.Name), app.ShellQuote(r.Path))
+		c.printf("  refused: %s (never asked again; undo: `rootkeeper revoke %s %s`)\n", words.SafeText(r.Path), words.ShellQuote(s.Name), words.ShellQuote(r.Path))
 	}
 	for _, n := range s.Needs {
 		c.printf("  needs to run: %s (%s, its alone; take it away: `rootkeeper revoke %s %s`)\n",
-			app.HomeShort(n.Path, c.env.Home), n.Access, app.ShellQuote(s.Name), app.ShellQuote(n.Path))
+			words.HomeShort(n.Path, c.env.Home), n.Access, words.ShellQuote(s.Name), words.ShellQuote(n.Path))
 	}
 	for _, k := range s.KeptData {
 		use, remove := keptCommands(s.Name, k, len(s.KeptData) > 1)
@@ -383,7 +384,7 @@ func (c *command) printNeedsAndKept(s ServerView) {
 // that answer the folder.
 func (c *command) printReach(server string, r app.Request, now time.Time) {
 	c.printf("  requested %s\n", app.RequestText(r))
-	q := func(s string) string { return app.ShellQuote(s) }
+	q := func(s string) string { return words.ShellQuote(s) }
 	decide := fmt.Sprintf("allow the folder: `rootkeeper grant %s %s`; deny it: `rootkeeper deny %s %s`", q(server), q(r.Path), q(server), q(r.Path))
 	ask := app.ReachQuestionOf(r, now, nil)
 	if !ask.Waiting {
@@ -400,7 +401,7 @@ func (c *command) printReach(server string, r app.Request, now time.Time) {
 		default:
 			line += fmt.Sprintf(" (once: `rootkeeper grant %s --once --call %s`)", q(server), q(call.Short))
 		}
-		c.printf("%s\n", app.SafeText(line))
+		c.printf("%s\n", words.SafeText(line))
 	}
 	if slices.ContainsFunc(waiting, func(call app.ReachCall) bool { return app.OpOnlyReads(call.Op) && call.NotOnce == "" }) {
 		c.printf("            every read and listing at once (no change): `rootkeeper grant %s %s --once`\n", q(server), q(r.Path))

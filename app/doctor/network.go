@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // network checks whether confined servers get a network of their own
@@ -23,7 +24,7 @@ func network(st app.State, isolation func() (bool, string)) Check {
 	}
 	c := Check{Name: "network", OK: len(bounded) == 0, Detail: "no network of their own for confined servers here (" + why + "): TCP connects are decided, destinations have no names, UDP is not bounded; off holds"}
 	if len(bounded) > 0 {
-		c.Detail += "; set to ask or only: " + app.SafeText(strings.Join(bounded, ", "))
+		c.Detail += "; set to ask or only: " + words.SafeText(strings.Join(bounded, ", "))
 		c.Fix = "let Rootkeeper make user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu, kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile allowing userns for rootkeeper)"
 	}
 	return c

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"rootkeeper/app"
+	"rootkeeper/app/osfile"
 )
 
 // gitInfo finds root's git directory (a .git folder, or the folder a .git
@@ -88,7 +88,7 @@ func isHex(s string) bool {
 // (any repository can hold one): the open does not block, and anything but
 // a regular file is refused.
 func readSmall(path string) ([]byte, error) {
-	f, err := app.OpenNoWait(path)
+	f, err := osfile.OpenNoWait(path)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/control"
+	"rootkeeper/app/words"
 )
 
 // Options are what a Hub needs besides the core.
@@ -351,7 +352,7 @@ func (h *Hub) readLoop(p *peer) error {
 		case kindFinding:
 			h.mu.Lock()
 			was := h.finding
-			h.finding = app.SafeText(m.Text)
+			h.finding = words.SafeText(m.Text)
 			h.mu.Unlock()
 			if was != m.Text {
 				h.changed()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
-	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // MaxDepth is how deeply JSONC may nest, as deep as encoding/json, YAML
@@ -48,7 +48,7 @@ func Standardize(data []byte) ([]byte, error) {
 // line of a terminal: its control and invisible characters escaped, and
 // cut to its first 200 characters.
 func oneLine(msg string) string {
-	msg = app.SafeText(msg)
+	msg = words.SafeText(msg)
 	n := 0
 	for i := range msg {
 		if n == 200 {

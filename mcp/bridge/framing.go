@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // header is the part of a message the bridge reads.
@@ -178,5 +178,5 @@ func shown(s string) string {
 	if r := []rune(s); len(r) > 80 {
 		s = string(r[:80]) + "…"
 	}
-	return app.SafeText(s)
+	return words.SafeText(s)
 }

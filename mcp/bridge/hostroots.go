@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 )
 
 // noteRequests remembers the requests of a line the server is about to
@@ -94,10 +95,10 @@ func (b *bridge) hostRootsAnswer(h header) {
 		host = "the host"
 	}
 	now := time.Now().UTC()
-	if len(folders) > 0 && b.wouldRecord(folders, app.SafeText(host), now) {
+	if len(folders) > 0 && b.wouldRecord(folders, words.SafeText(host), now) {
 		err := b.o.Core.Update(func(s *app.State) error {
 			for _, f := range folders {
-				if _, err := s.AddRequest(b.srv.Name, f, app.SafeText(host), now); err != nil {
+				if _, err := s.AddRequest(b.srv.Name, f, words.SafeText(host), now); err != nil {
 					return err
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"rootkeeper/app"
+	"rootkeeper/app/words"
 	"rootkeeper/mcp"
 )
 
@@ -218,7 +219,7 @@ func (c *httpConn) post(line []byte) error {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		resp.Body.Close()
-		c.refuse(line, fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(app.SafeText(string(snippet)))))
+		c.refuse(line, fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(words.SafeText(string(snippet)))))
 		return nil
 	case strings.HasPrefix(ct, "text/event-stream"):
 		go func() {

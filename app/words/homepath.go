@@ -1,4 +1,4 @@
-package app
+package words
 
 import (
 	"path/filepath"

@@ -1,4 +1,6 @@
-package app
+package words
+
+import "strings"
 
 // CompareNatural orders strings the way a person reads them: runs of
 // digits compare by their value, so project-2 comes before project-10, and
@@ -38,7 +40,7 @@ func CompareNatural(a, b string) int {
 	case len(a)-i > len(b)-j:
 		return 1
 	}
-	return compareStrings(a, b)
+	return strings.Compare(a, b)
 }
 
 // compareDigits compares two runs of digits by value without parsing them
@@ -51,7 +53,7 @@ func compareDigits(x, y string) int {
 		}
 		return 1
 	}
-	return compareStrings(x, y)
+	return strings.Compare(x, y)
 }
 
 func trimZeros(s string) string {

@@ -1,19 +1,19 @@
 //go:build unix
 
-package app
+package osfile
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
-// withLock runs fn holding an flock on the lock file: exclusive, or shared
-// for readers that never write. The lock is released when the process dies, so a
-// crashed writer never wedges the others.
-func (s *Store) withLock(exclusive bool, fn func() error) error {
-	f, err := os.OpenFile(filepath.Join(s.dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+// WithLock runs fn holding an flock on the lock file at path (created if
+// missing): exclusive, or shared for readers that never write. The lock is
+// released when the process dies, so a crashed writer never wedges the
+// others.
+func WithLock(path string, exclusive bool, fn func() error) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening lock file: %w", err)
 	}

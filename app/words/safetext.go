@@ -1,4 +1,4 @@
-package app
+package words
 
 import (
 	"fmt"
@@ -42,12 +42,12 @@ func safeText(s string, keepLines bool) string {
 	return b.String()
 }
 
-// unsafeRune reports whether r must not reach a terminal or a label as it
+// UnsafeRune reports whether r must not reach a terminal or a label as it
 // is: control characters (C0, DEL, C1), format characters (category Cf:
 // bidi embeddings, overrides and isolates, zero-width spaces and joiners,
 // the BOM, soft hyphen), line and paragraph separators, and private-use or
 // unassigned code points that render as nothing predictable.
-func unsafeRune(r rune) bool {
+func UnsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co) ||
 		r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' && !unicode.IsSpace(r)
 }
@@ -115,7 +115,7 @@ func ShellQuote(s string) string {
 }
 
 // writeEscape writes the escape of r if r must not appear as it is (a
-// newline, tab or carriage return, or what unsafeRune names) and reports
+// newline, tab or carriage return, or what UnsafeRune names) and reports
 // whether it did. The escapes are those of Go and of bash's $'...'.
 func writeEscape(b *strings.Builder, r rune) bool {
 	switch {
@@ -125,9 +125,9 @@ func writeEscape(b *strings.Builder, r rune) bool {
 		b.WriteString(`\r`)
 	case r == '\t':
 		b.WriteString(`\t`)
-	case r < 0x80 && unsafeRune(r):
+	case r < 0x80 && UnsafeRune(r):
 		fmt.Fprintf(b, `\x%02x`, r)
-	case unsafeRune(r):
+	case UnsafeRune(r):
 		writeRuneEscape(b, r)
 	default:
 		return false
