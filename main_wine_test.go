@@ -880,4 +880,9 @@ func TestWinePolicyFromTheRegistry(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "set by your organisation") {
 		t.Errorf("a root the registry's policy never grants: %v\n%s", err, out)
 	}
+	// Windows' names ignore case, and so does the rule.
+	out, err = combined(r.command("roots", "add", strings.ToUpper(r.path(secret))))
+	if err == nil || !strings.Contains(string(out), "set by your organisation") {
+		t.Errorf("the same root in capitals: %v\n%s", err, out)
+	}
 }

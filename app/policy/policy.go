@@ -25,8 +25,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -44,7 +44,7 @@ type Policy struct {
 	Broken string `json:"-"`
 
 	// NeverGrant are folders no decision, slot or reach answer can give
-	// any server: paths or globs (path.Match, one segment a *), "~" the
+	// any server: paths or globs (filepath.Match, one segment a *), "~" the
 	// person's home folder. A path inside one is never granted.
 	NeverGrant []string `json:"neverGrant,omitempty"`
 	// RequireConfinement: every stdio server runs confined; none is run
@@ -138,10 +138,10 @@ func kindOf(goType string) string {
 // check refuses values a key does not take.
 func (p Policy) check() error {
 	for _, g := range p.NeverGrant {
-		if !strings.HasPrefix(g, "/") && g != "~" && !strings.HasPrefix(g, "~/") {
+		if !filepath.IsAbs(g) && !homeRelative(g) {
 			return fmt.Errorf("neverGrant %q: a folder is an absolute path or starts with ~/", g)
 		}
-		if _, err := path.Match(g, ""); err != nil {
+		if _, err := filepath.Match(g, ""); err != nil {
 			return fmt.Errorf("neverGrant %q: %v", g, err)
 		}
 	}
@@ -198,11 +198,11 @@ func (p Policy) NeverGranted(path, home string) string {
 		if pattern == "" {
 			continue
 		}
-		// A '*' never matches a '/': a pattern of k names can match only
-		// the folder of k names above path (or path itself), so that one
-		// folder is matched, not every folder above it.
-		if prefix, ok := leading(path, strings.Count(pattern, "/")); ok {
-			if matched, _ := filepath.Match(pattern, prefix); matched {
+		// A '*' never matches a separator: a pattern of k names can match
+		// only the folder of k names above path (or path itself), so that
+		// one folder is matched, not every folder above it.
+		if prefix, ok := leading(path, strings.Count(pattern, string(filepath.Separator))); ok {
+			if matched, _ := filepath.Match(foldCase(pattern), foldCase(prefix)); matched {
 				return g
 			}
 		}
@@ -210,19 +210,20 @@ func (p Policy) NeverGranted(path, home string) string {
 	return ""
 }
 
-// leading is the first n names of the absolute path p ("/a/b" for n 2),
-// and whether p has that many.
+// leading is the first n names of the absolute path p ("/a/b" for n 2;
+// on Windows `C:\a\b`), and whether p has that many.
 func leading(p string, n int) (string, bool) {
 	seen := 0
-	for i := 1; i < len(p); i++ {
-		if p[i] == '/' {
+	v := len(filepath.VolumeName(p)) // Windows: "C:" before the first separator
+	for i := v + 1; i < len(p); i++ {
+		if p[i] == filepath.Separator {
 			seen++
 			if seen == n {
 				return p[:i], true
 			}
 		}
 	}
-	if seen+1 == n && len(p) > 1 {
+	if seen+1 == n && len(p) > v+1 {
 		return p, true
 	}
 	return "", false
@@ -246,20 +247,36 @@ func (p Policy) NeverGrantedBeneath(root, home string) []string {
 
 func within(pattern, root string) bool {
 	rel, err := filepath.Rel(root, pattern)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// foldCase is s in the case paths are compared in: Windows' file names
+// ignore case (a rule for C:\Users\*\Secrets holds c:\users\ada\secrets),
+// others' do not.
+func foldCase(s string) string {
+	if runtime.GOOS == "windows" {
+		return strings.ToLower(s)
+	}
+	return s
+}
+
+// homeRelative reports whether g names a folder in the person's home: "~",
+// or "~/" (on Windows also `~\`) and the rest.
+func homeRelative(g string) bool {
+	return g == "~" || strings.HasPrefix(g, "~/") || strings.HasPrefix(g, "~"+string(filepath.Separator))
 }
 
 func expandHome(g, home string) string {
 	switch {
 	case g == "~":
 		return home
-	case strings.HasPrefix(g, "~/"):
+	case homeRelative(g):
 		if home == "" {
 			return ""
 		}
 		return filepath.Join(home, g[2:])
 	}
-	return g
+	return filepath.Clean(g) // on Windows, '/' written as '\'
 }
 
 // A Server is what a server rule is matched against.
