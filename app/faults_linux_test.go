@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -123,9 +122,7 @@ func TestNonsenseWrittenUnderTheRunningApp(t *testing.T) {
 		return s.Decide(app.Decision{Server: "fs", Root: r, Verdict: app.Allow})
 	})
 	core.SetHealth(r, app.Health{Status: app.HealthOK})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go core.Run(ctx)
+	apptest.RunCore(t, core)
 	if err := os.WriteFile(store.Path(), []byte("{\"version\": 1, \"decisions\": [{\"server\": \"fs\", \"root\": "), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -288,8 +288,9 @@ func TestCoreReloadsChangesFromAnotherWriter(t *testing.T) {
 	}
 	setPaused(true) // before the core watches
 	ctx, cancel := contextWithCancel()
-	defer cancel()
-	go c.Run(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done }) // before the folder's removal
 	waitPaused(true, "made before it watched")
 	setPaused(false) // the watch is in place: Run looked once it was
 	waitPaused(false, "made while it watched")

@@ -9,6 +9,7 @@
 package apptest
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -123,4 +124,22 @@ func Program(t testing.TB, pkg string) string {
 		t.Fatalf("building the test program: %v", b.err)
 	}
 	return b.bin
+}
+
+// RunCore runs core's file watcher (Core.Run) until the test ends, and
+// waits for it to end before the test's folders are removed: a reload
+// still under way (a file moved aside, read again) would otherwise race
+// the removal ("directory not empty").
+func RunCore(t testing.TB, core *app.Core) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		core.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }

@@ -201,9 +201,7 @@ func BenchmarkGrantToBridgedServer(b *testing.B) {
 func BenchmarkGrantFromAnotherProcess(b *testing.B) {
 	h, f, stop := benchHost(b, true)
 	defer stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.core.Run(ctx)
+	apptest.RunCore(b, f.core)
 	initialize(h)
 	other := b.TempDir()
 	f.core.Update(func(s *app.State) error { return s.AddRoot(app.Root{Path: other, Enabled: true}) })
