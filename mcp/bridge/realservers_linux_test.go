@@ -571,9 +571,11 @@ func TestConfinedFailureSaysWhatItReachedFor(t *testing.T) {
 }
 
 // BenchmarkRealServersConfinedStart is each pinned server's start, as
-// installed, confined (observed, as Rootkeeper runs it) against unconfined,
-// interleaved in each iteration so that both see the same machine: from
-// building the command to its tools listed. It reports each server's
+// installed, confined (observed, as Rootkeeper runs it: its network as a
+// new server's, started by mcp.StartServer — from a confined thread where
+// it has no network of its own) against unconfined, interleaved in each
+// iteration so that both see the same machine: from building the command
+// to its tools listed. It reports each server's
 // medians and their ratio; bench/confined-start.sh summarises the ratios
 // (goal: median ≤ 1.15, worst ≤ 1.5).
 func BenchmarkRealServersConfinedStart(b *testing.B) {
@@ -591,6 +593,7 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 					dir = proj
 				}
 				srv := app.Server{Name: rs.name, Type: app.TransportStdio, Command: command, Args: args, Cwd: dir, Env: serverEnvOf(rs, home, proj), Confine: confined}
+				srv.Network = app.DefaultNetwork(srv) // as added: off for a server known to need none
 				began := time.Now()
 				cmd, _ := mcp.StdioCommand(srv, &app.Snapshot{})
 				var obs *confine.Observer
@@ -602,12 +605,26 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
+				// Started as Rootkeeper starts it (mcp.StartServer): from a
+				// confined thread of this process where it has no network of
+				// its own, else through the confining child.
+				stdin, err := cmd.StdinPipe()
+				if err != nil {
+					b.Fatal(err)
+				}
+				stdout, err := cmd.StdoutPipe()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := mcp.StartServer(cmd); err != nil {
+					b.Fatalf("confined=%v: %v", confined, err)
+				}
+				if obs != nil {
+					obs.Start(func(context.Context, confine.Attempt) string { return "" })
+				}
+				defer func() { cmd.Process.Kill(); cmd.Wait() }()
 				client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-				cs, err := client.Connect(ctx, &startedTransport{CommandTransport: sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, started: func() {
-					if obs != nil {
-						obs.Start(func(context.Context, confine.Attempt) string { return "" })
-					}
-				}}, nil)
+				cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: stdout, Writer: stdin}, nil)
 				if err != nil {
 					b.Fatalf("confined=%v: %v", confined, err)
 				}
@@ -639,19 +656,6 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 			b.ReportMetric(c/f, "ratio")
 		})
 	}
-}
-
-// startedTransport is a CommandTransport that calls started once the
-// command has started (the observer then takes its listener).
-type startedTransport struct {
-	sdk.CommandTransport
-	started func()
-}
-
-func (t *startedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.CommandTransport.Connect(ctx)
-	t.started()
-	return c, err
 }
 
 // benchProject is project for a benchmark.
