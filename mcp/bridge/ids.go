@@ -231,33 +231,18 @@ func valueEnd(b []byte, i int) int {
 // requestIDDecoded is requestID by encoding/json, for what the scan is not
 // sure of.
 func requestIDDecoded(msg []byte) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
 	var id json.RawMessage
 	method := false
-	for dec.More() && (id == nil || !method) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		switch tok {
+	ok := eachMember(msg, func(key string, v json.RawMessage) bool {
+		switch key {
 		case "id":
-			if dec.Decode(&id) != nil {
-				return nil, false
-			}
+			id = v
 		case "method":
 			method = true
-			fallthrough
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil, false
-			}
 		}
-	}
-	if !method || id == nil || string(id) == "null" {
+		return id == nil || !method
+	})
+	if !ok || !method || id == nil || string(id) == "null" {
 		return nil, false
 	}
 	return id, true
@@ -266,33 +251,49 @@ func requestIDDecoded(msg []byte) (json.RawMessage, bool) {
 // responseIDDecoded is responseID by encoding/json, for what the scan is
 // not sure of.
 func responseIDDecoded(msg []byte) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
 	var id json.RawMessage
-	payload := false
-	for dec.More() && (id == nil || !payload) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		switch tok {
+	payload, request := false, false
+	ok := eachMember(msg, func(key string, v json.RawMessage) bool {
+		switch key {
 		case "method":
-			return nil, false // a request or a notification
+			request = true // a request or a notification
+			return false
 		case "result", "error":
 			payload = true
+		case "id":
+			if id == nil {
+				id = v
+			}
 		}
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return nil, false
-		}
-		if tok == "id" && id == nil {
-			id = v
-		}
-	}
-	if id == nil || !payload {
+		return id == nil || !payload
+	})
+	if !ok || request || id == nil || !payload {
 		return nil, false
 	}
 	return id, true
+}
+
+// eachMember hands visit the members of the JSON object msg, in order,
+// until visit returns false or the object ends; it reports false when msg
+// is not an object or a member cannot be read.
+func eachMember(msg []byte, visit func(key string, value json.RawMessage) bool) bool {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+		if !visit(key, v) {
+			return true
+		}
+	}
+	return true
 }
