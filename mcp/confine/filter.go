@@ -361,13 +361,7 @@ func writeCheck(a *asm, c string, arch uint32, m filterMode) error {
 func writeOpenTruncCheck(a *asm, arch, pass uint32) {
 	// open(path, flags) and openat(dirfd, path, flags): the flags are
 	// argument 1 or 2; the number says which.
-	a.ld(dataNr)
-	a.jump(bpfJeq, sysnums[arch]["openat"], "openat-flags", "")
-	a.ld(dataArg(1))
-	a.ja("trunc")
-	a.label("openat-flags")
-	a.ld(dataArg(2))
-	a.label("trunc")
+	loadArgOf(a, sysnums[arch]["openat"], 2, 1, "trunc")
 	a.jump(bpfJset, oTrunc, "", "open-pass")
 	a.and(oAccMode)
 	a.jump(bpfJeq, oWronly, "open-pass", "")
@@ -435,17 +429,24 @@ func writeSocketpairCheck(a *asm, m filterMode) {
 	a.ret(retAllow)
 }
 
+// loadArgOf loads argument argOfNr of a call numbered nr, else argument
+// other: where two calls checked alike take the same value in different
+// places. It uses the labels prefix and prefix+"-nr".
+func loadArgOf(a *asm, nr uint32, argOfNr, other int, prefix string) {
+	a.ld(dataNr)
+	a.jump(bpfJeq, nr, prefix+"-nr", "")
+	a.ld(dataArg(other))
+	a.ja(prefix)
+	a.label(prefix + "-nr")
+	a.ld(dataArg(argOfNr))
+	a.label(prefix)
+}
+
 // writeSendFlagsCheck refuses MSG_FASTOPEN, a connect hidden in a send.
 func writeSendFlagsCheck(a *asm, arch uint32) {
 	// sendmsg(fd, msg, flags); sendto(fd, buf, len, flags, …) and
 	// sendmmsg(fd, vec, vlen, flags).
-	a.ld(dataNr)
-	a.jump(bpfJeq, sysnums[arch]["sendmsg"], "send-arg2", "")
-	a.ld(dataArg(3))
-	a.ja("send-flags")
-	a.label("send-arg2")
-	a.ld(dataArg(2))
-	a.label("send-flags")
+	loadArgOf(a, sysnums[arch]["sendmsg"], 2, 3, "send-flags")
 	a.jump(bpfJset, msgFastOpen, "", "send-allow")
 	a.ret(retErrno | errOPNOTSUPP)
 	a.label("send-allow")
