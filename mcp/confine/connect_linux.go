@@ -38,26 +38,18 @@ import (
 // with EAGAIN.
 const maxConnecting = 128
 
-// answerConnect does the server's connect (notification n) in the
-// background and answers it with what came of it.
+// answerConnect does the server's connect (notification n), one of the
+// maxConnecting it holds a place of, and answers it with what came of it.
 func (o *Observer) answerConnect(fd int, n seccompNotif) {
-	select {
-	case o.connecting <- struct{}{}:
-	default:
-		o.answer(fd, n.id, unix.EAGAIN)
-		return
+	defer func() { <-o.connecting }()
+	ctx, cancel := context.WithTimeout(context.Background(), o.Wait)
+	e := o.connect(ctx, fd, &n)
+	cancel()
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.fd == fd { // the listener is still the one the call came on
+		o.answer(fd, n.id, e)
 	}
-	go func() {
-		defer func() { <-o.connecting }()
-		ctx, cancel := context.WithTimeout(context.Background(), o.Wait)
-		e := o.connect(ctx, fd, &n)
-		cancel()
-		o.mu.RLock()
-		defer o.mu.RUnlock()
-		if o.fd == fd { // the listener is still the one the call came on
-			o.answer(fd, n.id, e)
-		}
-	}()
 }
 
 // answer fails call id with e, or makes it succeed (e == 0).
@@ -102,7 +94,7 @@ func (o *Observer) connect(ctx context.Context, fd int, n *seccompNotif) unix.Er
 	case unix.AF_UNIX:
 		return o.connectUnix(ctx, pid, sock, addr)
 	case unix.AF_INET, unix.AF_INET6:
-		return o.connectInet(ctx, pid, sock, domain, addr)
+		return o.connectInet(ctx, fd, n, sock, domain, addr)
 	}
 	return rawConnect(sock, addr) // netlink: the kernel, nothing past the sandbox
 }
@@ -132,17 +124,23 @@ func (o *Observer) connectUnix(ctx context.Context, pid, sock int, addr []byte) 
 // connectInet decides a TCP connect (a UDP or other one reaches nothing
 // past a server's network of its own, and goes on as asked). In a network
 // of its own, a connect to something listening inside the sandbox goes on;
-// any other is a contact, and when its Network allows it Rootkeeper dials
-// the destination from outside and connects the server's socket to the
-// relay, which joins the two. Sharing the host's network, an allowed
-// connect is made as asked.
-func (o *Observer) connectInet(ctx context.Context, pid, sock, domain int, addr []byte) unix.Errno {
+// any other is a contact, and when its Network allows it Rootkeeper
+// connects a socket of the host's network to the destination and hands it
+// to the server in place of its own (hand_linux.go), or, where it cannot,
+// dials the destination and connects the server's socket to the relay,
+// which joins the two. Sharing the host's network, an allowed connect is
+// made as asked.
+func (o *Observer) connectInet(ctx context.Context, fd int, n *seccompNotif, sock, domain int, addr []byte) unix.Errno {
+	pid := int(n.pid)
+	sb := o.sandbox
+	if sb != nil && isHanded(sock) {
+		return connectHanded(addr)
+	}
 	dest, ok := inetAddr(addr)
 	typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
 	if !ok || err != nil || typ != unix.SOCK_STREAM {
 		return rawConnect(sock, addr)
 	}
-	sb := o.sandbox
 	if sb != nil {
 		switch {
 		case sb.relay.Listens(dest):
@@ -160,6 +158,9 @@ func (o *Observer) connectInet(ctx context.Context, pid, sock, domain int, addr 
 	}
 	if sb == nil {
 		return rawConnect(sock, addr)
+	}
+	if e, handed := o.handConnected(fd, n, sock, domain, addr); handed {
+		return e
 	}
 	return sb.carry(sock, domain, dest)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
 
 	"rootkeeper/app/apptest"
 )
@@ -171,7 +173,9 @@ func runNetworked(t *testing.T, p Policy, n Network, ops ...string) []outcome {
 // TestNetworkOfItsOwn: an observed confined server has a network of its
 // own. A TCP connect past it is a contact, named by the name the server
 // looked up through Rootkeeper's resolver; allowed, it reaches the
-// destination (on the host's loopback) through the relay, both ways;
+// destination (on the host's loopback) both ways, on a socket of the
+// host's network handed to it (through the relay for a socket it bound
+// first), which it cannot turn into another;
 // refused, nothing reaches it. A connect to what the server itself
 // listens on stays inside and is no contact; a datagram sent with an
 // address leaves nothing outside; a lookup the Network refuses fails.
@@ -228,9 +232,25 @@ func networkOfItsOwn(t *testing.T) {
 		"selfconnect:",                      // 2: inside
 		"udpsend:"+udp.LocalAddr().String(), // 3: stays inside
 		"lookup:refused.example.test",       // 4: lookup refused
+		"peerecho:"+at("api.example.test"),  // 5: handed
+		"boundecho:"+at("api.example.test"), // 6: bound first: relayed
+		"disconnect:"+at("api.example.test"),
 	)
 	if !res[0].OK || res[0].Got != "pong" {
-		t.Errorf("an allowed connect through the relay: %+v", res[0])
+		t.Errorf("an allowed connect: %+v", res[0])
+	}
+	// Handed, the server's socket is connected to the destination itself;
+	// relayed, to the relay inside its sandbox.
+	if want := "pong " + at("127.0.0.3"); !res[5].OK || res[5].Got != want {
+		t.Errorf("a connect handed a socket of the host's network: %+v, want %q", res[5], want)
+	}
+	if got, relayed := strings.CutPrefix(res[6].Got, "pong "); !res[6].OK || !relayed || got == at("127.0.0.3") {
+		t.Errorf("a socket bound before its connect, relayed: %+v", res[6])
+	}
+	// A handed socket stays connected to what was allowed: no disconnect,
+	// no second connect, no listening or binding on the host's network.
+	if want := "unspec=EACCES again=EISCONN listen=EINVAL bind=EINVAL"; !res[7].OK || res[7].Got != want {
+		t.Errorf("a handed socket made another: %+v, want %q", res[7], want)
 	}
 	if res[1].OK || !strings.Contains(res[1].Err, "permission denied") {
 		t.Errorf("a refused connect: %+v", res[1])
@@ -238,7 +258,7 @@ func networkOfItsOwn(t *testing.T) {
 	if !res[2].OK || res[2].Got != "inside" {
 		t.Errorf("a connect to itself inside its sandbox: %+v", res[2])
 	}
-	if named.count() != 1 || echo.count() != 0 {
+	if named.count() != 4 || echo.count() != 0 {
 		t.Errorf("the destinations saw %d and %d connections, want the one allowed", named.count(), echo.count())
 	}
 	udp.SetReadDeadline(time.Now())
@@ -248,8 +268,8 @@ func networkOfItsOwn(t *testing.T) {
 	if res[4].OK {
 		t.Errorf("a refused lookup resolved: %+v", res[4])
 	}
-	if len(n.contacts) != 2 {
-		t.Fatalf("contacts %+v, want the two connects past the sandbox", n.contacts)
+	if len(n.contacts) != 5 {
+		t.Fatalf("contacts %+v, want the five connects past the sandbox", n.contacts)
 	}
 	if c := n.contacts[0]; c.Proto != "tcp" || c.Addr != netip.MustParseAddrPort(at("127.0.0.3")) || c.Name != "api.example.test" || c.PID == 0 {
 		t.Errorf("the named contact: %+v", c)
@@ -395,4 +415,102 @@ func startEchoB(b *testing.B) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// TestListenerAt: the kernel's lookup of what a connection would reach, in
+// this test's own namespace: a listener at its address, a dual-stack IPv6
+// listener for an IPv4 address, not an IPv6-only one, not a port where an
+// established connection is but nothing listens, not a closed port.
+func TestListenerAt(t *testing.T) {
+	diag, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(diag)
+	listen := func(network, at string) netip.AddrPort {
+		l, err := net.Listen(network, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return netip.MustParseAddrPort(l.Addr().String())
+	}
+	v4 := listen("tcp4", "127.0.0.1:0")
+	dual := listen("tcp", "[::]:0")
+	v6only := listen("tcp6", "[::1]:0")
+	c, err := net.Dial("tcp", v4.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	client := netip.MustParseAddrPort(c.LocalAddr().String())
+	for _, tc := range []struct {
+		dest netip.AddrPort
+		want bool
+	}{
+		{v4, true},
+		{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), v4.Port()), false},
+		{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), dual.Port()), true},
+		{netip.AddrPortFrom(netip.MustParseAddr("::1"), dual.Port()), true},
+		{v6only, true},
+		{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), v6only.Port()), false},
+		{client, false},
+	} {
+		if got := listenerAt(diag, tc.dest); got != tc.want {
+			t.Errorf("listenerAt(%s) = %v, want %v", tc.dest, got, tc.want)
+		}
+	}
+}
+
+// TestConnectWaitingHoldsNothingElse: a connect that waits (here for a
+// person, as long as the test holds it) is done by the goroutine that
+// received it, and the server's other calls are received by another
+// meanwhile: a process of the server writes a file, its open seen and
+// answered, while the connect of another is still undecided.
+func TestConnectWaitingHoldsNothingElse(t *testing.T) {
+	needLandlock(t)
+	echo := startEcho(t, "tcp", "127.0.0.1:0")
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	os.MkdirAll(root, 0o755)
+	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}
+	contacted, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	n := &testNetwork{allow: func(Contact) bool {
+		close(contacted)
+		<-release
+		return true
+	}}
+	cmd := exec.Command(nosy(t), "-try", "spawn:tcpecho:"+echo.l.Addr().String(),
+		"waitfor:"+filepath.Join(root, "go"), "write:"+filepath.Join(root, "after"))
+	_, obs, err := WrapObserved(cmd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs.Network = n
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	obs.Start(func(context.Context, Attempt) string { return "" })
+	defer obs.Close()
+	defer once.Do(func() { close(release) }) // before Close, which waits for the connect
+	select {
+	case <-contacted:
+	case <-time.After(apptest.Patience):
+		t.Fatalf("no contact; output: %s", out.String())
+	}
+	if err := os.WriteFile(filepath.Join(root, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apptest.Eventually(t, "the server's write while its connect waits", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(root, "after"))
+		return err == nil, fmt.Sprint(err)
+	})
+	once.Do(func() { close(release) })
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	apptest.Eventually(t, "the connect let through", func() (bool, string) { return echo.count() == 1, out.String() })
 }

@@ -328,13 +328,33 @@ func (o *Observer) run(reach Reach) {
 		o.fd = -1
 		o.mu.Unlock()
 	}()
+	stopped := make(chan struct{})
+	o.receiveCalls(ctx, &wg, fd, reach, stopped)
+	<-stopped
+}
+
+// connectInline is how long a connect may hold up the server's other
+// calls before another goroutine receives them: a connect on loopback or
+// across a LAN is done in less.
+const connectInline = 500 * time.Microsecond
+
+// receiveCalls receives the filter's calls on listener fd and answers
+// them until the observer stops, when it closes stopped. A connect is
+// done by the goroutine that received it, on its own thread, and a new
+// goroutine receives the calls after it only if it takes longer than
+// connectInline: handed to a goroutine of its own at once, a connect
+// waited for a thread to run on (about 60 µs, a third of what a watched
+// connect cost).
+func (o *Observer) receiveCalls(ctx context.Context, wg *sync.WaitGroup, fd int, reach Reach, stopped chan struct{}) {
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(o.stop[0]), Events: unix.POLLIN}}
 	for {
 		pfd[0].Revents, pfd[1].Revents = 0, 0
 		if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
+			close(stopped)
 			return
 		}
 		if pfd[1].Revents != 0 || pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			close(stopped)
 			return // stopped, or no process is left under the filter
 		}
 		if pfd[0].Revents&unix.POLLIN == 0 {
@@ -349,7 +369,24 @@ func (o *Observer) run(reach Reach) {
 			// process.
 			o.root.Store(int32(tgidOf(int(n.pid))))
 		}
-		o.dispatch(ctx, &wg, fd, &n, reach)
+		if n.nr == unix.SYS_CONNECT {
+			select {
+			case o.connecting <- struct{}{}:
+			default:
+				o.answer(fd, n.id, unix.EAGAIN)
+				continue
+			}
+			// Done here, on this thread; should it wait longer (a dial
+			// across the network, a person asked), another goroutine
+			// takes over receiving the server's calls.
+			next := time.AfterFunc(connectInline, func() { o.receiveCalls(ctx, wg, fd, reach, stopped) })
+			o.answerConnect(fd, n)
+			if !next.Stop() {
+				return // the calls after it are the next goroutine's
+			}
+			continue
+		}
+		o.dispatch(ctx, wg, fd, &n, reach)
 	}
 }
 
@@ -358,10 +395,6 @@ func (o *Observer) run(reach Reach) {
 func (o *Observer) dispatch(ctx context.Context, wg *sync.WaitGroup, fd int, n *seccompNotif, reach Reach) {
 	if shape, ok := metaCalls[uint32(n.nr)]; ok {
 		o.answerMeta(fd, n, shape)
-		return
-	}
-	if n.nr == unix.SYS_CONNECT {
-		o.answerConnect(fd, *n)
 		return
 	}
 	var a Attempt

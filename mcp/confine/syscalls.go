@@ -247,7 +247,7 @@ var syscallTable = []sysRule{
 	{calls: []string{"socketpair"}, class: classNetwork, act: always(action{check: checkSocketpair}),
 		why: "a connected pair reaches only its peer; below ABI 9 not a datagram pair, which may send to any named socket (EACCES)"},
 	{calls: []string{"connect"}, class: classNetwork, act: observedElse(allowed),
-		why: "the observer does every connect itself: a unix one to a socket file in its read-write folders or a destination allowed, an inet one to a destination allowed (relayed from outside its sandbox where it has a network of its own)"},
+		why: "the observer does every connect itself: a unix one to a socket file in its read-write folders or a destination allowed, an inet one to a destination allowed (where it has a network of its own, on a socket of the host's network handed in place of its own, or relayed from outside its sandbox)"},
 	{calls: []string{"sendto", "sendmsg", "sendmmsg"}, class: classNetwork, act: always(action{check: checkSendFlags}),
 		why: "on sockets it holds, but MSG_FASTOPEN would connect a TCP socket without connect: refused (EOPNOTSUPP), and the connect is made instead"},
 	{calls: []string{"accept", "accept4", "bind", "listen", "getsockname", "getpeername", "setsockopt", "getsockopt",

@@ -5,12 +5,16 @@ package main
 // the filter or Rootkeeper answered.
 
 import (
+	"bufio"
 	"fmt"
 	"net"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // netOp does the network ops; ok is false for an op it does not know.
@@ -20,6 +24,12 @@ func netOp(op, path string) (got string, ok bool, err error) {
 		err = udpTo(path)
 	case "names": // SUFFIX:PORT,N: N connects to n0.SUFFIX … n{N-1}.SUFFIX; got: their p50,p99,max in µs and how many failed
 		got, err = names(path)
+	case "peerecho": // HOST:PORT: connect, send a line, read it back; got: the answer and the peer the socket says it has
+		got, err = peerEcho(path, nil)
+	case "boundecho": // HOST:PORT: the same from a socket bound to 127.0.0.1 first
+		got, err = peerEcho(path, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	case "disconnect": // HOST:PORT: connect, then try to make the socket another one: got: what each try answered
+		got, err = disconnect(path)
 	default:
 		return "", false, nil
 	}
@@ -61,4 +71,82 @@ func names(spec string) (string, error) {
 	sort.Slice(took, func(a, b int) bool { return took[a] < took[b] })
 	at := func(p float64) int64 { return took[min(len(took)-1, int(p*float64(len(took))))].Microseconds() }
 	return fmt.Sprintf("%d,%d,%d,%d", at(0.5), at(0.99), took[len(took)-1].Microseconds(), failed), nil
+}
+
+// peerEcho connects to addr (from local, when not nil), echoes a line,
+// and says what came back and whom the socket says it is connected to.
+func peerEcho(addr string, local *net.TCPAddr) (string, error) {
+	d := net.Dialer{Timeout: 10 * time.Second}
+	if local != nil {
+		d.LocalAddr = local
+	}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line) + " " + c.RemoteAddr().String(), err
+}
+
+// disconnect connects to addr, then tries, on the connected socket, what
+// would make it a socket to bind or listen with or connect elsewhere: a
+// disconnect (AF_UNSPEC), a second connect, a shutdown and a listen, and
+// once the connection has ended a bind. Got: each try's errno name ("ok"
+// for none).
+func disconnect(addr string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	to := c.RemoteAddr().(*net.TCPAddr)
+	name := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		if e, ok := err.(unix.Errno); ok {
+			return unix.ErrnoName(e)
+		}
+		return err.Error()
+	}
+	var tries []string
+	raw.Control(func(fd uintptr) {
+		unspec := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+		_, _, e := unix.Syscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&unspec[0])), uintptr(len(unspec)))
+		tries = append(tries, "unspec="+name(errnoOrNil(e)))
+		again := &unix.SockaddrInet4{Port: to.Port, Addr: [4]byte(to.IP.To4())}
+		tries = append(tries, "again="+name(unix.Connect(int(fd), again)))
+		unix.Shutdown(int(fd), unix.SHUT_RDWR)
+		tries = append(tries, "listen="+name(unix.Listen(int(fd), 1)))
+		// Once the peer has closed too the connection has ended (the
+		// socket's state is closed): bind would take a port again.
+		unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}, 10000)
+		for range 1000 {
+			if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err != nil || info.State == unix.BPF_TCP_CLOSE {
+				break
+			}
+			time.Sleep(time.Millisecond) // the state moves on in the kernel's own time
+		}
+		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil && info.State != unix.BPF_TCP_CLOSE {
+			tries = append(tries, fmt.Sprintf("state=%d", info.State))
+		}
+		tries = append(tries, "bind="+name(unix.Bind(int(fd), &unix.SockaddrInet4{})))
+	})
+	return strings.Join(tries, " "), nil
+}
+
+func errnoOrNil(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }
