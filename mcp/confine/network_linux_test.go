@@ -514,3 +514,39 @@ func TestConnectWaitingHoldsNothingElse(t *testing.T) {
 	}
 	apptest.Eventually(t, "the connect let through", func() (bool, string) { return echo.count() == 1, out.String() })
 }
+
+// TestConnectAddressSwapped: a server that keeps rewriting the address
+// of its connects between one allowed and one not (another thread, the
+// same memory) reaches only the one allowed: Rootkeeper connects the
+// address it read and decided, never the one in the server's memory
+// after.
+func TestConnectAddressSwapped(t *testing.T) {
+	needLandlock(t)
+	allowed := startEcho(t, "tcp", "127.0.0.3:0")
+	denied := startEcho(t, "tcp", "127.0.0.4:0")
+	base := t.TempDir()
+	p := Policy{Roots: []string{filepath.Join(base, "root")}, Temp: filepath.Join(base, "tmp")}
+	os.MkdirAll(p.Roots[0], 0o755)
+	ok := netip.MustParseAddrPort(allowed.l.Addr().String())
+	n := &testNetwork{allow: func(c Contact) bool { return c.Addr == ok }}
+	res := runNetworked(t, p, n, "connectrace:"+ok.String()+","+denied.l.Addr().String()+",300")
+	if !res[0].OK {
+		t.Fatalf("%+v", res[0])
+	}
+	apptest.Eventually(t, "every connection made accepted", func() (bool, string) {
+		return strconv.Itoa(allowed.count()+denied.count()) == res[0].Got, fmt.Sprintf("%d+%d accepted, %s connected", allowed.count(), denied.count(), res[0].Got)
+	})
+	if denied.count() != 0 {
+		t.Errorf("the address not allowed was reached %d times", denied.count())
+	}
+	refused := 0
+	for _, c := range n.contacts {
+		if c.Addr != ok {
+			refused++
+		}
+	}
+	// The race was run: both addresses were read, and some connects made.
+	if refused == 0 || res[0].Got == "0" {
+		t.Errorf("no race: %d contacts refused, %s connected", refused, res[0].Got)
+	}
+}

@@ -6,11 +6,14 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -30,6 +33,8 @@ func netOp(op, path string) (got string, ok bool, err error) {
 		got, err = peerEcho(path, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	case "disconnect": // HOST:PORT: connect, then try to make the socket another one: got: what each try answered
 		got, err = disconnect(path)
+	case "connectrace": // ALLOWED,DENIED,N: N connects to an address another thread keeps swapping between the two; got: how many connected
+		got, err = connectRace(path)
 	default:
 		return "", false, nil
 	}
@@ -149,4 +154,58 @@ func errnoOrNil(e unix.Errno) error {
 		return nil
 	}
 	return e
+}
+
+// connectRace makes N connects of raw sockets to the sockaddr in one
+// buffer while another thread keeps rewriting it between two addresses
+// (IPv4), as a server racing the check of its connects would.
+func connectRace(spec string) (string, error) {
+	parts := strings.Split(spec, ",")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("connectrace wants ALLOWED,DENIED,N, not %q", spec)
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return "", err
+	}
+	var words [2]uint64
+	for i, at := range parts[:2] {
+		ap, err := netip.ParseAddrPort(at)
+		if err != nil || !ap.Addr().Is4() {
+			return "", fmt.Errorf("connectrace wants IPv4 addresses, not %q", at)
+		}
+		var b [8]byte
+		binary.NativeEndian.PutUint16(b[0:], unix.AF_INET)
+		binary.BigEndian.PutUint16(b[2:], ap.Port())
+		a := ap.Addr().As4()
+		copy(b[4:], a[:])
+		words[i] = binary.NativeEndian.Uint64(b[:])
+	}
+	var sa [2]uint64 // sockaddr_in: family, port and address in the first word
+	sa[0] = words[0]
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				atomic.StoreUint64(&sa[0], words[i%2])
+			}
+		}
+	}()
+	connected := 0
+	for range n {
+		s, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return "", err
+		}
+		_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(s), uintptr(unsafe.Pointer(&sa[0])), 16)
+		if e == 0 {
+			connected++
+		}
+		unix.Close(s)
+	}
+	return strconv.Itoa(connected), nil
 }
