@@ -55,7 +55,8 @@
 //	                          reach past its folders: requests, questions, calls, allow once
 //	serverdata.go, servertemp.go, serverfiles.go, keptdata.go
 //	                          its data folder, its temp folder, what it owns on disk, data kept aside
-//	network.go, netdest.go, networkreq.go the network: the setting, destinations and their entries, first contacts
+//	network.go, netdest.go, networkreq.go
+//	                          the network: the setting, destinations and their entries, first contacts
 //	netrecord.go, netrecord_*.go
 //	                          the record of the destinations each server reached
 //	orgpolicy.go              the organisation's policy, applied
