@@ -89,33 +89,48 @@ func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRoots
 // roots/list or an input request), recorded in the audit log and the
 // status: the roots, or the error to send instead.
 func (a *adapter) answer(version, via string) ([]app.Root, *jsonrpc.Error) {
-	roots, err := a.m.rootsFor(a)
-	e := AnswerEntry(a.cfg.Name, version, via, roots, err)
+	roots, err, e := a.answerNow(version, via)
 	a.m.writeAudit(e)
 	if err != nil {
 		return nil, err
 	}
-	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
 	return roots, nil
 }
 
+// answerNow computes the roots answer to server a and its audit entry,
+// and notes the answer in the status.
+func (a *adapter) answerNow(version, via string) ([]app.Root, *jsonrpc.Error, audit.Entry) {
+	roots, err := a.m.rootsFor(a)
+	e := AnswerEntry(a.cfg.Name, version, via, roots, err)
+	if err == nil {
+		a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
+	}
+	return roots, err, e
+}
+
 // answerWire answers a stdio server's roots/list in its connection
-// (stdioConn.roots): admitted by the roots gate, answered and recorded by
-// answer, as through the SDK; the result comes encoded, once for every
-// server given the same list (Manager.encodeRoots). A grant to fifty
-// servers went through the SDK's dispatch fifty times: a goroutine each,
-// the result encoded each time.
-func (a *adapter) answerWire() (json.RawMessage, *jsonrpc.Error) {
+// (stdioConn.roots): admitted by the roots gate, answered as by answer;
+// the result comes encoded, once for every server given the same list
+// (Manager.encodeRoots). reply is called once the answer's audit line is
+// written: perhaps later, by the goroutine whose write took it along with
+// other servers' (audit.Log.AppendThen), so that a crash never leaves a
+// server holding an answer the audit log has not recorded. A grant to
+// fifty servers went through the SDK's dispatch fifty times (a goroutine
+// each, the result encoded each time) and wrote fifty audit lines one by
+// one.
+func (a *adapter) answerWire(reply func(json.RawMessage, *jsonrpc.Error)) {
 	done, refused := a.enterRoots(methodListRoots)
 	if refused != nil {
-		return nil, refused
+		reply(nil, refused)
+		return
 	}
 	defer done()
-	roots, err := a.answer(a.negotiated(), audit.ViaRootsList)
-	if err != nil {
-		return nil, err
+	roots, err, e := a.answerNow(a.negotiated(), audit.ViaRootsList)
+	var result json.RawMessage
+	if err == nil {
+		result = a.m.encodeRoots(roots)
 	}
-	return a.m.encodeRoots(roots), nil
+	a.m.writeAuditThen(e, func() { reply(result, err) })
 }
 
 // encodeRoots is roots as a roots/list result, encoded as the SDK encodes
@@ -142,6 +157,22 @@ func (m *Manager) writeAudit(e audit.Entry) {
 	if err := m.audit.Append(e); err != nil {
 		m.log.Error("cannot write the audit log", "error", err)
 	}
+}
+
+// writeAuditThen records e and calls then once its line is written (or
+// could not be: the answer is given all the same, as by writeAudit); then
+// must not block (audit.Log.AppendThen).
+func (m *Manager) writeAuditThen(e audit.Entry, then func()) {
+	if m.audit == nil {
+		then()
+		return
+	}
+	m.audit.AppendThen(e, func(err error) {
+		if err != nil {
+			m.log.Error("cannot write the audit log", "error", err)
+		}
+		then()
+	})
 }
 
 // receivingMiddleware answers roots/list itself: the SDK's own handler would

@@ -37,7 +37,7 @@ func TestRootsAnsweredInTheConnectionAreTheSDKsAnswer(t *testing.T) {
 	for i, roots := range lists {
 		stdin := &bufConn{}
 		c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
-			roots: func() (json.RawMessage, *jsonrpc.Error) { return m.encodeRoots(roots), nil }}
+			roots: func(reply func(json.RawMessage, *jsonrpc.Error)) { reply(m.encodeRoots(roots), nil) }}
 		req := &jsonrpc.Request{ID: ids[i], Method: methodListRoots}
 		if err := c.answerRoots(req, 100); err != nil {
 			t.Fatal(err)
@@ -76,7 +76,7 @@ func TestRootsRefusedInTheConnection(t *testing.T) {
 	stdin := &bufConn{}
 	refusal := &jsonrpc.Error{Code: CodeTooManyRequests, Message: "too many"}
 	c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
-		roots: func() (json.RawMessage, *jsonrpc.Error) { return nil, refusal }}
+		roots: func(reply func(json.RawMessage, *jsonrpc.Error)) { reply(nil, refusal) }}
 	if err := c.answerRoots(&jsonrpc.Request{ID: id(float64(3)), Method: methodListRoots}, 10); err != nil {
 		t.Fatal(err)
 	}

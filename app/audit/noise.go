@@ -182,9 +182,13 @@ func (l *Log) arm(s *serverNoise) {
 	gen := s.gen
 	s.timer = time.AfterFunc(cmpOr(l.SummaryEvery, DefaultSummaryEvery), func() {
 		l.mu.Lock()
-		defer l.mu.Unlock()
 		if s.gen == gen {
 			l.flushServer(s)
+		}
+		write := l.startWriting()
+		l.mu.Unlock()
+		if write {
+			l.commit()
 		}
 	})
 }
