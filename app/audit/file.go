@@ -26,6 +26,17 @@ type rotating struct {
 	id os.FileInfo // f when it was opened: its device and inode
 }
 
+// The writes and the stat of the path are raw system calls where this
+// package has them (rawio_linux.go), as Rootkeeper's pipes are
+// (mcp/rawio): a call through the scheduler's system call path wakes the
+// runtime's monitor thread (sysmon) from its sleep, after which it polls
+// every 20 µs for a while. The trail's writes and stats, a few each
+// grant, woke it again and again: at fifty servers the monitor cost
+// 0.47 ms of CPU a grant, 0.34 ms without them (sysmon-ms,
+// BenchmarkGrantToServer). Each call returns at once (an append to the
+// page cache, a stat) and one goroutine makes them at a time
+// (Log.commit): one held up by the disk holds one P at most.
+
 // queue adds e's line to what the next write writes; Log.mu is held.
 func (r *rotating) queue(e Entry) error {
 	line, err := appendEntry(r.pending, e)
@@ -76,7 +87,7 @@ func (r *rotating) write(batch []byte, max int64) error {
 			}
 			n = first
 		}
-		if _, werr := r.f.Write(batch[:n]); werr != nil {
+		if werr := writeAll(r.f, batch[:n]); werr != nil {
 			return fmt.Errorf("audit: writing %s: %w", r.path, werr)
 		}
 		size += int64(n)
@@ -122,14 +133,14 @@ func (r *rotating) current() (int64, error) {
 // path (when it is not, the size does not matter: the file at path is
 // opened instead).
 func (r *rotating) stat() (size int64, current bool, err error) {
-	pi, err := os.Stat(r.path)
+	size, current, err = statSame(r.path, r.id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("audit: %w", err)
 	}
-	return pi.Size(), os.SameFile(r.id, pi), nil
+	return size, current, nil
 }
 
 // rotate moves the file to path.1 (replacing it) and opens a new one,
