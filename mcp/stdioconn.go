@@ -355,6 +355,7 @@ func (c *stdioConn) writeAnswer(id jsonrpc.ID, result json.RawMessage, rerr *jso
 		}
 		line = append(data, '\n')
 	} else {
+		line = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+24+len(result)+1)
 		line = append(line, `{"jsonrpc":"2.0","id":`...)
 		line = appendID(line, id)
 		line = append(line, `,"result":`...)

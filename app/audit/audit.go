@@ -137,7 +137,7 @@ type Log struct {
 	servers map[string]*serverNoise
 	// told is, by server and way (Via), the last answer written to the
 	// trail: the same again is noise.
-	told map[string]Entry
+	told map[toldKey]Entry
 	// firsts are the server, folder and outcome of the attempts written to
 	// the trail as the first of their kind (bounded).
 	firsts map[string]bool
@@ -229,7 +229,7 @@ func thenOf(fn func(error), err error) then { return then{fn: fn, err: err} }
 // written; l.mu is held.
 func (l *Log) record(e Entry) error {
 	if l.servers == nil {
-		l.servers, l.told, l.firsts = map[string]*serverNoise{}, map[string]Entry{}, map[string]bool{}
+		l.servers, l.told, l.firsts = map[string]*serverNoise{}, map[toldKey]Entry{}, map[string]bool{}
 	}
 	s := l.server(e.Server)
 	var err error
