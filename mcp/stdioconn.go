@@ -332,15 +332,25 @@ func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
 	if err := c.countRequests([]jsonrpc.Message{req}, size); err != nil {
 		return err
 	}
-	var werr error
-	inline := true
+	// The reply may come on another goroutine, while or after this one
+	// returns: only one that came before is this read's to report.
+	var r struct {
+		sync.Mutex
+		returned bool
+		err      error
+	}
 	c.roots(func(result json.RawMessage, rerr *jsonrpc.Error) {
-		if err := c.writeAnswer(req.ID, result, rerr); inline {
-			werr = err
+		err := c.writeAnswer(req.ID, result, rerr)
+		r.Lock()
+		if !r.returned {
+			r.err = err
 		}
+		r.Unlock()
 	})
-	inline = false
-	return werr
+	r.Lock()
+	defer r.Unlock()
+	r.returned = true
+	return r.err
 }
 
 // writeAnswer writes the answer to the server's roots/list id (result, or

@@ -174,7 +174,8 @@ func (l *Log) Append(e Entry) error {
 // written (handed to the kernel: it survives Rootkeeper's end, not the
 // machine's), with the error of recording it, if any. then may run before
 // AppendThen returns, or later on another goroutine: that of the caller
-// whose write took e's line along. It must not block.
+// whose write took e's line along. It must not block, nor Append to this
+// log (the writer would wait for itself).
 //
 // While a write is under way, lines are queued for the next one, which
 // takes all of them: the answers one change gives fifty servers take a few
