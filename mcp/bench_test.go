@@ -25,7 +25,11 @@ import (
 // can take once the servers have work to do. rw-syscalls and wakes are
 // this process's read and write system calls and the times its threads
 // were put on a CPU, a grant (Linux), and allocs and alloc-KiB what it
-// allocated: load changes them far less than time.
+// allocated: load changes them far less than time. sysmon-ms and
+// sysmon-wakes are the part of cpu-client-ms and wakes that is the Go
+// runtime's monitor thread's (Linux): it polls every 20 µs once woken
+// by a system call made through the scheduler, so system calls made that
+// way cost more than their own time.
 //
 // It runs with two servers: "sdk", testdata/rootserver on the go-sdk, and
 // "raw", testdata/rawserver, a few dozen lines of JSON-RPC with no SDK, so
@@ -81,6 +85,7 @@ func benchGrant(b *testing.B, kind string, n int) {
 		pids = append(pids, e.status(name).PID)
 	}
 	clientBefore, rwBefore, wakesBefore := selfCPU(), selfRW(), selfWakes()
+	monitorBefore, monitorWakesBefore := monitorCPU()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	allocsBefore, bytesBefore := mem.Mallocs, mem.TotalAlloc
@@ -120,6 +125,9 @@ func benchGrant(b *testing.B, kind string, n int) {
 	b.StopTimer()
 	perGrant := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(perGrant(selfCPU()-clientBefore), "cpu-client-ms")
+	monitor, monitorWakes := monitorCPU()
+	b.ReportMetric(perGrant(monitor-monitorBefore), "sysmon-ms")
+	b.ReportMetric(float64(monitorWakes-monitorWakesBefore)/float64(b.N), "sysmon-wakes")
 	b.ReportMetric(float64(selfRW()-rwBefore)/float64(b.N), "rw-syscalls")
 	b.ReportMetric(float64(selfWakes()-wakesBefore)/float64(b.N), "wakes")
 	runtime.ReadMemStats(&mem)

@@ -77,3 +77,27 @@ func selfWakes() int64 {
 	}
 	return n
 }
+
+// monitorCPU is the run time and the times put on a CPU of the Go
+// runtime's monitor thread (sysmon), from its schedstat: the first thread
+// the runtime starts, so the lowest thread id after the process's own.
+func monitorCPU() (time.Duration, int64) {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	self, first := os.Getpid(), 0
+	for _, t := range tasks {
+		if id, err := strconv.Atoi(t.Name()); err == nil && id > self && (first == 0 || id < first) {
+			first = id
+		}
+	}
+	data, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(first) + "/schedstat")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 3 {
+		return 0, 0
+	}
+	ns, _ := strconv.ParseInt(f[0], 10, 64)
+	slices, _ := strconv.ParseInt(f[2], 10, 64)
+	return time.Duration(ns), slices
+}

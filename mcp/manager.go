@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -169,11 +168,9 @@ type Manager struct {
 
 	resourceListeners resourceListeners // see OnResourceEvent
 
-	// rootsJSON is the last roots/list result encoded (encodeRoots), of
-	// the list rootsJSONOf.
-	rootsJSONMu sync.Mutex
-	rootsJSON   json.RawMessage
-	rootsJSONOf []app.Root
+	// encoded is the last list of roots encoded (Manager.encode).
+	encodedMu sync.Mutex
+	encoded   *encodedRoots
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
 	netLimit   *app.ReachLimiter // the requests their networks raise

@@ -51,7 +51,7 @@ type stdioTransport struct {
 	obs       *observed     // a confined server's reach, or nil
 	backlog   BacklogLimits // bounds its unanswered requests
 	// roots answers its roots/list in the connection (stdioConn.roots).
-	roots func() (json.RawMessage, *jsonrpc.Error)
+	roots func(reply func(json.RawMessage, *jsonrpc.Error))
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,51 +90,88 @@ func (a *adapter) answerRoots(cs *sdk.ClientSession, via string) (*sdk.ListRoots
 // roots/list or an input request), recorded in the audit log and the
 // status: the roots, or the error to send instead.
 func (a *adapter) answer(version, via string) ([]app.Root, *jsonrpc.Error) {
-	roots, err := a.m.rootsFor(a)
-	e := AnswerEntry(a.cfg.Name, version, via, roots, err)
+	roots, _, err, e := a.answerNow(version, via)
 	a.m.writeAudit(e)
 	if err != nil {
 		return nil, err
 	}
-	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
 	return roots, nil
 }
 
+// answerNow computes the roots answer to server a (encoded, when it is a
+// list) and its audit entry, and notes the answer in the status.
+func (a *adapter) answerNow(version, via string) ([]app.Root, *encodedRoots, *jsonrpc.Error, audit.Entry) {
+	roots, err := a.m.rootsFor(a)
+	if err != nil {
+		return nil, nil, err, AnswerEntry(a.cfg.Name, version, via, nil, err)
+	}
+	enc := a.m.encode(roots)
+	// The entry shares the encoding's URIs: AnswerEntry's, computed once.
+	e := audit.Entry{Time: time.Now().UTC(), Server: a.cfg.Name, ProtocolVersion: version, Roots: enc.uris, Via: via}
+	a.update(func(s *app.ServerStatus) { s.LastSent, s.LastSentAt = e.Roots, e.Time })
+	return roots, enc, nil, e
+}
+
 // answerWire answers a stdio server's roots/list in its connection
-// (stdioConn.roots): admitted by the roots gate, answered and recorded by
-// answer, as through the SDK; the result comes encoded, once for every
-// server given the same list (Manager.encodeRoots). A grant to fifty
-// servers went through the SDK's dispatch fifty times: a goroutine each,
-// the result encoded each time.
-func (a *adapter) answerWire() (json.RawMessage, *jsonrpc.Error) {
+// (stdioConn.roots): admitted by the roots gate, answered as by answer;
+// the result comes encoded, once for every server given the same list
+// (Manager.encode). reply is called once the answer's audit line is
+// written: perhaps later, by the goroutine whose write took it along with
+// other servers' (audit.Log.AppendThen), so that a crash never leaves a
+// server holding an answer the audit log has not recorded. A grant to
+// fifty servers went through the SDK's dispatch fifty times (a goroutine
+// each, the result encoded each time) and wrote fifty audit lines one by
+// one.
+func (a *adapter) answerWire(reply func(json.RawMessage, *jsonrpc.Error)) {
 	done, refused := a.enterRoots(methodListRoots)
 	if refused != nil {
-		return nil, refused
+		reply(nil, refused)
+		return
 	}
 	defer done()
-	roots, err := a.answer(a.negotiated(), audit.ViaRootsList)
-	if err != nil {
-		return nil, err
+	_, enc, err, e := a.answerNow(a.negotiated(), audit.ViaRootsList)
+	var result json.RawMessage
+	if err == nil {
+		result = enc.json
 	}
-	return a.m.encodeRoots(roots), nil
+	a.m.writeAuditThen(e, func() { reply(result, err) })
+}
+
+// encodedRoots is a list of roots as each place that writes it needs it.
+// It is shared by every server given the same list, and never changed.
+type encodedRoots struct {
+	of   []app.Root
+	json json.RawMessage // the roots/list result, encoded as the SDK encodes it
+	uris []string        // each root's URI, for the audit log and the status
+	sdk  []*sdk.Root     // the roots as the client holds them (syncRoots)
+}
+
+// encode is roots encoded (encodedRoots). The last list encoded is kept,
+// so that the servers a change reaches with the same list share one
+// encoding, one list of URIs and one of SDK roots: fifty servers each
+// told of one grant computed every URI four times and the result once.
+func (m *Manager) encode(roots []app.Root) *encodedRoots {
+	m.encodedMu.Lock()
+	defer m.encodedMu.Unlock()
+	if c := m.encoded; c != nil && slices.EqualFunc(roots, c.of, func(x, y app.Root) bool { return x.Path == y.Path && x.Name == y.Name }) {
+		return c
+	}
+	result := RootsResult(roots)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // as the SDK's encoder
+	enc.Encode(result)
+	c := &encodedRoots{of: slices.Clone(roots), json: bytes.TrimRight(buf.Bytes(), "\n"), uris: make([]string, len(roots)), sdk: result.Roots}
+	for i, r := range result.Roots {
+		c.uris[i] = r.URI
+	}
+	m.encoded = c
+	return c
 }
 
 // encodeRoots is roots as a roots/list result, encoded as the SDK encodes
-// it; the last list encoded is kept, so that the servers a change reaches
-// with the same list share one encoding.
-func (m *Manager) encodeRoots(roots []app.Root) json.RawMessage {
-	m.rootsJSONMu.Lock()
-	defer m.rootsJSONMu.Unlock()
-	same := m.rootsJSON != nil && slices.EqualFunc(roots, m.rootsJSONOf, func(x, y app.Root) bool { return x.Path == y.Path && x.Name == y.Name })
-	if !same {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false) // as the SDK's encoder
-		enc.Encode(RootsResult(roots))
-		m.rootsJSON, m.rootsJSONOf = bytes.TrimRight(buf.Bytes(), "\n"), slices.Clone(roots)
-	}
-	return m.rootsJSON
-}
+// it (Manager.encode).
+func (m *Manager) encodeRoots(roots []app.Root) json.RawMessage { return m.encode(roots).json }
 
 func (m *Manager) writeAudit(e audit.Entry) {
 	if m.audit == nil {
@@ -142,6 +180,22 @@ func (m *Manager) writeAudit(e audit.Entry) {
 	if err := m.audit.Append(e); err != nil {
 		m.log.Error("cannot write the audit log", "error", err)
 	}
+}
+
+// writeAuditThen records e and calls then once its line is written (or
+// could not be: the answer is given all the same, as by writeAudit); then
+// must not block (audit.Log.AppendThen).
+func (m *Manager) writeAuditThen(e audit.Entry, then func()) {
+	if m.audit == nil {
+		then()
+		return
+	}
+	m.audit.AppendThen(e, func(err error) {
+		if err != nil {
+			m.log.Error("cannot write the audit log", "error", err)
+		}
+		then()
+	})
 }
 
 // receivingMiddleware answers roots/list itself: the SDK's own handler would
@@ -291,10 +345,7 @@ func (a *adapter) syncRoots(ctx context.Context) {
 		snap := a.m.core.Snapshot()
 		switch a.mode {
 		case app.RootsProtocol:
-			want := make([]*sdk.Root, 0)
-			for _, r := range app.Visible(snap, a.cfg.Name) {
-				want = append(want, &sdk.Root{URI: r.URI(), Name: r.Name})
-			}
+			want := a.wantRoots(snap)
 			if c := a.confinedStale(snap); c != 0 {
 				// Landlock cannot be widened or narrowed in place.
 				a.m.log.Info("visible roots changed; restarting the confined server under a new ruleset", "server", a.cfg.Name)
@@ -332,6 +383,22 @@ func (a *adapter) syncRoots(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// wantRoots are the roots the adapter's server may see in snap, as its
+// client holds them: for a wired server, whose client's roots are never
+// handed to the SDK, the list shared by every server that sees the same
+// (Manager.encode).
+func (a *adapter) wantRoots(snap *app.Snapshot) []*sdk.Root {
+	visible := app.Visible(snap, a.cfg.Name)
+	if a.wired() {
+		return a.m.encode(visible).sdk
+	}
+	want := make([]*sdk.Root, 0, len(visible))
+	for _, r := range visible {
+		want = append(want, &sdk.Root{URI: r.URI(), Name: r.Name})
+	}
+	return want
 }
 
 // setClientRoots replaces the client's roots have by want so that the SDK

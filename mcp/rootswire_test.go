@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,7 +38,7 @@ func TestRootsAnsweredInTheConnectionAreTheSDKsAnswer(t *testing.T) {
 	for i, roots := range lists {
 		stdin := &bufConn{}
 		c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
-			roots: func() (json.RawMessage, *jsonrpc.Error) { return m.encodeRoots(roots), nil }}
+			roots: func(reply func(json.RawMessage, *jsonrpc.Error)) { reply(m.encodeRoots(roots), nil) }}
 		req := &jsonrpc.Request{ID: ids[i], Method: methodListRoots}
 		if err := c.answerRoots(req, 100); err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestRootsRefusedInTheConnection(t *testing.T) {
 	stdin := &bufConn{}
 	refusal := &jsonrpc.Error{Code: CodeTooManyRequests, Message: "too many"}
 	c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
-		roots: func() (json.RawMessage, *jsonrpc.Error) { return nil, refusal }}
+		roots: func(reply func(json.RawMessage, *jsonrpc.Error)) { reply(nil, refusal) }}
 	if err := c.answerRoots(&jsonrpc.Request{ID: id(float64(3)), Method: methodListRoots}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +85,80 @@ func TestRootsRefusedInTheConnection(t *testing.T) {
 	if got := stdin.String(); got != string(want)+"\n" {
 		t.Errorf("wrote %s, want %s", got, want)
 	}
+}
+
+// A reply that comes later, from another goroutine (the audit log's
+// writer, once the answer's line is written), is written then: the
+// request counts against the backlog until it is, and the read that
+// asked returned at once.
+func TestRootsRepliedLaterInTheConnection(t *testing.T) {
+	stdin := &lockedConn{}
+	replied := make(chan struct{})
+	var later func()
+	c := &stdioConn{stdin: stdin, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
+		roots: func(reply func(json.RawMessage, *jsonrpc.Error)) {
+			later = func() { reply(json.RawMessage(`{"roots":[]}`), nil); close(replied) }
+		}}
+	if err := c.answerRoots(&jsonrpc.Request{ID: id(float64(4)), Method: methodListRoots}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdin.String(); got != "" {
+		t.Fatalf("wrote %q before the reply", got)
+	}
+	c.pendMu.Lock()
+	waiting := len(c.unanswered)
+	c.pendMu.Unlock()
+	if waiting != 1 {
+		t.Fatalf("%d requests count against the backlog before the reply, want 1", waiting)
+	}
+	go later()
+	<-replied
+	if got, want := stdin.String(), `{"jsonrpc":"2.0","id":4,"result":{"roots":[]}}`+"\n"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+	c.pendMu.Lock()
+	if len(c.unanswered) != 0 {
+		t.Error("the request still counts against the backlog once answered")
+	}
+	c.pendMu.Unlock()
+
+	// A reply on another goroutine while the read is returning (under
+	// -race: the read's result and the reply are not shared unguarded).
+	stdin2, replied2 := &lockedConn{}, make(chan struct{})
+	c2 := &stdioConn{stdin: stdin2, backlog: NewBacklog(BacklogLimits{}), unanswered: map[jsonrpc.ID]int{},
+		roots: func(reply func(json.RawMessage, *jsonrpc.Error)) {
+			go func() { reply(json.RawMessage(`{"roots":[]}`), nil); close(replied2) }()
+		}}
+	if err := c2.answerRoots(&jsonrpc.Request{ID: id(float64(5)), Method: methodListRoots}, 10); err != nil {
+		t.Fatal(err)
+	}
+	<-replied2
+	if got, want := stdin2.String(), `{"jsonrpc":"2.0","id":5,"result":{"roots":[]}}`+"\n"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+}
+
+// lockedConn is a bufConn safe to write from one goroutine while another
+// reads it.
+type lockedConn struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (*lockedConn) Close() error { return nil }
+
+func (b *lockedConn) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedConn) TryWrite(p []byte) (int, error) { return b.Write(p) }
+
+func (b *lockedConn) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Only a roots/list call whose params the SDK would take is answered in

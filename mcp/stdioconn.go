@@ -66,9 +66,11 @@ type stdioConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*inBatch // requests of an incoming batch, until answered
 
-	// roots, when set, answers the server's roots/list here (Read): the
-	// encoded result, or the error to send instead.
-	roots func() (json.RawMessage, *jsonrpc.Error)
+	// roots, when set, answers the server's roots/list here (Read): it
+	// calls reply, once, with the encoded result or the error to send
+	// instead, before it returns or later from another goroutine (the
+	// answer is written when reply is called); reply does not block.
+	roots func(reply func(json.RawMessage, *jsonrpc.Error))
 
 	backlog    *Backlog
 	onHostile  func(error)        // told once when the server is found hostile; may be nil
@@ -318,28 +320,54 @@ func isRootsList(req *jsonrpc.Request) bool {
 }
 
 // answerRoots answers the server's roots/list req (size bytes) with
-// c.roots, as a response written from here. It counts against the backlog
-// like any request until its answer is written, and this goroutine never
-// waits to write: an answer the server's stdin cannot take now (it does
-// not read, or another write is under way) is written from a goroutine of
-// its own, while this one goes on reading until the backlog is full and,
-// if nothing drains, finds the server hostile.
+// c.roots, as a response written from here once c.roots replies (which it
+// may do later, from another goroutine: once the answer's audit line is
+// written). It counts against the backlog like any request until its
+// answer is written, and no goroutine waits to write it: an answer the
+// server's stdin cannot take now (it does not read, or another write is
+// under way) is written from a goroutine of its own, while this one goes
+// on reading until the backlog is full and, if nothing drains, finds the
+// server hostile. The error is that of a write made before it returns.
 func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
 	if err := c.countRequests([]jsonrpc.Message{req}, size); err != nil {
 		return err
 	}
-	result, rerr := c.roots()
+	// The reply may come on another goroutine, while or after this one
+	// returns: only one that came before is this read's to report.
+	var r struct {
+		sync.Mutex
+		returned bool
+		err      error
+	}
+	c.roots(func(result json.RawMessage, rerr *jsonrpc.Error) {
+		err := c.writeAnswer(req.ID, result, rerr)
+		r.Lock()
+		if !r.returned {
+			r.err = err
+		}
+		r.Unlock()
+	})
+	r.Lock()
+	defer r.Unlock()
+	r.returned = true
+	return r.err
+}
+
+// writeAnswer writes the answer to the server's roots/list id (result, or
+// rerr instead) without waiting, and settles id once it is written.
+func (c *stdioConn) writeAnswer(id jsonrpc.ID, result json.RawMessage, rerr *jsonrpc.Error) error {
 	var line []byte
 	if rerr != nil {
-		data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: rerr})
+		data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: rerr})
 		if err != nil {
-			c.settle(req.ID)
+			c.settle(id)
 			return fmt.Errorf("encoding a message: %w", err)
 		}
 		line = append(data, '\n')
 	} else {
+		line = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+24+len(result)+1)
 		line = append(line, `{"jsonrpc":"2.0","id":`...)
-		line = appendID(line, req.ID)
+		line = appendID(line, id)
 		line = append(line, `,"result":`...)
 		line = append(append(line, result...), "}\n"...)
 	}
@@ -349,7 +377,7 @@ func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
 		}
 		defer c.writeMu.Unlock()
 		c.stdin.Write(rest)
-		c.settle(req.ID)
+		c.settle(id)
 	}
 	tw, ok := c.stdin.(interface{ TryWrite([]byte) (int, error) })
 	if !ok || !c.writeMu.TryLock() {
@@ -364,7 +392,7 @@ func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
 		return nil
 	}
 	c.writeMu.Unlock()
-	c.settle(req.ID)
+	c.settle(id)
 	return err
 }
 

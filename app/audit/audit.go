@@ -1,10 +1,9 @@
 package audit
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -129,10 +128,16 @@ type Log struct {
 
 	mu           sync.Mutex
 	trail, noise rotating
-	servers      map[string]*serverNoise
+	// Group commit: lines are queued under mu and written by one writer at
+	// a time (writing), outside mu, as many as are queued in one write;
+	// after each write it calls the thens whose lines it wrote, in order.
+	writing bool
+	thens   []then
+	idle    sync.Cond // signalled when the writer stops (Close waits for it)
+	servers map[string]*serverNoise
 	// told is, by server and way (Via), the last answer written to the
 	// trail: the same again is noise.
-	told map[string]Entry
+	told map[toldKey]Entry
 	// firsts are the server, folder and outcome of the attempts written to
 	// the trail as the first of their kind (bounded).
 	firsts map[string]bool
@@ -140,7 +145,9 @@ type Log struct {
 
 // NewLog returns a log writing into the folder dir (created on first write).
 func NewLog(dir string) *Log {
-	return &Log{trail: rotating{path: filepath.Join(dir, FileName)}, noise: rotating{path: filepath.Join(dir, NoiseName)}}
+	l := &Log{trail: rotating{path: filepath.Join(dir, FileName)}, noise: rotating{path: filepath.Join(dir, NoiseName)}}
+	l.idle.L = &l.mu
+	return l
 }
 
 // Path is the trail's current file.
@@ -150,12 +157,32 @@ func (l *Log) Path() string { return l.trail.path }
 func (l *Log) NoisePath() string { return l.noise.path }
 
 // Append records e. A zero Time is set to now; nil Roots become an empty
-// list. A line of the trail is written at once. Noise is written within the
-// server's budget, counted beyond it; the same line of a server again
-// within CoalesceWindow of the last one written is held and counted, and
-// written as one line (Repeated) when a different one comes, the window has
-// passed, or the log is closed.
+// list. A line of the trail is written before Append returns. Noise is
+// written within the server's budget, counted beyond it; the same line of
+// a server again within CoalesceWindow of the last one written is held and
+// counted, and written as one line (Repeated) when a different one comes,
+// the window has passed, or the log is closed.
 func (l *Log) Append(e Entry) error {
+	var err error
+	written := make(chan struct{})
+	l.AppendThen(e, func(werr error) { err = werr; close(written) })
+	<-written
+	return err
+}
+
+// AppendThen records e as Append does, and calls then once what e wrote is
+// written (handed to the kernel: it survives Rootkeeper's end, not the
+// machine's), with the error of recording it, if any. then may run before
+// AppendThen returns, or later on another goroutine: that of the caller
+// whose write took e's line along. It must not block, nor Append to this
+// log (the writer would wait for itself).
+//
+// While a write is under way, lines are queued for the next one, which
+// takes all of them: the answers one change gives fifty servers take a few
+// writes, not fifty (and a stat of the path each). A caller that finds
+// nothing under way yields once before writing, so that the goroutines
+// ready to run (the other servers' answers) queue theirs into its write.
+func (l *Log) AppendThen(e Entry, then func(error)) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
@@ -163,9 +190,47 @@ func (l *Log) Append(e Entry) error {
 		e.Roots = []string{}
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	err := l.record(e)
+	if !l.writing && len(l.trail.pending) == 0 && len(l.noise.pending) == 0 {
+		l.mu.Unlock() // nothing to write: held, counted, or not encodable
+		then(err)
+		return
+	}
+	l.thens = append(l.thens, thenOf(then, err))
+	if !l.startWriting() {
+		l.mu.Unlock() // the writer under way takes it along
+		return
+	}
+	l.mu.Unlock()
+	runtime.Gosched()
+	l.commit()
+}
+
+// startWriting reports whether the caller is to write what is queued (and
+// commit), making it the log's writer: when no write is under way and
+// something is queued; l.mu is held.
+func (l *Log) startWriting() bool {
+	if l.writing || (len(l.trail.pending) == 0 && len(l.noise.pending) == 0 && len(l.thens) == 0) {
+		return false
+	}
+	l.writing = true
+	return true
+}
+
+// then is a caller's function waiting for its lines to be written, with
+// the error of queueing them.
+type then struct {
+	fn  func(error)
+	err error
+}
+
+func thenOf(fn func(error), err error) then { return then{fn: fn, err: err} }
+
+// record sorts e into the trail or the noise and queues what is to be
+// written; l.mu is held.
+func (l *Log) record(e Entry) error {
 	if l.servers == nil {
-		l.servers, l.told, l.firsts = map[string]*serverNoise{}, map[string]Entry{}, map[string]bool{}
+		l.servers, l.told, l.firsts = map[string]*serverNoise{}, map[toldKey]Entry{}, map[string]bool{}
 	}
 	s := l.server(e.Server)
 	var err error
@@ -181,6 +246,28 @@ func (l *Log) Append(e Entry) error {
 	return errors.Join(err, l.appendNoise(s, e))
 }
 
+// commit writes what is queued, as the log's one writer, until nothing
+// is; after each write it calls the thens of the lines it wrote.
+func (l *Log) commit() {
+	l.mu.Lock()
+	for len(l.trail.pending) > 0 || len(l.noise.pending) > 0 || len(l.thens) > 0 {
+		trail, noise, thens := l.trail.take(), l.noise.take(), l.thens
+		l.thens = nil
+		l.mu.Unlock()
+		err := errors.Join(l.trail.write(trail, cmpOr(l.MaxSize, DefaultMaxSize)),
+			l.noise.write(noise, cmpOr(l.NoiseMaxSize, DefaultNoiseMaxSize)))
+		for _, t := range thens {
+			t.fn(errors.Join(t.err, err))
+		}
+		l.mu.Lock()
+		l.trail.done(trail)
+		l.noise.done(noise)
+	}
+	l.writing = false
+	l.idle.Broadcast()
+	l.mu.Unlock()
+}
+
 // Close writes what is held and what is counted and closes the files; a
 // later Append opens them again. It returns what failed: an entry held
 // back (a repeated line's count, a summary) that could not be written is
@@ -188,32 +275,24 @@ func (l *Log) Append(e Entry) error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for l.writing {
+		l.idle.Wait()
+	}
 	var errs []error
 	for _, s := range l.servers {
 		errs = append(errs, l.flushServer(s))
 	}
+	errs = append(errs, l.trail.write(l.trail.take(), cmpOr(l.MaxSize, DefaultMaxSize)),
+		l.noise.write(l.noise.take(), cmpOr(l.NoiseMaxSize, DefaultNoiseMaxSize)))
 	errs = append(errs, l.trail.close(), l.noise.close())
 	return errors.Join(errs...)
 }
 
-// writeTrail appends e to the trail; l.mu is held.
-func (l *Log) writeTrail(e Entry) error {
-	return l.trail.append(e, cmpOr(l.MaxSize, DefaultMaxSize))
-}
+// writeTrail queues e for the trail; l.mu is held.
+func (l *Log) writeTrail(e Entry) error { return l.trail.queue(e) }
 
-// writeNoise appends e to the noise file; l.mu is held.
-func (l *Log) writeNoise(e Entry) error {
-	return l.noise.append(e, cmpOr(l.NoiseMaxSize, DefaultNoiseMaxSize))
-}
-
-// encode is e as one line.
-func encode(e Entry) ([]byte, error) {
-	line, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("audit: encoding entry: %w", err)
-	}
-	return append(line, '\n'), nil
-}
+// writeNoise queues e for the noise file; l.mu is held.
+func (l *Log) writeNoise(e Entry) error { return l.noise.queue(e) }
 
 // cmpOr is v, or def when v is zero or less.
 func cmpOr[T int | int64 | time.Duration](v, def T) T {

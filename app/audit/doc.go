@@ -54,8 +54,19 @@
 // slow to rotate too: one flooding server writes ~60 lines and a summary a
 // minute). Every process that writes (the app, each bridge) appends to the
 // same files; a writer checks the file's real size and identity before
-// each line, and rotation takes an flock on the file (Unix) so that two
+// each write, and rotation takes an flock on the file (Unix) so that two
 // processes never rotate the same file twice.
+//
+// # Written together, never after the fact
+//
+// Lines are queued and written by one goroutine at a time, as many as are
+// queued in one write (group commit): the answers one grant gives fifty
+// servers take a handful of writes, not fifty. AppendThen lets a caller
+// act once its line is written (an answer is sent to a server only then),
+// so that what a server was told is in the file whenever the server has
+// it: written to the kernel, which keeps it if Rootkeeper is killed; as
+// before, the trail is not synced to the disk for each line, so a crash
+// of the machine itself may lose its last lines.
 //
 // `rootkeeper audit` (RunCommand) prints both pairs merged in time order;
 // Read is the same for the window. The package owns these four files and

@@ -68,13 +68,16 @@ func (l *Log) isTrail(e Entry) bool {
 		return l.isTrailAttempt(e)
 	}
 	// An answer: the first one given on this way, and every change.
-	key := e.Server + "\x00" + e.Via
+	key := toldKey{e.Server, e.Via}
 	if prev, ok := l.told[key]; ok && prev.same(e) {
 		return false
 	}
 	l.told[key] = e
 	return true
 }
+
+// toldKey is a server and a way it is answered (Via).
+type toldKey struct{ server, via string }
 
 // isTrailAttempt is isTrail for an attempt of a confined server: the one
 // that raised a request, every call allowed once, and the first attempt of
@@ -182,9 +185,13 @@ func (l *Log) arm(s *serverNoise) {
 	gen := s.gen
 	s.timer = time.AfterFunc(cmpOr(l.SummaryEvery, DefaultSummaryEvery), func() {
 		l.mu.Lock()
-		defer l.mu.Unlock()
 		if s.gen == gen {
 			l.flushServer(s)
+		}
+		write := l.startWriting()
+		l.mu.Unlock()
+		if write {
+			l.commit()
 		}
 	})
 }

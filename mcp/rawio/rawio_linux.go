@@ -23,6 +23,15 @@ type rawReader struct {
 	f      *os.File
 	rc     syscall.RawConn
 	socket bool
+
+	// One read at a time (mu): its buffer and result, and the function
+	// the poller calls, made once (a closure made for each read was two
+	// allocations a message).
+	mu     sync.Mutex
+	p      []byte
+	n      int
+	errno  syscall.Errno
+	readFn func(fd uintptr) bool
 }
 
 func newRawReader(f *os.File, socket bool) (*rawReader, error) {
@@ -30,34 +39,21 @@ func newRawReader(f *os.File, socket bool) (*rawReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawReader{f: f, rc: rc, socket: socket}, nil
+	r := &rawReader{f: f, rc: rc, socket: socket}
+	r.readFn = r.read
+	return r, nil
 }
 
 func (r *rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			var m uintptr
-			var e syscall.Errno
-			if r.socket {
-				m, _, e = syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
-			} else {
-				m, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			}
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the poller
-			}
-			n, errno = int(m), e
-			return true
-		}
-	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.p, r.n, r.errno = p, 0, 0
+	err := r.rc.Read(r.readFn)
+	n, errno := r.n, r.errno
+	r.p = nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -67,6 +63,29 @@ func (r *rawReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// read is one raw non-blocking read into r.p, for the poller (RawConn.Read):
+// false when there is nothing to read yet; r.mu is held.
+func (r *rawReader) read(fd uintptr) bool {
+	p := r.p
+	for {
+		var m uintptr
+		var e syscall.Errno
+		if r.socket {
+			m, _, e = syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
+		} else {
+			m, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		}
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait in the poller
+		}
+		r.n, r.errno = int(m), e
+		return true
+	}
 }
 
 // Interrupts reports whether r is one of this package's readers, whose
