@@ -174,7 +174,7 @@ type Manager struct {
 
 	reachLimit *app.ReachLimiter // the requests confined servers' reach raises
 	netLimit   *app.ReachLimiter // the requests their networks raise
-	reachRecs  sync.WaitGroup    // those requests being written (ReachWatch.Pending)
+	reachRecs  Background        // those requests being written (ReachWatch.Pending)
 }
 
 // NewManager returns a manager for the servers configured in core.

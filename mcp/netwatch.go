@@ -45,7 +45,7 @@ type NetWatch struct {
 	Limiter *app.ReachLimiter
 	// Pending counts the requests being written in the background, so
 	// that the owner can wait for them before it ends.
-	Pending *sync.WaitGroup
+	Pending *Background
 	// Record keeps what the server reached (the owner flushes it as it
 	// ends: FlushNetworkRecords); nil: nothing is recorded.
 	Record *app.NetworkRecorder
@@ -133,7 +133,7 @@ func (w *NetWatch) init() {
 			w.Log = slog.New(slog.DiscardHandler)
 		}
 		if w.Pending == nil {
-			w.Pending = new(sync.WaitGroup)
+			w.Pending = new(Background)
 		}
 	})
 }
@@ -276,9 +276,7 @@ func (w *NetWatch) record(dest, addr string, call app.ReachCall, now time.Time) 
 		w.recording.Add(-1)
 		return false
 	}
-	w.Pending.Add(1)
-	go func() {
-		defer w.Pending.Done()
+	if !w.Pending.Go(func() {
 		defer w.recording.Add(-1)
 		if err := w.Core.Update(func(s *app.State) error {
 			_, err := s.AskNetwork(w.Server, dest, addr, call, now, false)
@@ -286,7 +284,10 @@ func (w *NetWatch) record(dest, addr string, call app.ReachCall, now time.Time) 
 		}); err != nil {
 			w.Log.Error("cannot record the request", "server", w.Server, "destination", dest, "error", err)
 		}
-	}()
+	}) {
+		w.recording.Add(-1)
+		return false // its owner is ending
+	}
 	return true
 }
 

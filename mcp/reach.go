@@ -65,7 +65,7 @@ type ReachWatch struct {
 	// Pending counts the requests written in the background for a person
 	// who is not there, so that the owner can wait for them before it
 	// ends (Manager.Run, the bridge); nil: a group of this watch's own.
-	Pending *sync.WaitGroup
+	Pending *Background
 	// Allowed are the folders the server may reach under snap, which an
 	// attempt in them is handed as allowed (the ruleset is older than the
 	// decision: the server is about to restart); nil means app.ReachPaths
@@ -108,7 +108,7 @@ func (w *ReachWatch) init() {
 			w.Log = slog.New(slog.DiscardHandler)
 		}
 		if w.Pending == nil {
-			w.Pending = new(sync.WaitGroup)
+			w.Pending = new(Background)
 		}
 	})
 }
@@ -315,9 +315,7 @@ func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) bo
 		w.recording.Add(-1)
 		return false
 	}
-	w.Pending.Add(1)
-	go func() {
-		defer w.Pending.Done()
+	if !w.Pending.Go(func() {
 		defer w.recording.Add(-1)
 		if err := w.Core.Update(func(s *app.State) error {
 			_, err := s.AskReach(w.Server, folder, call, now, false)
@@ -325,7 +323,10 @@ func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) bo
 		}); err != nil {
 			w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
 		}
-	}()
+	}) {
+		w.recording.Add(-1)
+		return false // its owner is ending
+	}
 	return true
 }
 

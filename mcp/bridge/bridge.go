@@ -178,7 +178,7 @@ type bridge struct {
 
 	// reachRecs are the reach requests being written for a person who is
 	// not there (mcp.ReachWatch.Pending): Run waits for them.
-	reachRecs sync.WaitGroup
+	reachRecs mcp.Background
 
 	mu              sync.Mutex
 	hostRootsCap    bool     // the host declared roots
