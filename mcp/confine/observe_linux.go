@@ -503,7 +503,7 @@ func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
 
 // cont lets the call go on as if it had not been seen: Landlock decides.
 // The answer never blocks: it is sent without telling the Go runtime
-// (see waitForCalls).
+// (see callQueue).
 func (o *Observer) cont(fd int, id uint64) {
 	r := seccompNotifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SEND), uintptr(unsafe.Pointer(&r)))
@@ -537,11 +537,13 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// readMem reads len(buf) bytes at addr in process pid's memory. It is
-// a raw system call (see waitForCalls): a copy from memory the server
-// has just written (the path it passes), which the kernel may at worst
-// page in. Landlock forbids it every mount, so it cannot back that memory
-// with a filesystem of its own that never answers; userfaultfd is refused.
+// readMem reads len(buf) bytes at addr in process pid's memory. It is a
+// raw system call (see callQueue), whose processor the Go runtime cannot
+// hand on while it waits: it copies memory the server has just written
+// (the path it passes), which the kernel at worst pages in from disk. The
+// server cannot make it wait longer: under Landlock it can mount nothing,
+// so no filesystem of its own backs that memory, and userfaultfd is
+// refused.
 func readMem(pid int, addr uintptr, buf []byte) error {
 	local := unix.Iovec{Base: &buf[0]}
 	local.SetLen(len(buf))
