@@ -10,10 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"rootkeeper/app"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -142,14 +140,9 @@ type Observer struct {
 	grantMu sync.RWMutex
 	granted []string
 
-	mu sync.RWMutex // held (read) while the listener is used
-	fd int          // the listener, -1 until received or once closed
-	// waiter is the listener as the Go runtime's poller waits on it
-	// (waitForCalls), nil until the loop begins; stopped once Close
-	// asked the loop to end.
-	waitMu  sync.Mutex
-	waiter  *os.File
-	stopped bool
+	mu      sync.RWMutex // held (read) while the listener is used
+	fd      int          // the listener, -1 until received or once closed
+	stop    [2]int       // a pipe that wakes the loop to stop
 	waiting chan struct{}
 	// connecting bounds the connects done at once (connect_linux.go).
 	connecting chan struct{}
@@ -260,6 +253,9 @@ func (o *Observer) prepare() error {
 	if o.MaxWaiting == 0 {
 		o.MaxWaiting = 64
 	}
+	if err := unix.Pipe2(o.stop[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
 	o.waiting = make(chan struct{}, o.MaxWaiting)
 	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
@@ -276,12 +272,7 @@ func (o *Observer) Close() {
 		o.child.Close()
 		return
 	}
-	o.waitMu.Lock()
-	o.stopped = true
-	if o.waiter != nil {
-		o.waiter.SetReadDeadline(time.Unix(1, 0)) // wakes the loop
-	}
-	o.waitMu.Unlock()
+	unix.Write(o.stop[1], []byte{0})
 	o.parent.Close() // wakes a receive that waits for the listener
 	<-o.done
 }
@@ -304,6 +295,8 @@ func (o *Observer) Seen() int {
 
 func (o *Observer) run(reach Reach) {
 	defer close(o.done)
+	defer unix.Close(o.stop[0])
+	defer unix.Close(o.stop[1])
 	var fd int
 	var err error
 	if o.listener != nil {
@@ -335,25 +328,28 @@ func (o *Observer) run(reach Reach) {
 		o.fd = -1
 		o.mu.Unlock()
 	}()
-	calls, err := o.waitForCalls(fd)
-	if err != nil {
-		return // stopped before it began
-	}
-	defer calls.Close()
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(o.stop[0]), Events: unix.POLLIN}}
 	for {
-		n, ok := calls.next()
-		if !ok {
+		pfd[0].Revents, pfd[1].Revents = 0, 0
+		if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
+			return
+		}
+		if pfd[1].Revents != 0 || pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
 			return // stopped, or no process is left under the filter
 		}
-		if n == nil {
-			continue // the caller was interrupted before it was received
+		if pfd[0].Revents&unix.POLLIN == 0 {
+			continue
+		}
+		var n seccompNotif
+		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			continue // ENOENT: the caller was interrupted; EINTR
 		}
 		if o.seen.Add(1) == 1 && o.inprocess == nil {
 			// The first call seen is the server's exec, by its first
 			// process.
 			o.root.Store(int32(tgidOf(int(n.pid))))
 		}
-		o.dispatch(ctx, &wg, fd, n, reach)
+		o.dispatch(ctx, &wg, fd, &n, reach)
 	}
 }
 
@@ -502,11 +498,9 @@ func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
 }
 
 // cont lets the call go on as if it had not been seen: Landlock decides.
-// The answer never blocks: it is sent without telling the Go runtime
-// (see callQueue).
 func (o *Observer) cont(fd int, id uint64) {
 	r := seccompNotifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-	unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SEND), uintptr(unsafe.Pointer(&r)))
+	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
 }
 
 // readString reads a NUL-terminated path from the server's memory.
@@ -537,109 +531,16 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// readMem reads len(buf) bytes at addr in process pid's memory. It is a
-// raw system call (see callQueue), whose processor the Go runtime cannot
-// hand on while it waits: it copies memory the server has just written
-// (the path it passes), which the kernel at worst pages in from disk. The
-// server cannot make it wait longer: under Landlock it can mount nothing,
-// so no filesystem of its own backs that memory, and userfaultfd is
-// refused.
 func readMem(pid int, addr uintptr, buf []byte) error {
-	local := unix.Iovec{Base: &buf[0]}
-	local.SetLen(len(buf))
-	remote := unix.RemoteIovec{Base: addr, Len: len(buf)}
-	n, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid), uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
-	runtime.KeepAlive(buf)
-	if e != 0 {
-		return e
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: addr, Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if err != nil {
+		return err
 	}
-	if int(n) != len(buf) {
+	if n != len(buf) {
 		return unix.EFAULT
 	}
 	return nil
 }
-
-// callQueue is the listener as the observing loop reads it: waited on by
-// the Go runtime's poller, its calls received and answered by raw system
-// calls.
-//
-// Why: a confined Node server makes 330-390 path calls as it starts (gopls
-// some 1,600), each a round trip through the observer. Waiting in a
-// blocking poll(2) kept a processor in a system call, and every call
-// entered and left the runtime's system call state: the runtime's monitor
-// thread (sysmon) was woken and slept again at each one, 5 ms of CPU a
-// start, on top of the observer's own 9 ms (perf, server-memory). Parked
-// in the poller the loop holds no processor; receiving once the listener
-// reads ready never blocks (this loop is its only receiver), nor does an
-// answer, so neither needs the runtime to know.
-type callQueue struct {
-	listener int
-	file     *os.File // a duplicate of the listener, non-blocking, in the poller
-	raw      syscall.RawConn
-}
-
-// waitForCalls makes the queue of listener fd, unless Close came first.
-func (o *Observer) waitForCalls(fd int) (*callQueue, error) {
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	// The flag is the open file's, shared with fd: receiving and answering
-	// ignore it.
-	if err := unix.SetNonblock(dup, true); err != nil {
-		unix.Close(dup)
-		return nil, err
-	}
-	f := os.NewFile(uintptr(dup), "seccomp-listener")
-	raw, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	// A file the poller could not take has no deadlines: Close could not
-	// wake the loop.
-	if err := f.SetReadDeadline(time.Time{}); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("the seccomp listener cannot be polled: %w", err)
-	}
-	o.waitMu.Lock()
-	defer o.waitMu.Unlock()
-	if o.stopped {
-		f.Close()
-		return nil, errors.New("stopped")
-	}
-	o.waiter = f
-	return &callQueue{listener: fd, file: f, raw: raw}, nil
-}
-
-// next waits for the next call; ok is false once Close stopped the loop
-// or no process is left under the filter, and the call nil when the one
-// that was ready went away (its caller was interrupted).
-func (q *callQueue) next() (n *seccompNotif, ok bool) {
-	ended := false
-	err := q.raw.Read(func(fd uintptr) bool {
-		pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-		var now unix.Timespec // poll, never wait: the runtime waits
-		unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&now)), 0, 0, 0)
-		switch {
-		case pfd.Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0:
-			ended = true
-		case pfd.Revents&unix.POLLIN == 0:
-			return false
-		default:
-			n = new(seccompNotif)
-			_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(q.listener), uintptr(unix.SECCOMP_IOCTL_NOTIF_RECV), uintptr(unsafe.Pointer(n)))
-			if e != 0 {
-				n = nil // ENOENT: its caller was interrupted
-			}
-		}
-		return true
-	})
-	if err != nil || ended {
-		return nil, false
-	}
-	return n, true
-}
-
-// Close closes the duplicate; the listener stays the loop's.
-func (q *callQueue) Close() { q.file.Close() }

@@ -342,8 +342,7 @@ func TestObserverCloseWhileWaitingForTheListener(t *testing.T) {
 
 // TestObserverCloseWhileTheServerRuns: Close ends observing while the
 // server still runs (it waits for a file that never comes), rather than
-// wait for it to end: the loop waits in the runtime's poller, which Close
-// wakes.
+// wait for it to end.
 func TestObserverCloseWhileTheServerRuns(t *testing.T) {
 	needLandlock(t)
 	root := t.TempDir()
