@@ -197,7 +197,9 @@ func IsWithin(path, dir string) bool {
 	if dir == "/" {
 		return strings.HasPrefix(path, "/")
 	}
-	return path == dir || strings.HasPrefix(path, dir+"/")
+	// Without building dir+"/": a confined server's observer asks this of
+	// every path the server opens, against each folder of its ruleset.
+	return strings.HasPrefix(path, dir) && (len(path) == len(dir) || path[len(dir)] == '/')
 }
 
 // NotSeen says why a server does not see a root: the one order in which

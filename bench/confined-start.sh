@@ -17,9 +17,16 @@ if ! out=$(go test -run '^$' -bench 'BenchmarkRealServersConfinedStart|Benchmark
 	exit 1
 fi
 echo "$out" | grep '^Benchmark'
-echo "$out" | awk '/^BenchmarkRealServersConfinedStart\// { for (i = 1; i < NF; i++) if ($(i+1) == "ratio") print $i }' | sort -g |
-	awk '{ r[NR] = $1 } END {
-	if (NR == 0) { print "no servers measured"; exit 1 }
-	median = (NR % 2) ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2
-	printf "servers: %d  median ratio: %.2f  worst: %.2f  best: %.2f\n", NR, median, r[NR], r[1]
-}'
+# summary METRIC LABEL: the median, worst and best of METRIC over the servers.
+summary() {
+	echo "$out" | awk -v m="$1" '/^BenchmarkRealServersConfinedStart\// { for (i = 1; i < NF; i++) if ($(i+1) == m) print $i }' | sort -g |
+		awk -v label="$2" '{ r[NR] = $1 } END {
+		if (NR == 0) { print "no servers measured"; exit 1 }
+		median = (NR % 2) ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2
+		printf "servers: %d  median %s: %.2f  worst: %.2f  best: %.2f\n", NR, label, median, r[NR], r[1]
+	}'
+}
+summary ratio ratio
+# The CPU a start costs (the server's and Rootkeeper's): steadier than
+# wall time on a machine others load.
+summary cpu-ratio "CPU ratio"

@@ -361,16 +361,18 @@ func (s *spec) addLaunchers(cmd *exec.Cmd, progs []string, home string) {
 // private temp folder and the data folder, even where a data file or a
 // program was named there.
 func outsideProtected(rules []rule, p Policy) []rule {
+	// Each protected folder as named and resolved, once, not once a rule.
+	var protected []string
+	for _, pr := range p.Protect {
+		if abs, err := filepath.Abs(pr); err == nil && pr != "" {
+			protected = append(protected, abs, app.Resolved(abs))
+		}
+	}
 	return slices.DeleteFunc(rules, func(r rule) bool {
 		if (p.Temp != "" && r.Path == filepath.Clean(p.Temp)) || (p.Data != "" && r.Path == filepath.Clean(p.Data)) {
 			return false
 		}
-		for _, pr := range p.Protect {
-			if abs, err := filepath.Abs(pr); err == nil && pr != "" && (app.IsWithin(r.Path, abs) || app.IsWithin(r.Path, app.Resolved(abs))) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(protected, func(pr string) bool { return app.IsWithin(r.Path, pr) })
 	})
 }
 

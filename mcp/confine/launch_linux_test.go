@@ -221,3 +221,24 @@ func TestStartWhileTheWorldStops(t *testing.T) {
 	close(stop)
 	gc.Wait()
 }
+
+// BenchmarkWrapObserved is what preparing an observed start of a Node
+// server costs before it can start (its ruleset planned, the observer's
+// folders resolved): server-memory as installed, one root, Rootkeeper's
+// state folder protected.
+func BenchmarkWrapObserved(b *testing.B) {
+	needLandlock(b)
+	bin := apptest.NPMServer(b, "mcp-server-memory")
+	state := filepath.Join(b.TempDir(), "a", "deep", "state", "folder")
+	os.MkdirAll(state, 0o700)
+	p := Policy{Roots: []string{b.TempDir()}, Temp: filepath.Join(b.TempDir(), "tmp"), Network: NetworkOff, Protect: []string{state}}
+	for b.Loop() {
+		cmd := exec.Command(bin)
+		_, obs, err := WrapObserved(cmd, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		Forget(cmd)
+		obs.Close()
+	}
+}

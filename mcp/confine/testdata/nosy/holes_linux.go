@@ -183,6 +183,12 @@ func race(spec string) (link, a, b string, n int, swap func(stop <-chan struct{}
 	link, a, b = parts[0], parts[1], parts[2]
 	n, err = strconv.Atoi(parts[3])
 	tmp := filepath.Join(filepath.Dir(link), ".swap")
+	// The link is there before the race begins: on a loaded machine the
+	// swapping thread may not run at all before the other has made its n
+	// calls, which would then race with nothing but a missing name.
+	if err == nil {
+		err = os.Symlink(a, link)
+	}
 	swap = func(stop <-chan struct{}) {
 		for i := 0; ; i++ {
 			select {
