@@ -104,6 +104,16 @@ func heldOutSession(b *testing.B, mode string, server []string) *heldOutHost {
 	// An experiment: mode+NAME=VALUE+… sets the bridge's environment.
 	parts := strings.Split(mode, "+")
 	mode, extra := parts[0], parts[1:]
+	// MODE@NETWORK: the server's network setting (off, ask, only, open;
+	// only allows one name it never reaches).
+	mode, netMode, _ := strings.Cut(mode, "@")
+	var network *app.NetworkSetting
+	if netMode != "" {
+		network = &app.NetworkSetting{Mode: app.NetworkMode(netMode)}
+		if network.Mode == app.NetworkOnly {
+			network.Allow = []string{"example.com:443"}
+		}
+	}
 	// base-MODE runs the bridge of another build of this test binary
 	// (RK_BENCH_BASE_BIN), to compare two versions in the same run.
 	bin := os.Args[0]
@@ -127,7 +137,7 @@ func heldOutSession(b *testing.B, mode string, server []string) *heldOutHost {
 		root := b.TempDir()
 		if err := core.Update(func(s *app.State) error {
 			if _, err := s.PutServer(app.Server{Name: "fs", Type: app.TransportStdio, Command: server[0], Args: server[1:],
-				Confine: mode == "bridged-confined"}, app.PutOptions{Given: app.SetConfine}); err != nil {
+				Confine: mode == "bridged-confined", Network: network}, app.PutOptions{Given: app.SetConfine}); err != nil {
 				return err
 			}
 			return apptest.Share(s, "fs", app.Root{Path: root})
