@@ -2,7 +2,6 @@ package confine
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -46,19 +45,11 @@ func TestGrantWithoutRestart(t *testing.T) {
 		"read:" + filepath.Join(other, "x.txt"), // still refused
 	}
 	cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
-	_, obs, err := WrapObserved(cmd, Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	obs.Start(func(context.Context, Attempt) string { return "" })
-	defer obs.Close()
+	obs := observed(t, cmd, Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}, nil, nil)
 	results := map[string]outcome{}
 	sc := bufio.NewScanner(out)
 	granted := false

@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -57,19 +56,11 @@ func TestStartFromAConfinedThread(t *testing.T) {
 	goFile := filepath.Join(root, "go")
 	prog := nosy(t)
 	cmd := exec.Command(prog, "-try", "read:/proc/self/status", "read:"+secret, "waitfor:"+goFile)
-	_, obs, err := WrapObserved(cmd, Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp"), Network: NetworkOff})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	obs.Start(func(context.Context, Attempt) string { return "" })
-	defer obs.Close()
+	observed(t, cmd, Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp"), Network: NetworkOff}, nil, nil)
 	if cmd.Path != prog {
 		t.Errorf("the server was started through %s, not as its own program %s", cmd.Path, prog)
 	}

@@ -139,31 +139,15 @@ func runNetworked(t *testing.T, p Policy, n Network, ops ...string) []outcome {
 		prog = nosy(t)
 	}
 	cmd := exec.Command(prog, append([]string{"-try"}, ops...)...)
-	_, obs, err := WrapObserved(cmd, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs.Network = n
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	obs.Start(func(context.Context, Attempt) string { return "" })
-	err = cmd.Wait()
+	obs := observed(t, cmd, p, n, nil)
+	err := cmd.Wait()
 	obs.Close()
 	if err != nil {
 		t.Fatalf("%v: %v; stderr: %s", cmd.Args, err, stderr.String())
 	}
-	var res []outcome
-	dec := json.NewDecoder(&stdout)
-	for dec.More() {
-		var o outcome
-		if err := dec.Decode(&o); err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, o)
-	}
+	res := outcomes(t, &stdout)
 	if len(res) != len(ops) {
 		t.Fatalf("%d results for %d operations: %+v; stderr: %s", len(res), len(ops), res, stderr.String())
 	}
@@ -483,19 +467,10 @@ func TestConnectWaitingHoldsNothingElse(t *testing.T) {
 	}}
 	cmd := exec.Command(nosy(t), "-try", "spawn:tcpecho:"+echo.l.Addr().String(),
 		"waitfor:"+filepath.Join(root, "go"), "write:"+filepath.Join(root, "after"))
-	_, obs, err := WrapObserved(cmd, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs.Network = n
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	obs.Start(func(context.Context, Attempt) string { return "" })
-	defer obs.Close()
-	defer once.Do(func() { close(release) }) // before Close, which waits for the connect
+	observed(t, cmd, p, n, nil)
+	defer once.Do(func() { close(release) }) // before the observer's Close, which waits for the connect
 	select {
 	case <-contacted:
 	case <-time.After(apptest.Patience):

@@ -147,6 +147,7 @@ type Observer struct {
 	// connecting bounds the connects done at once (connect_linux.go).
 	connecting chan struct{}
 	done       chan struct{}
+	closing    sync.Once    // Close's work, done once however often it is called
 	handed     atomic.Int64 // descriptors handed to the server (allow once)
 	root       atomic.Int32 // the server's first process, once seen
 	seen       atomic.Int64 // notifications received
@@ -262,11 +263,17 @@ func (o *Observer) prepare() error {
 	return nil
 }
 
-// Close stops observing; calls that wait are let go on to Landlock.
+// Close stops observing; calls that wait are let go on to Landlock. It
+// may be called again, which does nothing (the stop pipe's descriptors
+// are closed by then, their numbers perhaps another file's).
 func (o *Observer) Close() {
 	if o == nil {
 		return
 	}
+	o.closing.Do(o.close)
+}
+
+func (o *Observer) close() {
 	if o.done == nil {
 		o.parent.Close()
 		o.child.Close()

@@ -3,7 +3,6 @@ package confine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,43 +21,20 @@ import (
 func runObserved(t *testing.T, p Policy, reach Reach, ops ...string) ([]outcome, []Attempt) {
 	t.Helper()
 	cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
-	_, obs, err := WrapObserved(cmd, p)
-	if err != nil {
-		t.Fatalf("WrapObserved: %v", err)
-	}
-	var mu sync.Mutex
-	var seen []Attempt
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	if err := obs.Start(func(ctx context.Context, a Attempt) string {
-		mu.Lock()
-		seen = append(seen, a)
-		mu.Unlock()
-		return reach(ctx, a)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Wait()
+	reach, seen := recorded(reach)
+	obs := observed(t, cmd, p, nil, reach)
+	err := cmd.Wait()
 	obs.Close()
 	if err != nil {
 		t.Fatalf("%v: %v; stderr: %s", cmd.Args, err, stderr.String())
 	}
-	var res []outcome
-	dec := json.NewDecoder(&stdout)
-	for dec.More() {
-		var o outcome
-		if err := dec.Decode(&o); err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, o)
-	}
+	res := outcomes(t, &stdout)
 	if len(res) != len(ops) {
 		t.Fatalf("got %d results for %d operations: %v", len(res), len(ops), res)
 	}
-	return res, seen
+	return res, seen()
 }
 
 // TestObserverSeesReachAndHandsOnce: a confined, observed server that
@@ -249,35 +224,15 @@ func TestObserverResolvesRelativePaths(t *testing.T) {
 	run := func(reach Reach) ([]outcome, []Attempt) {
 		cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
 		cmd.Dir = outside
-		_, obs, err := WrapObserved(cmd, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var seen []Attempt
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout
-		if err := Start(cmd); err != nil {
-			t.Fatal(err)
-		}
-		obs.Start(func(ctx context.Context, a Attempt) string {
-			mu.Lock()
-			seen = append(seen, a)
-			mu.Unlock()
-			return reach(ctx, a)
-		})
+		reach, seen := recorded(reach)
+		obs := observed(t, cmd, p, nil, reach)
 		if err := cmd.Wait(); err != nil {
 			t.Fatal(err)
 		}
 		obs.Close()
-		var res []outcome
-		dec := json.NewDecoder(&stdout)
-		for dec.More() {
-			var o outcome
-			dec.Decode(&o)
-			res = append(res, o)
-		}
-		return res, seen
+		return outcomes(t, &stdout), seen()
 	}
 	res, seen := run(func(context.Context, Attempt) string { return "" })
 	for _, r := range res {

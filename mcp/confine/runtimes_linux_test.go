@@ -2,7 +2,6 @@ package confine
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -79,17 +78,10 @@ func TestRuntimesConnectHanded(t *testing.T) {
 				flag = "-e"
 			}
 			cmd := exec.Command(path, flag, tc.code)
-			_, obs, err := WrapObserved(cmd, Policy{Temp: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			obs.Network = &testNetwork{allow: func(c Contact) bool { return c.Addr.String() == dest }}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := Start(cmd); err != nil {
-				t.Fatal(err)
-			}
-			obs.Start(func(context.Context, Attempt) string { return "" })
+			n := &testNetwork{allow: func(c Contact) bool { return c.Addr.String() == dest }}
+			obs := observed(t, cmd, Policy{Temp: t.TempDir()}, n, nil)
 			err = cmd.Wait()
 			obs.Close()
 			got := strings.TrimSpace(out.String())
