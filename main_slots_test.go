@@ -24,11 +24,21 @@ import (
 // testHost is a host speaking to a command (`rootkeeper bridge NAME`) over
 // its stdin and stdout, one JSON-RPC message a line.
 type testHost struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan string
-	nextI int
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	lines  chan string
+	nextI  int
+	stderr syncBuffer // what the bridge (and its server) wrote there, for a failure's message
+}
+
+// stderrTail is the end of what the command wrote to its stderr.
+func (h *testHost) stderrTail() string {
+	s := h.stderr.String()
+	if len(s) > 4000 {
+		s = "…" + s[len(s)-4000:]
+	}
+	return s
 }
 
 func startHost(t *testing.T, env []string, command string, args ...string) *testHost {
@@ -37,7 +47,7 @@ func startHost(t *testing.T, env []string, command string, args ...string) *test
 	h.cmd.Env = env
 	h.in, _ = h.cmd.StdinPipe()
 	out, _ := h.cmd.StdoutPipe()
-	h.cmd.Stderr = io.Discard
+	h.cmd.Stderr = &h.stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +108,7 @@ func (h *testHost) reply(id int, d time.Duration) (result json.RawMessage, rpcEr
 		select {
 		case line, ok := <-h.lines:
 			if !ok {
-				h.t.Fatalf("the bridge closed its output before answering %d", id)
+				h.t.Fatalf("the bridge closed its output before answering %d; its stderr:\n%s", id, h.stderrTail())
 			}
 			var msg struct {
 				ID     json.RawMessage `json:"id"`
@@ -120,7 +130,7 @@ func (h *testHost) reply(id int, d time.Duration) (result json.RawMessage, rpcEr
 				return msg.Result, msg.Error
 			}
 		case <-deadline:
-			h.t.Fatalf("no answer to request %d within %v", id, d)
+			h.t.Fatalf("no answer to request %d within %v; the bridge's stderr:\n%s", id, d, h.stderrTail())
 		}
 	}
 }
