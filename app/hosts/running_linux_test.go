@@ -9,14 +9,16 @@ import (
 	"rootkeeper/app/apptest"
 )
 
-// A process called codex makes Codex running; its end makes it not.
+// A process called goosed makes Goose running; its end makes it not.
 func TestRunningSeesAHost(t *testing.T) {
-	h, _ := Lookup("codex")
+	// Goose: a host no other test runs (the root package's tests run
+	// codex, gemini and claude while this one may run).
+	h, _ := Lookup("goose")
 	if h.Running() {
-		apptest.Missing(t, "a codex is running on this machine")
+		apptest.Missing(t, "a goose is running on this machine")
 	}
 	sleep := apptest.NeedProgram(t, "sleep")
-	fake := filepath.Join(t.TempDir(), "codex")
+	fake := filepath.Join(t.TempDir(), "goosed")
 	if err := os.Symlink(sleep, fake); err != nil {
 		t.Fatal(err)
 	}
@@ -25,11 +27,11 @@ func TestRunningSeesAHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !h.Running() {
-		t.Error("codex runs, not seen")
+		t.Error("goose runs, not seen")
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	if h.Running() {
-		t.Error("codex ended, still seen")
+		t.Error("goose ended, still seen")
 	}
 }
