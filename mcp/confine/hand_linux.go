@@ -239,8 +239,9 @@ func copyOptions(sock, up, domain int) {
 	}
 }
 
-// connectWait connects sock (non-blocking) to addr and waits, up to
-// timeout, for the connection: its errno.
+// connectWait connects sock to addr and waits, up to timeout, for the
+// connection (at once for a blocking socket, by poll(2) for a non-blocking
+// one): its errno.
 func connectWait(sock int, addr []byte, timeout time.Duration) unix.Errno {
 	e := rawConnect(sock, addr)
 	if e != unix.EINPROGRESS && e != unix.EINTR {

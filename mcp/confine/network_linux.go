@@ -126,7 +126,7 @@ func (sb *sandbox) carry(sock, domain int, dest netip.AddrPort) unix.Errno {
 		up.Close()
 		return unix.ENETUNREACH
 	}
-	if e := connectNow(sock, sockaddrInet(at, domain)); e != 0 {
+	if e := connectWait(sock, sockaddrInet(at, domain), relayConnectTimeout); e != 0 {
 		up.Close()
 		return e
 	}
@@ -142,30 +142,29 @@ func (sb *sandbox) carry(sock, domain int, dest netip.AddrPort) unix.Errno {
 	return 0
 }
 
+// relayConnectTimeout bounds the connect of a server's socket to the
+// relay's listener on loopback, which answers at once.
+const relayConnectTimeout = 5 * time.Second
+
 // dialTimeout bounds a dial Rootkeeper makes for a server (the kernel's
 // own default for a TCP connect is about two minutes).
 const dialTimeout = 30 * time.Second
 
-// dial connects to dest from the host's network: a blocking connect in
-// the observer's goroutine (already its own, and cheaper than the
-// runtime's poller by tens of microseconds), bounded by dialTimeout; its
-// error is what the server's connect would have got.
+// dial connects to dest from the host's network, waiting up to
+// dialTimeout in the observer's goroutine (already its own: the runtime's
+// poller would cost tens of microseconds more); its error is what the
+// server's connect would have got.
 func dial(dest netip.AddrPort) (net.Conn, unix.Errno) {
 	family := unix.AF_INET
 	if dest.Addr().Is6() {
 		family = unix.AF_INET6
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	tv := unix.NsecToTimeval(dialTimeout.Nanoseconds())
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
-	if e := rawConnect(fd, sockaddrInet(dest, family)); e != 0 {
+	if e := connectWait(fd, sockaddrInet(dest, family), dialTimeout); e != 0 {
 		unix.Close(fd)
-		if e == unix.EINPROGRESS {
-			e = unix.ETIMEDOUT // SO_SNDTIMEO ran out
-		}
 		return nil, e
 	}
 	f := os.NewFile(uintptr(fd), "upstream")
@@ -175,24 +174,6 @@ func dial(dest netip.AddrPort) (net.Conn, unix.Errno) {
 		return nil, errnoOf(err)
 	}
 	return c, 0
-}
-
-// connectNow connects sock (the server's, perhaps non-blocking) to a
-// listener on loopback and waits for it: the answer comes at once.
-func connectNow(sock int, addr []byte) unix.Errno {
-	e := rawConnect(sock, addr)
-	if e != unix.EINPROGRESS {
-		return e
-	}
-	pfd := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
-	if n, err := unix.Poll(pfd, 5000); err != nil || n == 0 {
-		return unix.ETIMEDOUT
-	}
-	soErr, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err != nil {
-		return errnoOf(err)
-	}
-	return unix.Errno(soErr)
 }
 
 // inetAddr is the destination of an AF_INET or AF_INET6 sockaddr, an
