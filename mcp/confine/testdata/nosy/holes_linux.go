@@ -274,12 +274,7 @@ func tcpEcho(addr string) (string, error) {
 		return "", err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("ping\n")); err != nil {
-		return "", err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimSpace(line), err
+	return echoLine(c)
 }
 
 func selfConnect() (string, error) {

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sort"
@@ -90,19 +91,25 @@ func peerEcho(addr string, local *net.TCPAddr) (string, error) {
 		return "", err
 	}
 	defer c.Close()
+	line, err := echoLine(c)
+	return line + " " + c.RemoteAddr().String(), err
+}
+
+// echoLine sends a line on c and reads the answer.
+func echoLine(c net.Conn) (string, error) {
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.Write([]byte("ping\n")); err != nil {
 		return "", err
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimSpace(line) + " " + c.RemoteAddr().String(), err
+	return strings.TrimSpace(line), err
 }
 
 // disconnect connects to addr, then tries, on the connected socket, what
 // would make it a socket to bind or listen with or connect elsewhere: a
-// disconnect (AF_UNSPEC), a second connect, a shutdown and a listen, and
-// once the connection has ended a bind. Got: each try's errno name ("ok"
-// for none).
+// disconnect (AF_UNSPEC), a second connect, and once the connection has
+// ended a shutdown and a listen, and a bind. Got: each try's errno name
+// ("ok" for none).
 func disconnect(addr string) (string, error) {
 	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
@@ -130,21 +137,29 @@ func disconnect(addr string) (string, error) {
 		tries = append(tries, "unspec="+name(errnoOrNil(e)))
 		again := &unix.SockaddrInet4{Port: to.Port, Addr: [4]byte(to.IP.To4())}
 		tries = append(tries, "again="+name(unix.Connect(int(fd), again)))
+	})
+	// The connection ends by the peer's reset, which the socket reports
+	// (POLLERR), its state closed: the peer (an echo server) answers a
+	// line and closes, and a byte sent after its close is answered RST.
+	if _, err := echoLine(c); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		return "", err
+	}
+	if _, err := c.Write([]byte("x")); err != nil {
+		return "", err
+	}
+	raw.Control(func(fd uintptr) {
+		unix.Poll([]unix.PollFd{{Fd: int32(fd)}}, 10000) // POLLERR is always asked
 		unix.Shutdown(int(fd), unix.SHUT_RDWR)
 		tries = append(tries, "listen="+name(unix.Listen(int(fd), 1)))
-		// Once the peer has closed too the connection has ended (the
-		// socket's state is closed): bind would take a port again.
-		unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}, 10000)
-		for range 1000 {
-			if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err != nil || info.State == unix.BPF_TCP_CLOSE {
-				break
-			}
-			time.Sleep(time.Millisecond) // the state moves on in the kernel's own time
-		}
-		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil && info.State != unix.BPF_TCP_CLOSE {
-			tries = append(tries, fmt.Sprintf("state=%d", info.State))
-		}
 		tries = append(tries, "bind="+name(unix.Bind(int(fd), &unix.SockaddrInet4{})))
+		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err != nil {
+			tries = append(tries, "state="+name(err))
+		} else if info.State != unix.BPF_TCP_CLOSE {
+			tries = append(tries, fmt.Sprintf("state=%d (not closed: the bind proves nothing)", info.State))
+		}
 	})
 	return strings.Join(tries, " "), nil
 }
