@@ -1,21 +1,23 @@
 package mcp
 
+// A stdio server's connection (stdioConn): started on pipes of its own,
+// read a message at a time (Read), and closed as the MCP specification
+// asks of a stdio client. How its output becomes messages is
+// stdioframes.go; what it asks and what Rootkeeper writes back,
+// stdioanswers.go.
+
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	sjson "github.com/segmentio/encoding/json"
 
 	"rootkeeper/mcp/rawio"
 )
@@ -78,18 +80,6 @@ type stdioConn struct {
 	unanswered map[jsonrpc.ID]int // the server's requests not yet answered, with their sizes
 }
 
-type rawOrErr struct {
-	raw json.RawMessage
-	err error
-}
-
-// inBatch is a batch of requests the server sent: their answers go back
-// together, in the batch's order, once the last is ready.
-type inBatch struct {
-	index     map[jsonrpc.ID]int
-	responses []*jsonrpc.Response
-}
-
 // startStdio starts cmd and connects to its stdin and stdout. limits bound
 // the server's unanswered requests (zero fields take the defaults);
 // onHostile, if not nil, is told when the server is found hostile.
@@ -120,130 +110,6 @@ func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, l
 		c.incoming = readFrames(c.frames, c.closed)
 	}
 	return c, nil
-}
-
-// frameReader reads JSON values, each at most limit bytes and followed by
-// a line end or nothing.
-type frameReader struct {
-	lr *frameLimit
-	// One stream decoder for the connection's life (the standard
-	// library's, as the SDK's: it returns what the pipe holds, where
-	// segmentio's waits to fill its buffer): it only finds where each
-	// message ends; decodeFrame decodes it.
-	dec *json.Decoder
-}
-
-func newFrameReader(r io.Reader, limit int) *frameReader {
-	lr := &frameLimit{r: r, limit: limit}
-	return &frameReader{lr: lr, dec: json.NewDecoder(lr)}
-}
-
-// next reads the next value; after an error, it returns that error again.
-func (f *frameReader) next() (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := f.dec.Decode(&raw)
-	if err == nil {
-		var next [1]byte
-		if n, rerr := f.dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
-			err = errors.New("invalid trailing data at the end of a message")
-		} else if rerr != nil && rerr != io.EOF {
-			err = rerr
-		}
-	}
-	f.lr.count = 0
-	return raw, err
-}
-
-// readFrames reads f on a goroutine of its own until an error, which it
-// sends last, so that Close never waits for a read of a pipe a grandchild
-// still holds where closing the pipe would not end that read.
-func readFrames(f *frameReader, closed <-chan struct{}) <-chan rawOrErr {
-	out := make(chan rawOrErr)
-	go func() {
-		for {
-			raw, err := f.next()
-			select {
-			case out <- rawOrErr{raw: raw, err: err}:
-			case <-closed:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return out
-}
-
-// nextFrame is the server's next message. A ctx that can end (the SDK's
-// cannot) is given a read on a goroutine, which the next call takes over
-// should ctx end first.
-func (c *stdioConn) nextFrame(ctx context.Context) (json.RawMessage, error) {
-	in := c.incoming
-	if in == nil {
-		if ctx.Done() == nil && c.waiting == nil {
-			select {
-			case <-c.closed:
-				return nil, io.EOF
-			default:
-			}
-			return c.frameOrEOF(c.frames.next())
-		}
-		if c.waiting == nil {
-			c.waiting = make(chan rawOrErr, 1)
-			go func(out chan<- rawOrErr) {
-				raw, err := c.frames.next()
-				out <- rawOrErr{raw: raw, err: err}
-			}(c.waiting)
-		}
-		in = c.waiting
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case v := <-in:
-		if in == c.waiting {
-			c.waiting = nil
-		}
-		return c.frameOrEOF(v.raw, v.err)
-	case <-c.closed:
-		return nil, io.EOF
-	}
-}
-
-// frameOrEOF is a read's result, whose error is the end of the input once
-// the connection is closed (a read that Close ended).
-func (c *stdioConn) frameOrEOF(raw json.RawMessage, err error) (json.RawMessage, error) {
-	if err != nil {
-		select {
-		case <-c.closed:
-			return nil, io.EOF
-		default:
-		}
-	}
-	return raw, err
-}
-
-// errFrameTooLarge is a message longer than MaxMessageBytes.
-var errFrameTooLarge = fmt.Errorf("a message from the server is longer than %d bytes", MaxMessageBytes)
-
-// frameLimit lets a decoder read at most limit bytes for one message.
-type frameLimit struct {
-	r     io.Reader
-	limit int
-	count int
-}
-
-func (f *frameLimit) Read(p []byte) (int, error) {
-	if f.count >= f.limit {
-		return 0, errFrameTooLarge
-	}
-	if len(p) > f.limit-f.count {
-		p = p[:f.limit-f.count]
-	}
-	n, err := f.r.Read(p)
-	f.count += n
-	return n, err
 }
 
 // SessionID is empty: a stdio connection has no session id.
@@ -304,272 +170,6 @@ func (c *stdioConn) read(ctx context.Context) (_ jsonrpc.Message, answered bool,
 	return msgs[0], false, nil
 }
 
-// isRootsList reports whether req is a roots/list call whose params the
-// SDK would take (none, null or an object of ListRootsParams' shape): one
-// the connection may answer as the SDK's dispatch would.
-func isRootsList(req *jsonrpc.Request) bool {
-	if req.Method != methodListRoots || !req.IsCall() {
-		return false
-	}
-	p := bytes.TrimSpace(req.Params)
-	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
-		return true
-	}
-	var params sdk.ListRootsParams
-	return p[0] == '{' && json.Unmarshal(p, &params) == nil
-}
-
-// answerRoots answers the server's roots/list req (size bytes) with
-// c.roots, as a response written from here once c.roots replies (which it
-// may do later, from another goroutine: once the answer's audit line is
-// written). It counts against the backlog like any request until its
-// answer is written, and no goroutine waits to write it: an answer the
-// server's stdin cannot take now (it does not read, or another write is
-// under way) is written from a goroutine of its own, while this one goes
-// on reading until the backlog is full and, if nothing drains, finds the
-// server hostile. The error is that of a write made before it returns.
-func (c *stdioConn) answerRoots(req *jsonrpc.Request, size int) error {
-	if err := c.countRequests([]jsonrpc.Message{req}, size); err != nil {
-		return err
-	}
-	// The reply may come on another goroutine, while or after this one
-	// returns: only one that came before is this read's to report.
-	var r struct {
-		sync.Mutex
-		returned bool
-		err      error
-	}
-	c.roots(func(result json.RawMessage, rerr *jsonrpc.Error) {
-		err := c.writeAnswer(req.ID, result, rerr)
-		r.Lock()
-		if !r.returned {
-			r.err = err
-		}
-		r.Unlock()
-	})
-	r.Lock()
-	defer r.Unlock()
-	r.returned = true
-	return r.err
-}
-
-// writeAnswer writes the answer to the server's roots/list id (result, or
-// rerr instead) without waiting, and settles id once it is written.
-func (c *stdioConn) writeAnswer(id jsonrpc.ID, result json.RawMessage, rerr *jsonrpc.Error) error {
-	var line []byte
-	if rerr != nil {
-		data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: rerr})
-		if err != nil {
-			c.settle(id)
-			return fmt.Errorf("encoding a message: %w", err)
-		}
-		line = append(data, '\n')
-	} else {
-		line = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+24+len(result)+1)
-		line = append(line, `{"jsonrpc":"2.0","id":`...)
-		line = appendID(line, id)
-		line = append(line, `,"result":`...)
-		line = append(append(line, result...), "}\n"...)
-	}
-	later := func(rest []byte, locked bool) {
-		if !locked {
-			c.writeMu.Lock()
-		}
-		defer c.writeMu.Unlock()
-		c.stdin.Write(rest)
-		c.settle(id)
-	}
-	tw, ok := c.stdin.(interface{ TryWrite([]byte) (int, error) })
-	if !ok || !c.writeMu.TryLock() {
-		// Another write is under way (to a server that may not be
-		// reading): this one waits its turn elsewhere.
-		go later(line, false)
-		return nil
-	}
-	n, err := tw.TryWrite(line)
-	if errors.Is(err, rawio.ErrWouldBlock) {
-		go later(line[n:], true)
-		return nil
-	}
-	c.writeMu.Unlock()
-	c.settle(id)
-	return err
-}
-
-// listChangedLine is notifications/roots/list_changed as the SDK writes it
-// on this connection (its Notify with empty RootsListChangedParams, encoded
-// by Write): TestListChangedInTheConnectionIsTheSDKs.
-var listChangedLine = []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{}}` + "\n")
-
-// notifyRootsChanged writes notifications/roots/list_changed to the
-// server, as the SDK's Notify would through Write, without its dispatch: a
-// grant to fifty servers went through it fifty times (a context with a
-// timeout, the middleware, the params and the message encoded each time).
-// Like any write, it waits while the server does not read.
-func (c *stdioConn) notifyRootsChanged() error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err := c.stdin.Write(listChangedLine)
-	return err
-}
-
-// appendID appends id as JSON, as the SDK's encoder writes it (no HTML
-// escapes).
-func appendID(b []byte, id jsonrpc.ID) []byte {
-	if v, ok := id.Raw().(int64); ok {
-		return strconv.AppendInt(b, v, 10)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(id.Raw())
-	return append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
-}
-
-// countRequests adds the requests among msgs, read in a frame of size
-// bytes, to the backlog. A batch may not ask more than the backlog holds:
-// its answers go back together, so none of them could drain first.
-func (c *stdioConn) countRequests(msgs []jsonrpc.Message, size int) error {
-	calls := 0
-	for _, m := range msgs {
-		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-			calls++
-		}
-	}
-	if calls == 0 {
-		return nil
-	}
-	if limit := c.backlog.Limits().Requests; calls > limit {
-		return fmt.Errorf("a batch of %d requests; at most %d may wait for answers at once", calls, limit)
-	}
-	each := size / calls
-	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
-	for _, m := range msgs {
-		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-			if _, dup := c.unanswered[req.ID]; dup {
-				continue // refused by the SDK without an answer
-			}
-			c.unanswered[req.ID] = each
-			c.backlog.Add(each)
-		}
-	}
-	return nil
-}
-
-// settle drains the answered requests ids from the backlog.
-func (c *stdioConn) settle(ids ...jsonrpc.ID) {
-	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
-	for _, id := range ids {
-		if size, ok := c.unanswered[id]; ok {
-			delete(c.unanswered, id)
-			c.backlog.Drain(size)
-		}
-	}
-}
-
-// addBatch notes the requests of an incoming batch, whose answers are sent
-// together.
-func (c *stdioConn) addBatch(msgs []jsonrpc.Message) error {
-	b := &inBatch{index: map[jsonrpc.ID]int{}}
-	for _, m := range msgs {
-		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-			if _, dup := b.index[req.ID]; dup {
-				return fmt.Errorf("a batch holds the request id %v twice", req.ID.Raw())
-			}
-			b.index[req.ID] = len(b.responses)
-			b.responses = append(b.responses, nil)
-		}
-	}
-	if len(b.responses) == 0 {
-		return nil
-	}
-	c.batchMu.Lock()
-	defer c.batchMu.Unlock()
-	for id := range b.index {
-		if _, ok := c.batches[id]; ok {
-			return fmt.Errorf("a batch holds the request id %v, which is still being answered", id.Raw())
-		}
-	}
-	if c.batches == nil {
-		c.batches = map[jsonrpc.ID]*inBatch{}
-	}
-	for id := range b.index {
-		c.batches[id] = b
-	}
-	return nil
-}
-
-// answered records resp if it answers a request of a batch; it returns the
-// batch's answers once all are in, and whether resp belonged to a batch.
-func (c *stdioConn) answered(resp *jsonrpc.Response) ([]*jsonrpc.Response, bool) {
-	c.batchMu.Lock()
-	defer c.batchMu.Unlock()
-	b, ok := c.batches[resp.ID]
-	if !ok {
-		return nil, false
-	}
-	delete(c.batches, resp.ID)
-	b.responses[b.index[resp.ID]] = resp
-	delete(b.index, resp.ID)
-	if len(b.index) > 0 {
-		return nil, true
-	}
-	return b.responses, true
-}
-
-// Write sends msg to the server as one line (a batch's answers together).
-func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	var data []byte
-	var err error
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		if all, inBatch := c.answered(resp); inBatch {
-			if all == nil {
-				return nil // the batch's other answers are not ready
-			}
-			defer func() {
-				for _, r := range all {
-					c.settle(r.ID)
-				}
-			}()
-			data, err = encodeBatch(all)
-		} else {
-			// Given once written, or once it cannot be: either way the
-			// server's request is no longer held.
-			defer c.settle(resp.ID)
-			data, err = jsonrpc.EncodeMessage(msg)
-		}
-	} else {
-		data, err = jsonrpc.EncodeMessage(msg)
-	}
-	if err != nil {
-		return fmt.Errorf("encoding a message: %w", err)
-	}
-	_, err = c.stdin.Write(append(data, '\n'))
-	return err
-}
-
-func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
-	out := []byte{'['}
-	for i, r := range resps {
-		data, err := jsonrpc.EncodeMessage(r)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, data...)
-	}
-	return append(out, ']'), nil
-}
-
 // Close ends the connection the way the MCP specification asks of a stdio
 // client: it closes the server's input and waits for it to exit, sends
 // SIGTERM if it does not within the terminate duration, and SIGKILL after
@@ -586,6 +186,8 @@ func (c *stdioConn) Close() error {
 	return c.closeErr
 }
 
+// stop is Close's work: it closes the server's input and waits for it to
+// exit, then sends SIGTERM, then SIGKILL.
 func (c *stdioConn) stop() error {
 	if err := c.stdin.Close(); err != nil {
 		return fmt.Errorf("closing stdin: %v", err)
@@ -615,123 +217,4 @@ func (c *stdioConn) stop() error {
 		return err
 	}
 	return errors.New("the server does not exit")
-}
-
-// wireMessage is a JSON-RPC message as it arrives. Method is raw so that a
-// "method" key with an empty name is told from none.
-type wireMessage struct {
-	Version string          `json:"jsonrpc"`
-	ID      any             `json:"id,omitempty"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *jsonrpc.Error  `json:"error,omitempty"`
-}
-
-// exact decodes keys as they are spelled, never another case.
-const exact = sjson.DontMatchCaseInsensitiveStructFields
-
-// maxDepth bounds the nesting of a message, as the SDK does.
-const maxDepth = 1000
-
-// decodeFrame decodes one frame: a message, or a batch of them.
-func decodeFrame(raw []byte) (msgs []jsonrpc.Message, batch bool, err error) {
-	if err := checkDepth(raw, maxDepth); err != nil {
-		return nil, false, err
-	}
-	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var parts []json.RawMessage
-		if err := parse(raw, &parts); err != nil {
-			return nil, true, err
-		}
-		if len(parts) == 0 {
-			return nil, true, errors.New("an empty batch")
-		}
-		msgs = make([]jsonrpc.Message, 0, len(parts))
-		for _, p := range parts {
-			m, err := decodeMessage(p)
-			if err != nil {
-				return nil, true, err
-			}
-			msgs = append(msgs, m)
-		}
-		return msgs, true, nil
-	}
-	m, err := decodeMessage(raw)
-	if err != nil {
-		return nil, false, err
-	}
-	return []jsonrpc.Message{m}, false, nil
-}
-
-// decodeMessage decodes one JSON-RPC message: a request or notification if
-// it has a method, else a response.
-func decodeMessage(raw []byte) (jsonrpc.Message, error) {
-	var w wireMessage
-	if err := parse(raw, &w); err != nil {
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
-	}
-	if w.Version != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
-	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, err
-	}
-	if len(w.Method) > 0 {
-		var method string
-		if err := parse(w.Method, &method); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
-		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
-	}
-	if !id.IsValid() {
-		return nil, errors.New("invalid request: a response without an id")
-	}
-	resp := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		resp.Error = w.Error // never a typed nil
-	}
-	return resp, nil
-}
-
-// parse decodes raw into v with exact keys and nothing after the value.
-func parse(raw []byte, v any) error {
-	rest, err := sjson.Parse(raw, v, exact)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(rest)) > 0 {
-		return errors.New("invalid trailing data after a message")
-	}
-	return nil
-}
-
-// checkDepth refuses JSON nested deeper than max (objects and arrays),
-// skipping what is inside strings.
-func checkDepth(data []byte, max int) error {
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > max {
-				return fmt.Errorf("a message nested deeper than %d levels", max)
-			}
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return nil
 }
