@@ -170,7 +170,7 @@ type spec struct {
 	Net *netSpec `json:"net,omitempty"`
 	// Notify, when not 0, is the descriptor (a unix socket inherited from
 	// Rootkeeper) over which the child sends its seccomp listener before
-	// it executes the server (see observe_linux.go).
+	// it executes the server (handOverListener, receive_linux.go).
 	Notify int `json:"notify,omitempty"`
 	// env are variables Wrap sets for the server where its environment
 	// does not set them already (not sent to the child).

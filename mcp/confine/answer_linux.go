@@ -1,0 +1,108 @@
+package confine
+
+// Answering a call the filter sent (struct seccomp_notif) through
+// SECCOMP_IOCTL_NOTIF_SEND: with what doing it gave (answerMeta), or by
+// letting it go on to Landlock (cont); and reading a path from the
+// caller's memory (readString).
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccompNotif is struct seccomp_notif.
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// seccompNotifResp is struct seccomp_notif_resp.
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// seccompNotifAddfd is struct seccomp_notif_addfd.
+type seccompNotifAddfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+// ioctl is ioctl(2) on fd with a pointer argument.
+func ioctl(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// answerMeta answers a metadata call with what doing it (or refusing it)
+// gave.
+func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
+	e := o.meta(fd, n, shape)
+	r := seccompNotifResp{id: n.id, error: -int32(e)}
+	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
+// cont lets the call go on as if it had not been seen: Landlock decides.
+func (o *Observer) cont(fd int, id uint64) {
+	r := seccompNotifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
+// readString reads a NUL-terminated path from the server's memory.
+func readString(pid int, addr uintptr) (string, error) {
+	var out []byte
+	buf := make([]byte, 256)
+	for len(out) < unix.PathMax {
+		// Up to the page's end first: the next page may not be mapped.
+		n := min(uintptr(len(buf)), 4096-addr%4096)
+		if err := readMem(pid, addr, buf[:n]); err != nil {
+			return "", err
+		}
+		if i := indexByte(buf[:n], 0); i >= 0 {
+			return string(append(out, buf[:i]...)), nil
+		}
+		out = append(out, buf[:n]...)
+		addr += n
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+// indexByte is the index of the first c in b, or -1.
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// readMem fills buf from the memory of process pid at addr
+// (process_vm_readv); a read of less is EFAULT.
+func readMem(pid int, addr uintptr, buf []byte) error {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: addr, Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if err != nil {
+		return err
+	}
+	if n != len(buf) {
+		return unix.EFAULT
+	}
+	return nil
+}
