@@ -1,8 +1,9 @@
 package confine
 
 // Answering a call the filter sent (struct seccomp_notif) through
-// SECCOMP_IOCTL_NOTIF_SEND: with what doing it gave (answerMeta), or by
-// letting it go on to Landlock (cont); and reading a path from the
+// SECCOMP_IOCTL_NOTIF_SEND: failing it or making it succeed (answer,
+// answerValue, answerMeta), or letting it go on to Landlock (cont); asking
+// whether it still waits (stillWaiting); and reading a path from the
 // caller's memory (readString).
 
 import (
@@ -48,6 +49,18 @@ func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 	return nil
 }
 
+// answer fails call id with e, or makes it succeed (e == 0).
+func (o *Observer) answer(fd int, id uint64, e unix.Errno) {
+	r := seccompNotifResp{id: id, error: -int32(e)}
+	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
+// answerValue makes call id succeed with v as its result.
+func (o *Observer) answerValue(fd int, id uint64, v int64) {
+	r := seccompNotifResp{id: id, val: v}
+	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
 // answerMeta answers a metadata call with what doing it (or refusing it)
 // gave.
 func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
@@ -60,6 +73,12 @@ func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
 func (o *Observer) cont(fd int, id uint64) {
 	r := seccompNotifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+}
+
+// stillWaiting reports whether call id still waits: what was read from
+// its memory and opened is its own only then.
+func (o *Observer) stillWaiting(fd int, id uint64) bool {
+	return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
 // readString reads a NUL-terminated path from the server's memory.

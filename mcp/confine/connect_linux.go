@@ -52,12 +52,6 @@ func (o *Observer) answerConnect(fd int, n seccompNotif) {
 	}
 }
 
-// answer fails call id with e, or makes it succeed (e == 0).
-func (o *Observer) answer(fd int, id uint64, e unix.Errno) {
-	r := seccompNotifResp{id: id, error: -int32(e)}
-	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
-}
-
 // connect does the connect n asks for, as above, and returns its errno.
 func (o *Observer) connect(ctx context.Context, fd int, n *seccompNotif) unix.Errno {
 	if o.reachSet != nil {

@@ -23,7 +23,6 @@ package confine
 import (
 	"rootkeeper/app"
 	"strconv"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -167,16 +166,4 @@ func (o *Observer) readableAt(path string) bool {
 		}
 	}
 	return false
-}
-
-// stillWaiting reports whether call id still waits: what was read from
-// its memory and opened is its own only then.
-func (o *Observer) stillWaiting(fd int, id uint64) bool {
-	return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
-}
-
-// answerValue makes call id succeed with v as its result.
-func (o *Observer) answerValue(fd int, id uint64, v int64) {
-	r := seccompNotifResp{id: id, val: v}
-	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
 }
