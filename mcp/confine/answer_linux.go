@@ -64,9 +64,7 @@ func (o *Observer) answerValue(fd int, id uint64, v int64) {
 // answerMeta answers a metadata call with what doing it (or refusing it)
 // gave.
 func (o *Observer) answerMeta(fd int, n *seccompNotif, shape metaShape) {
-	e := o.meta(fd, n, shape)
-	r := seccompNotifResp{id: n.id, error: -int32(e)}
-	ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+	o.answer(fd, n.id, o.meta(fd, n, shape))
 }
 
 // cont lets the call go on as if it had not been seen: Landlock decides.
