@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -390,11 +392,25 @@ func runBridgedIn(t testing.TB, rs realServer, npx bool, proj, home string, conf
 		}
 		bcancel()
 	}()
+	// The bridge's own log and why it ended go to the failure's text: a
+	// server that stops under CI's load names no more than that.
+	var ended atomic.Value
 	go func() {
-		done <- Run(bctx, Options{Core: core, Server: rs.name, HostIn: hostIn, HostOut: hostOut, Stderr: &stderr, StateDir: dir,
-			StopGrace: time.Second, KillAfter: time.Second})
+		err := Run(bctx, Options{Core: core, Server: rs.name, HostIn: hostIn, HostOut: hostOut, Stderr: &stderr, StateDir: dir,
+			StopGrace: time.Second, KillAfter: time.Second,
+			Logger: slog.New(slog.NewTextHandler(&stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		if err != nil {
+			ended.Store(err.Error())
+		}
+		done <- err
 		hostOut.Close()
 	}()
+	why := func() string {
+		if s, ok := ended.Load().(string); ok {
+			return "\nthe bridge ended: " + s
+		}
+		return ""
+	}
 	start := time.Now()
 	client := sdk.NewClient(&sdk.Implementation{Name: "survey", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: bridgeOut, Writer: bridgeIn}, nil)
@@ -406,11 +422,18 @@ func runBridgedIn(t testing.TB, rs realServer, npx bool, proj, home string, conf
 			done <- nil
 		case <-time.After(10 * time.Second):
 		}
-		return outcome{err: err, stderr: stderr.String()}, core
+		return outcome{err: err, stderr: stderr.String() + why()}, core
 	}
 	defer cs.Close()
 	o := exercise(ctx, cs, rs, proj, start)
-	o.stderr = stderr.String()
+	if o.err != nil {
+		select {
+		case err := <-done:
+			done <- err
+		case <-time.After(5 * time.Second):
+		}
+	}
+	o.stderr = stderr.String() + why()
 	var requests []string
 	for _, r := range core.Snapshot().State.Requests {
 		requests = append(requests, r.From+" "+r.Op+" "+r.Tried+" -> "+r.Path)
