@@ -36,13 +36,15 @@ var launchInProcess = true
 var launches sync.Map // *exec.Cmd -> *Observer
 
 // Start starts cmd: from a confined thread of Rootkeeper's when
-// WrapObserved prepared it so, else as cmd.Start does. The observer is
-// observing when it returns; its Start(reach) gives it the Reach, which
-// the attempts that came meanwhile wait for.
+// WrapObserved prepared it so, else from the one thread that starts
+// servers (spawner_linux.go), so that its death signal means Rootkeeper's
+// end and no thread's. The observer is observing when it returns; its
+// Start(reach) gives it the Reach, which the attempts that came meanwhile
+// wait for.
 func Start(cmd *exec.Cmd) error {
 	v, ok := launches.LoadAndDelete(cmd)
 	if !ok {
-		return cmd.Start()
+		return startOnSpawner(cmd)
 	}
 	return v.(*Observer).launch(cmd)
 }
