@@ -25,6 +25,10 @@ const (
 	StateFileName = "state.json"
 	lockFileName  = "state.lock"
 	tempPrefix    = StateFileName + ".tmp-"
+	// spareName is the file a save writes and then swaps with the state
+	// file (atomicfile.Options.Spare): after a save it holds the state as
+	// it was before.
+	spareName = StateFileName + ".spare"
 )
 
 // DefaultStateDir is os.UserConfigDir()/rootkeeper.
@@ -213,7 +217,7 @@ func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (Stat
 // read parses the state file, returned with its bytes (nil when there is
 // no file, or it was moved aside); the caller holds the exclusive lock.
 func (s *Store) read() (State, []byte, error) {
-	data, err := os.ReadFile(s.Path())
+	data, err := osfile.ReadFile(s.Path())
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Version: StateVersion}, nil, nil
 	}
@@ -259,13 +263,14 @@ func (s *Store) parse(data []byte) (_ State, moved bool, _ error) {
 	return st, false, nil
 }
 
-// beforeRename is a test hook: it runs after the temp file is written and
-// synced, just before it replaces the state file.
+// beforeRename is a test hook: it runs after the new bytes are written and
+// synced (in the spare, or a temp file), just before they replace the state
+// file.
 var beforeRename = func() {}
 
 func (s *Store) write(st State, data []byte) error {
 	s.removeStaleTemps()
-	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix,
+	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix, Spare: spareName,
 		BeforeRename: func() error { beforeRename(); return nil }})
 	if err != nil {
 		return fmt.Errorf("saving state: %w", err)
@@ -279,10 +284,10 @@ func (s *Store) write(st State, data []byte) error {
 // removeStaleTemps deletes temp files left by a process that died before
 // renaming; the caller holds the exclusive lock, so none is in use.
 func (s *Store) removeStaleTemps() {
-	entries, _ := os.ReadDir(s.dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), tempPrefix) {
-			os.Remove(filepath.Join(s.dir, e.Name()))
+	names, _ := osfile.Names(s.dir)
+	for _, name := range names {
+		if strings.HasPrefix(name, tempPrefix) {
+			os.Remove(filepath.Join(s.dir, name))
 		}
 	}
 }
