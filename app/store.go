@@ -65,9 +65,10 @@ func (e *VersionError) Error() string {
 }
 
 // Store keeps the State in one JSON file in a folder. Writes are atomic
-// (temp file, fsync, rename, fsync of the folder) and serialised across
-// processes by an flock on a lock file, so the command line and the running
-// app never interleave or lose each other's updates.
+// (the new bytes synced in a spare that then swaps names with the file, or
+// a temp file renamed over it, and the folder synced: atomicfile) and
+// serialised across processes by an flock on a lock file, so the command
+// line and the running app never interleave or lose each other's updates.
 type Store struct {
 	dir string
 	// OnCorrupt, when set, is told when an unreadable file was moved aside.
@@ -84,6 +85,12 @@ type Store struct {
 	mu         sync.Mutex
 	cached     State
 	cachedData []byte
+
+	// enc encodes the states saved, remembering their servers (encMu: the
+	// file's lock serialises the processes' saves, not the race
+	// detector's view of this process's).
+	encMu sync.Mutex
+	enc   stateEncoder
 }
 
 // OpenStore opens (creating, mode 0700) the state folder dir.
@@ -189,7 +196,7 @@ func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (Stat
 			s.BeforeSave(&st)
 		}
 		st.Version = StateVersion
-		data, err := EncodeState(st)
+		data, err := s.encode(&st)
 		if err != nil {
 			return err
 		}
@@ -212,6 +219,22 @@ func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (Stat
 		return nil
 	})
 	return st, err
+}
+
+// encode encodes st for saving. Servers a change left as they were are
+// the very list saved before (the cached state's, never changed): the
+// snapshot that publishes st then holds the list the last one held, which
+// the manager finds unchanged at once, and their encoding is reused.
+func (s *Store) encode(st *State) ([]byte, error) {
+	s.mu.Lock()
+	before := s.cached.Servers
+	s.mu.Unlock()
+	if SameServers(st.Servers, before) {
+		st.Servers = before
+	}
+	s.encMu.Lock()
+	defer s.encMu.Unlock()
+	return s.enc.encode(*st)
 }
 
 // read parses the state file, returned with its bytes (nil when there is
@@ -290,17 +313,6 @@ func (s *Store) removeStaleTemps() {
 			os.Remove(filepath.Join(s.dir, name))
 		}
 	}
-}
-
-// EncodeState renders st as the state file's JSON, indented, ending in a
-// newline: json.MarshalIndent's bytes (appendIndented).
-func EncodeState(st State) ([]byte, error) {
-	data, err := json.Marshal(st)
-	if err != nil {
-		return nil, fmt.Errorf("encoding state: %w", err)
-	}
-	out := appendIndented(make([]byte, 0, 2*len(data)), data, "  ")
-	return append(out, '\n'), nil
 }
 
 // decodeState parses and migrates a state file.

@@ -233,7 +233,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			prev = cur
 			continue
 		}
-		if !reflect.DeepEqual(prev.State.Servers, cur.State.Servers) {
+		if !app.SameServers(prev.State.Servers, cur.State.Servers) {
 			m.reconcile(ctx, cur)
 		}
 		for _, name := range app.Changed(prev, cur) {
