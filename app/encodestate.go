@@ -23,24 +23,34 @@ func EncodeState(st State) ([]byte, error) { return (*stateEncoder)(nil).encode(
 type stateEncoder struct {
 	servers []Server // the list last encoded, never changed (a saved state's)
 	block   []byte   // its encoding
+	compact []byte   // the last compact encoding's room, for the next
+	grown   float64  // how much longer than its compact encoding the last state was indented
 }
 
 // encode is EncodeState; a nil encoder remembers nothing.
 func (c *stateEncoder) encode(st State) ([]byte, error) {
-	data, err := c.compact(st)
+	data, err := c.compactOf(st)
 	if err != nil {
 		return nil, fmt.Errorf("encoding state: %w", err)
 	}
-	out := appendIndented(make([]byte, 0, 2*len(data)), data, "  ")
-	return append(out, '\n'), nil
+	grown := 1.5
+	if c != nil && c.grown > 1 {
+		grown = c.grown + 0.1
+	}
+	out := appendIndented(make([]byte, 0, int(grown*float64(len(data)))+1), data, "  ")
+	out = append(out, '\n')
+	if c != nil {
+		c.compact, c.grown = data[:0], float64(len(out))/float64(max(len(data), 1))
+	}
+	return out, nil
 }
 
-// compact is st as json.Marshal writes it: its roots, servers and
+// compactOf is st as json.Marshal writes it: its roots, servers and
 // decisions encoded apart, the rest by json.Marshal with those three left
 // out (null) and cut from its start. Should anything not go as planned
 // (a field before those three, a time json.Marshal refuses), the whole
 // state goes through json.Marshal, errors included.
-func (c *stateEncoder) compact(st State) ([]byte, error) {
+func (c *stateEncoder) compactOf(st State) ([]byte, error) {
 	rest := st
 	rest.Roots, rest.Servers, rest.Decisions = nil, nil, nil
 	tail, err := json.Marshal(rest)
@@ -52,7 +62,12 @@ func (c *stateEncoder) compact(st State) ([]byte, error) {
 	if err != nil {
 		return json.Marshal(st)
 	}
-	b := make([]byte, 0, len(tail)+len(roots)+400*len(st.Servers)+160*len(st.Decisions))
+	var b []byte
+	if c != nil && c.compact != nil {
+		b = c.compact[:0] // grown as needed, and kept
+	} else {
+		b = make([]byte, 0, len(tail)+len(roots)+400*len(st.Servers)+160*len(st.Decisions))
+	}
 	b = append(strconv.AppendInt(append(b, `{"version":`...), int64(st.Version), 10), `,"roots":`...)
 	b = append(append(b, roots...), `,"servers":`...)
 	if b, err = c.appendServers(b, st.Servers); err != nil {

@@ -85,6 +85,7 @@ type Store struct {
 	mu         sync.Mutex
 	cached     State
 	cachedData []byte
+	readBuf    []byte // the file is read into it, when what it held was cached already
 
 	// enc encodes the states saved, remembering their servers (encMu: the
 	// file's lock serialises the processes' saves, not the race
@@ -240,7 +241,11 @@ func (s *Store) encode(st *State) ([]byte, error) {
 // read parses the state file, returned with its bytes (nil when there is
 // no file, or it was moved aside); the caller holds the exclusive lock.
 func (s *Store) read() (State, []byte, error) {
-	data, err := osfile.ReadFile(s.Path())
+	s.mu.Lock()
+	buf := s.readBuf
+	s.readBuf = nil
+	s.mu.Unlock()
+	data, err := osfile.ReadFileInto(s.Path(), buf)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Version: StateVersion}, nil, nil
 	}
@@ -250,7 +255,9 @@ func (s *Store) read() (State, []byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cachedData != nil && bytes.Equal(data, s.cachedData) {
-		return s.cached.Clone(), data, nil
+		// The bytes kept are handed out; these are read into again.
+		s.readBuf = data
+		return s.cached.Clone(), s.cachedData, nil
 	}
 	st, moved, err := s.parse(data)
 	if err != nil {

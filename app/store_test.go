@@ -451,3 +451,48 @@ func TestStateIsPublishedOnlyWhenItChanges(t *testing.T) {
 		t.Error("a core started on a saved file does not know its bytes")
 	}
 }
+
+// The bytes a snapshot was published with stay what the file held then,
+// however often the store reads the file again (into a buffer of its own,
+// when it holds what was read before).
+func TestPublishedBytesAreNeverReadInto(t *testing.T) {
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := core.Update(func(s *State) error {
+		for i := range 20 {
+			if err := s.AddServer(Server{Name: fmt.Sprintf("s%d", i), Type: TransportStdio, Command: "x"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type published struct{ data, copied []byte }
+	var seen []published
+	for i := range 6 {
+		if err := core.Update(func(s *State) error { s.Paused = i%2 == 0; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		onDisk, _ := os.ReadFile(store.Path())
+		data := core.Snapshot().stateData
+		if string(data) != string(onDisk) {
+			t.Fatalf("update %d: published\n%s\nthe file holds\n%s", i, data, onDisk)
+		}
+		seen = append(seen, published{data, slices.Clone(data)})
+	}
+	for i, p := range seen {
+		if string(p.data) != string(p.copied) {
+			t.Fatalf("the bytes published at update %d changed since", i)
+		}
+	}
+}

@@ -7,6 +7,9 @@ import "os"
 // ReadFile is os.ReadFile (read_unix.go reads through a bare descriptor).
 func ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
+// ReadFileInto is ReadFile (read_unix.go reads into buf when it has room).
+func ReadFileInto(path string, _ []byte) ([]byte, error) { return os.ReadFile(path) }
+
 // Names lists the names in the folder dir.
 func Names(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)

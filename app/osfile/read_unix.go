@@ -11,7 +11,11 @@ import (
 // open, fstat for the size, the reads, close. Its errors are those of
 // os.ReadFile (a *fs.PathError; errors.Is(err, fs.ErrNotExist) for a
 // missing file).
-func ReadFile(path string) ([]byte, error) {
+func ReadFile(path string) ([]byte, error) { return ReadFileInto(path, nil) }
+
+// ReadFileInto is ReadFile reading into buf's room when it has enough (a
+// buffer the caller reuses), into a new one otherwise.
+func ReadFileInto(path string, buf []byte) ([]byte, error) {
 	fd, err := open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -26,7 +30,12 @@ func ReadFile(path string) ([]byte, error) {
 	if size < 512 {
 		size = 512
 	}
-	data := make([]byte, 0, size)
+	data := buf[:0]
+	if cap(data) < size {
+		// Room to spare, for a buffer read into again: a file that
+		// grows a little still fits.
+		data = make([]byte, 0, size+size/4)
+	}
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
