@@ -122,59 +122,6 @@ func startStdio(cmd *exec.Cmd, terminate time.Duration, version func() string, l
 	return c, nil
 }
 
-// frameReader reads JSON values, each at most limit bytes and followed by
-// a line end or nothing.
-type frameReader struct {
-	lr *frameLimit
-	// One stream decoder for the connection's life (the standard
-	// library's, as the SDK's: it returns what the pipe holds, where
-	// segmentio's waits to fill its buffer): it only finds where each
-	// message ends; decodeFrame decodes it.
-	dec *json.Decoder
-}
-
-func newFrameReader(r io.Reader, limit int) *frameReader {
-	lr := &frameLimit{r: r, limit: limit}
-	return &frameReader{lr: lr, dec: json.NewDecoder(lr)}
-}
-
-// next reads the next value; after an error, it returns that error again.
-func (f *frameReader) next() (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := f.dec.Decode(&raw)
-	if err == nil {
-		var next [1]byte
-		if n, rerr := f.dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
-			err = errors.New("invalid trailing data at the end of a message")
-		} else if rerr != nil && rerr != io.EOF {
-			err = rerr
-		}
-	}
-	f.lr.count = 0
-	return raw, err
-}
-
-// readFrames reads f on a goroutine of its own until an error, which it
-// sends last, so that Close never waits for a read of a pipe a grandchild
-// still holds where closing the pipe would not end that read.
-func readFrames(f *frameReader, closed <-chan struct{}) <-chan rawOrErr {
-	out := make(chan rawOrErr)
-	go func() {
-		for {
-			raw, err := f.next()
-			select {
-			case out <- rawOrErr{raw: raw, err: err}:
-			case <-closed:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return out
-}
-
 // nextFrame is the server's next message. A ctx that can end (the SDK's
 // cannot) is given a read on a goroutine, which the next call takes over
 // should ctx end first.
@@ -224,28 +171,6 @@ func (c *stdioConn) frameOrEOF(raw json.RawMessage, err error) (json.RawMessage,
 	return raw, err
 }
 
-// errFrameTooLarge is a message longer than MaxMessageBytes.
-var errFrameTooLarge = fmt.Errorf("a message from the server is longer than %d bytes", MaxMessageBytes)
-
-// frameLimit lets a decoder read at most limit bytes for one message.
-type frameLimit struct {
-	r     io.Reader
-	limit int
-	count int
-}
-
-func (f *frameLimit) Read(p []byte) (int, error) {
-	if f.count >= f.limit {
-		return 0, errFrameTooLarge
-	}
-	if len(p) > f.limit-f.count {
-		p = p[:f.limit-f.count]
-	}
-	n, err := f.r.Read(p)
-	f.count += n
-	return n, err
-}
-
 // SessionID is empty: a stdio connection has no session id.
 func (c *stdioConn) SessionID() string { return "" }
 
@@ -281,6 +206,11 @@ func (c *stdioConn) read(ctx context.Context) (_ jsonrpc.Message, answered bool,
 	raw, err := c.nextFrame(ctx)
 	if err != nil {
 		return nil, false, err
+	}
+	if c.roots != nil {
+		if req, ok := rootsListRequest(raw); ok {
+			return nil, true, c.answerRoots(req, len(raw))
+		}
 	}
 	msgs, batch, err := decodeFrame(raw)
 	if err != nil {
