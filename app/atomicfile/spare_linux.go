@@ -108,16 +108,12 @@ func fill(fd int, st *syscall.Stat_t, data []byte, perm fs.FileMode) error {
 			return err
 		}
 	}
-	sync := syscall.Fdatasync
+	dataOnly := true
 	if mode := uint32(perm.Perm()); st.Mode&0o7777 != mode {
 		if err := syscall.Fchmod(fd, mode); err != nil {
 			return err
 		}
-		sync = syscall.Fsync
+		dataOnly = false
 	}
-	for {
-		if err := sync(fd); err != syscall.EINTR {
-			return err
-		}
-	}
+	return syncFD(fd, dataOnly)
 }
