@@ -141,8 +141,8 @@ func (f *frameReader) fill() {
 		}
 		f.ends, f.off = kept, 0
 	}
-	if cap(f.buf)-len(f.buf) < 4096 {
-		f.buf = append(f.buf, make([]byte, max(4096, len(f.buf)))...)[:len(f.buf)]
+	if cap(f.buf)-len(f.buf) < 1024 {
+		f.buf = append(f.buf, make([]byte, max(4096, cap(f.buf)))...)[:len(f.buf)]
 	}
 	n, err := f.r.Read(f.buf[len(f.buf):cap(f.buf)])
 	if n > 0 {

@@ -390,7 +390,7 @@ func (a *adapter) syncRoots(ctx context.Context) {
 // handed to the SDK, the list shared by every server that sees the same
 // (Manager.encode).
 func (a *adapter) wantRoots(snap *app.Snapshot) []*sdk.Root {
-	visible := app.Visible(snap, a.cfg.Name)
+	visible := app.VisibleView(snap, a.cfg.Name)
 	if a.wired() {
 		return a.m.encode(visible).sdk
 	}
