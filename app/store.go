@@ -25,6 +25,10 @@ const (
 	StateFileName = "state.json"
 	lockFileName  = "state.lock"
 	tempPrefix    = StateFileName + ".tmp-"
+	// spareName is the file a save writes and then swaps with the state
+	// file (atomicfile.Options.Spare): after a save it holds the state as
+	// it was before.
+	spareName = StateFileName + ".spare"
 )
 
 // DefaultStateDir is os.UserConfigDir()/rootkeeper.
@@ -61,9 +65,10 @@ func (e *VersionError) Error() string {
 }
 
 // Store keeps the State in one JSON file in a folder. Writes are atomic
-// (temp file, fsync, rename, fsync of the folder) and serialised across
-// processes by an flock on a lock file, so the command line and the running
-// app never interleave or lose each other's updates.
+// (the new bytes synced in a spare that then swaps names with the file, or
+// a temp file renamed over it, and the folder synced: atomicfile) and
+// serialised across processes by an flock on a lock file, so the command
+// line and the running app never interleave or lose each other's updates.
 type Store struct {
 	dir string
 	// OnCorrupt, when set, is told when an unreadable file was moved aside.
@@ -80,6 +85,13 @@ type Store struct {
 	mu         sync.Mutex
 	cached     State
 	cachedData []byte
+	readBuf    []byte // the file is read into it, when what it held was cached already
+
+	// enc encodes the states saved, remembering their servers (encMu: the
+	// file's lock serialises the processes' saves, not the race
+	// detector's view of this process's).
+	encMu sync.Mutex
+	enc   stateEncoder
 }
 
 // OpenStore opens (creating, mode 0700) the state folder dir.
@@ -185,7 +197,7 @@ func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (Stat
 			s.BeforeSave(&st)
 		}
 		st.Version = StateVersion
-		data, err := EncodeState(st)
+		data, err := s.encode(&st)
 		if err != nil {
 			return err
 		}
@@ -210,10 +222,30 @@ func (s *Store) update(fn func(*State) error, publish func(State, []byte)) (Stat
 	return st, err
 }
 
+// encode encodes st for saving. Servers a change left as they were are
+// the very list saved before (the cached state's, never changed): the
+// snapshot that publishes st then holds the list the last one held, which
+// the manager finds unchanged at once, and their encoding is reused.
+func (s *Store) encode(st *State) ([]byte, error) {
+	s.mu.Lock()
+	before := s.cached.Servers
+	s.mu.Unlock()
+	if SameServers(st.Servers, before) {
+		st.Servers = before
+	}
+	s.encMu.Lock()
+	defer s.encMu.Unlock()
+	return s.enc.encode(*st)
+}
+
 // read parses the state file, returned with its bytes (nil when there is
 // no file, or it was moved aside); the caller holds the exclusive lock.
 func (s *Store) read() (State, []byte, error) {
-	data, err := os.ReadFile(s.Path())
+	s.mu.Lock()
+	buf := s.readBuf
+	s.readBuf = nil
+	s.mu.Unlock()
+	data, err := osfile.ReadFileInto(s.Path(), buf)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Version: StateVersion}, nil, nil
 	}
@@ -223,7 +255,9 @@ func (s *Store) read() (State, []byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cachedData != nil && bytes.Equal(data, s.cachedData) {
-		return s.cached.Clone(), data, nil
+		// The bytes kept are handed out; these are read into again.
+		s.readBuf = data
+		return s.cached.Clone(), s.cachedData, nil
 	}
 	st, moved, err := s.parse(data)
 	if err != nil {
@@ -259,13 +293,14 @@ func (s *Store) parse(data []byte) (_ State, moved bool, _ error) {
 	return st, false, nil
 }
 
-// beforeRename is a test hook: it runs after the temp file is written and
-// synced, just before it replaces the state file.
+// beforeRename is a test hook: it runs after the new bytes are written and
+// synced (in the spare, or a temp file), just before they replace the state
+// file.
 var beforeRename = func() {}
 
 func (s *Store) write(st State, data []byte) error {
 	s.removeStaleTemps()
-	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix,
+	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix, Spare: spareName,
 		BeforeRename: func() error { beforeRename(); return nil }})
 	if err != nil {
 		return fmt.Errorf("saving state: %w", err)
@@ -279,23 +314,12 @@ func (s *Store) write(st State, data []byte) error {
 // removeStaleTemps deletes temp files left by a process that died before
 // renaming; the caller holds the exclusive lock, so none is in use.
 func (s *Store) removeStaleTemps() {
-	entries, _ := os.ReadDir(s.dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), tempPrefix) {
-			os.Remove(filepath.Join(s.dir, e.Name()))
+	names, _ := osfile.Names(s.dir)
+	for _, name := range names {
+		if strings.HasPrefix(name, tempPrefix) {
+			os.Remove(filepath.Join(s.dir, name))
 		}
 	}
-}
-
-// EncodeState renders st as the state file's JSON, indented, ending in a
-// newline: json.MarshalIndent's bytes (appendIndented).
-func EncodeState(st State) ([]byte, error) {
-	data, err := json.Marshal(st)
-	if err != nil {
-		return nil, fmt.Errorf("encoding state: %w", err)
-	}
-	out := appendIndented(make([]byte, 0, 2*len(data)), data, "  ")
-	return append(out, '\n'), nil
 }
 
 // decodeState parses and migrates a state file.

@@ -26,6 +26,17 @@ func Visible(snap *Snapshot, server string) []Root {
 	return slices.Clone(snap.visibility().visible[server])
 }
 
+// VisibleView is Visible without the copy: the list snap's index holds,
+// which the caller must not change. The manager answers every roots/list
+// and follows every change from it (a grant to fifty servers copied a
+// hundred lists).
+func VisibleView(snap *Snapshot, server string) []Root {
+	if snap == nil || snap.State.Paused {
+		return nil
+	}
+	return snap.visibility().visible[server]
+}
+
 // VisiblePaths is Visible reduced to the roots' paths.
 func VisiblePaths(snap *Snapshot, server string) []string {
 	roots := Visible(snap, server)

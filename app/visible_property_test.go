@@ -228,6 +228,9 @@ func TestVisibleMatchesOracleOverRandomHistories(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("history %d step %d: visible(%s) = %q, oracle says %q\nhistory: %v", h, step, serverNameN(s), got, want, history)
 				}
+				if view := VisibleView(snap, serverNameN(s)); !slices.Equal(view, Visible(snap, serverNameN(s))) {
+					t.Fatalf("history %d step %d: VisibleView(%s) = %v, Visible %v", h, step, serverNameN(s), view, Visible(snap, serverNameN(s)))
+				}
 				for _, p := range got {
 					r := indexOfRootPath(p)
 					if o.decision[s][r] != Allow {

@@ -25,10 +25,13 @@ const CodeTooManyRequests = -32000
 type gate struct {
 	inFlight chan struct{}
 	limit    *rate.Limiter
+	leave    func() // ends a request admitted: made once, not once a request
 }
 
 func newGate(maxInFlight int, perSecond float64, burst int) *gate {
-	return &gate{inFlight: make(chan struct{}, maxInFlight), limit: rate.NewLimiter(rate.Limit(perSecond), burst)}
+	g := &gate{inFlight: make(chan struct{}, maxInFlight), limit: rate.NewLimiter(rate.Limit(perSecond), burst)}
+	g.leave = func() { <-g.inFlight }
+	return g
 }
 
 // enter admits one request, returning the function that ends it, or the
@@ -46,7 +49,7 @@ func (g *gate) enter(method string) (done func(), err *jsonrpc.Error) {
 func (g *gate) enterUnmetered(method string) (done func(), err *jsonrpc.Error) {
 	select {
 	case g.inFlight <- struct{}{}:
-		return func() { <-g.inFlight }, nil
+		return g.leave, nil
 	default:
 		return nil, &jsonrpc.Error{Code: CodeTooManyRequests, Message: fmt.Sprintf("Rootkeeper: too many requests from this server in flight (%s refused; at most %d at once)", method, cap(g.inFlight))}
 	}

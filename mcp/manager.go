@@ -150,7 +150,8 @@ type Manager struct {
 	log   *slog.Logger
 	audit *audit.Log // nil without a StateDir
 
-	// visible is app.Visible; tests replace it to make roots uncomputable.
+	// visible is app.VisibleView (its lists are read, never changed);
+	// tests replace it to make roots uncomputable.
 	visible func(*app.Snapshot, string) []app.Root
 
 	reviewer atomic.Pointer[reviewerBox] // the person in the loop of sampling
@@ -184,7 +185,7 @@ func NewManager(core *app.Core, opts Options) *Manager {
 		core:     core,
 		opts:     opts,
 		log:      opts.Logger,
-		visible:  app.Visible,
+		visible:  app.VisibleView,
 		adapters: map[string]*adapter{},
 
 		statusDirty: map[*adapter]struct{}{},
@@ -233,7 +234,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			prev = cur
 			continue
 		}
-		if !reflect.DeepEqual(prev.State.Servers, cur.State.Servers) {
+		if !app.SameServers(prev.State.Servers, cur.State.Servers) {
 			m.reconcile(ctx, cur)
 		}
 		for _, name := range app.Changed(prev, cur) {

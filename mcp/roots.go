@@ -134,7 +134,17 @@ func (a *adapter) answerWire(reply func(json.RawMessage, *jsonrpc.Error)) {
 	if err == nil {
 		result = enc.json
 	}
-	a.m.writeAuditThen(e, func() { reply(result, err) })
+	if a.m.audit == nil {
+		reply(result, err)
+		return
+	}
+	// One function for the log to call, not one wrapping another.
+	a.m.audit.AppendThen(e, func(werr error) {
+		if werr != nil {
+			a.m.log.Error("cannot write the audit log", "error", werr)
+		}
+		reply(result, err)
+	})
 }
 
 // encodedRoots is a list of roots as each place that writes it needs it.
@@ -180,22 +190,6 @@ func (m *Manager) writeAudit(e audit.Entry) {
 	if err := m.audit.Append(e); err != nil {
 		m.log.Error("cannot write the audit log", "error", err)
 	}
-}
-
-// writeAuditThen records e and calls then once its line is written (or
-// could not be: the answer is given all the same, as by writeAudit); then
-// must not block (audit.Log.AppendThen).
-func (m *Manager) writeAuditThen(e audit.Entry, then func()) {
-	if m.audit == nil {
-		then()
-		return
-	}
-	m.audit.AppendThen(e, func(err error) {
-		if err != nil {
-			m.log.Error("cannot write the audit log", "error", err)
-		}
-		then()
-	})
 }
 
 // receivingMiddleware answers roots/list itself: the SDK's own handler would
@@ -390,7 +384,7 @@ func (a *adapter) syncRoots(ctx context.Context) {
 // handed to the SDK, the list shared by every server that sees the same
 // (Manager.encode).
 func (a *adapter) wantRoots(snap *app.Snapshot) []*sdk.Root {
-	visible := app.Visible(snap, a.cfg.Name)
+	visible := app.VisibleView(snap, a.cfg.Name)
 	if a.wired() {
 		return a.m.encode(visible).sdk
 	}

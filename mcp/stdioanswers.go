@@ -88,29 +88,33 @@ func (c *stdioConn) writeAnswer(id jsonrpc.ID, result json.RawMessage, rerr *jso
 		line = append(line, `,"result":`...)
 		line = append(append(line, result...), "}\n"...)
 	}
-	later := func(rest []byte, locked bool) {
-		if !locked {
-			c.writeMu.Lock()
-		}
-		defer c.writeMu.Unlock()
-		c.stdin.Write(rest)
-		c.settle(id)
-	}
 	tw, ok := c.stdin.(interface{ TryWrite([]byte) (int, error) })
 	if !ok || !c.writeMu.TryLock() {
 		// Another write is under way (to a server that may not be
 		// reading): this one waits its turn elsewhere.
-		go later(line, false)
+		go c.writeLater(id, line, false)
 		return nil
 	}
 	n, err := tw.TryWrite(line)
 	if errors.Is(err, rawio.ErrWouldBlock) {
-		go later(line[n:], true)
+		go c.writeLater(id, line[n:], true)
 		return nil
 	}
 	c.writeMu.Unlock()
 	c.settle(id)
 	return err
+}
+
+// writeLater writes rest of the answer to id, waiting as long as the
+// server does not read (locked: writeMu is held already, the answer's
+// beginning written), and settles id.
+func (c *stdioConn) writeLater(id jsonrpc.ID, rest []byte, locked bool) {
+	if !locked {
+		c.writeMu.Lock()
+	}
+	defer c.writeMu.Unlock()
+	c.stdin.Write(rest)
+	c.settle(id)
 }
 
 // listChangedLine is notifications/roots/list_changed as the SDK writes it

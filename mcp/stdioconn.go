@@ -148,6 +148,11 @@ func (c *stdioConn) read(ctx context.Context) (_ jsonrpc.Message, answered bool,
 	if err != nil {
 		return nil, false, err
 	}
+	if c.roots != nil {
+		if req, ok := rootsListRequest(raw); ok {
+			return nil, true, c.answerRoots(req, len(raw))
+		}
+	}
 	msgs, batch, err := decodeFrame(raw)
 	if err != nil {
 		return nil, false, err

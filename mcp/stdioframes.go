@@ -1,9 +1,9 @@
 package mcp
 
 // Reading a stdio server's messages: frames (one JSON value a line, at
-// most MaxMessageBytes) read from its stdout by a frameReader and handed
-// to Read (nextFrame), each decoded in place with its keys matched exactly
-// (decodeFrame): a message, or a batch of them.
+// most MaxMessageBytes) read from its stdout by a frameReader (frames.go)
+// and handed to Read (nextFrame), each decoded in place with its keys
+// matched exactly (decodeFrame): a message, or a batch of them.
 
 import (
 	"bytes"
@@ -21,60 +21,6 @@ import (
 type rawOrErr struct {
 	raw json.RawMessage
 	err error
-}
-
-// frameReader reads JSON values, each at most limit bytes and followed by
-// a line end or nothing.
-type frameReader struct {
-	lr *frameLimit
-	// One stream decoder for the connection's life (the standard
-	// library's, as the SDK's: it returns what the pipe holds, where
-	// segmentio's waits to fill its buffer): it only finds where each
-	// message ends; decodeFrame decodes it.
-	dec *json.Decoder
-}
-
-// newFrameReader reads frames of at most limit bytes from r.
-func newFrameReader(r io.Reader, limit int) *frameReader {
-	lr := &frameLimit{r: r, limit: limit}
-	return &frameReader{lr: lr, dec: json.NewDecoder(lr)}
-}
-
-// next reads the next value; after an error, it returns that error again.
-func (f *frameReader) next() (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := f.dec.Decode(&raw)
-	if err == nil {
-		var next [1]byte
-		if n, rerr := f.dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
-			err = errors.New("invalid trailing data at the end of a message")
-		} else if rerr != nil && rerr != io.EOF {
-			err = rerr
-		}
-	}
-	f.lr.count = 0
-	return raw, err
-}
-
-// readFrames reads f on a goroutine of its own until an error, which it
-// sends last, so that Close never waits for a read of a pipe a grandchild
-// still holds where closing the pipe would not end that read.
-func readFrames(f *frameReader, closed <-chan struct{}) <-chan rawOrErr {
-	out := make(chan rawOrErr)
-	go func() {
-		for {
-			raw, err := f.next()
-			select {
-			case out <- rawOrErr{raw: raw, err: err}:
-			case <-closed:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return out
 }
 
 // nextFrame is the server's next message. A ctx that can end (the SDK's
@@ -124,30 +70,6 @@ func (c *stdioConn) frameOrEOF(raw json.RawMessage, err error) (json.RawMessage,
 		}
 	}
 	return raw, err
-}
-
-// errFrameTooLarge is a message longer than MaxMessageBytes.
-var errFrameTooLarge = fmt.Errorf("a message from the server is longer than %d bytes", MaxMessageBytes)
-
-// frameLimit lets a decoder read at most limit bytes for one message.
-type frameLimit struct {
-	r     io.Reader
-	limit int
-	count int
-}
-
-// Read reads no more than what is left of the message's limit, and fails
-// with errFrameTooLarge once nothing is.
-func (f *frameLimit) Read(p []byte) (int, error) {
-	if f.count >= f.limit {
-		return 0, errFrameTooLarge
-	}
-	if len(p) > f.limit-f.count {
-		p = p[:f.limit-f.count]
-	}
-	n, err := f.r.Read(p)
-	f.count += n
-	return n, err
 }
 
 // wireMessage is a JSON-RPC message as it arrives. Method is raw so that a

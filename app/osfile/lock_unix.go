@@ -4,7 +4,7 @@ package osfile
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 	"syscall"
 )
 
@@ -12,25 +12,41 @@ import (
 // missing): exclusive, or shared for readers that never write. The lock is
 // released when the process dies, so a crashed writer never wedges the
 // others.
+//
+// The lock file is a bare descriptor, not an *os.File: os sets a file it
+// opens non-blocking and tries to add it to the network poller (which
+// refuses a regular file), then sets it blocking again, and Fd sets it
+// blocking once more: seven system calls a lock that did nothing (every
+// save of the state took the lock).
 func WithLock(path string, exclusive bool, fn func() error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	fd, err := open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("opening lock file: %w", err)
+		return fmt.Errorf("opening lock file: %w", &fs.PathError{Op: "open", Path: path, Err: err})
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
 	how := syscall.LOCK_SH
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), how)
+		err = syscall.Flock(fd, how)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("locking %s: %w", f.Name(), err)
+		return fmt.Errorf("locking %s: %w", path, err)
 	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	defer syscall.Flock(fd, syscall.LOCK_UN)
 	return fn()
+}
+
+// open is open(2), again when a signal interrupted it.
+func open(path string, flag int, perm uint32) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flag, perm)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }

@@ -116,3 +116,44 @@ func stat(t *testing.T, path string) os.FileInfo {
 	}
 	return fi
 }
+
+// ReadFile reads what os.ReadFile reads and fails as it does; ReadFileInto
+// reads into the buffer it is given when it has room.
+func TestReadFileAsOSReadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	for _, size := range []int{0, 1, 511, 512, 513, 70000} {
+		want := make([]byte, size)
+		for i := range want {
+			want[i] = byte('a' + i%26)
+		}
+		if err := os.WriteFile(path, want, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(path)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%d bytes: read %d, %v", size, len(got), err)
+		}
+		buf := make([]byte, 3, 80000)
+		got, err = ReadFileInto(path, buf)
+		if err != nil || string(got) != string(want) || &got[:1][0] != &buf[:1][0] {
+			t.Fatalf("%d bytes into a buffer: read %d, %v (into the buffer: %v)", size, len(got), err, &got[:1][0] == &buf[:1][0])
+		}
+		if got, err = ReadFileInto(path, make([]byte, 0, 4)); err != nil || string(got) != string(want) {
+			t.Fatalf("%d bytes into a small buffer: read %d, %v", size, len(got), err)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v, want not exist", err)
+	}
+	if _, err := ReadFile(dir); err == nil {
+		t.Error("a folder was read as a file")
+	}
+	names, err := Names(dir)
+	if err != nil || len(names) != 1 || names[0] != "f" {
+		t.Errorf("Names: %q, %v", names, err)
+	}
+	if _, err := Names(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Names of a missing folder: %v", err)
+	}
+}

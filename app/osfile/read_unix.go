@@ -1,0 +1,79 @@
+//go:build unix
+
+package osfile
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// ReadFile is os.ReadFile read through a bare descriptor (see WithLock):
+// open, fstat for the size, the reads, close. Its errors are those of
+// os.ReadFile (a *fs.PathError; errors.Is(err, fs.ErrNotExist) for a
+// missing file).
+func ReadFile(path string) ([]byte, error) { return ReadFileInto(path, nil) }
+
+// ReadFileInto is ReadFile reading into buf's room when it has enough (a
+// buffer the caller reuses), into a new one otherwise.
+func ReadFileInto(path string, buf []byte) ([]byte, error) {
+	fd, err := open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	size := 0
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size > 0 && int64(int(st.Size)) == st.Size {
+		size = int(st.Size)
+	}
+	size++ // one byte more, so that the end is seen in the same read
+	if size < 512 {
+		size = 512
+	}
+	data := buf[:0]
+	if cap(data) < size {
+		// Room to spare, for a buffer read into again: a file that
+		// grows a little still fits.
+		data = make([]byte, 0, size+size/4)
+	}
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := syscall.Read(fd, data[len(data):cap(data)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return data, nil
+		}
+		data = data[:len(data)+n]
+	}
+}
+
+// Names lists the names in the folder dir, in no particular order, read
+// through a bare descriptor (see WithLock).
+func Names(dir string) ([]string, error) {
+	fd, err := open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer syscall.Close(fd)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := syscall.ReadDirent(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return names, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+	}
+}
