@@ -108,12 +108,16 @@ func fill(fd int, st *syscall.Stat_t, data []byte, perm fs.FileMode) error {
 			return err
 		}
 	}
-	dataOnly := true
+	sync := syscall.Fdatasync
 	if mode := uint32(perm.Perm()); st.Mode&0o7777 != mode {
 		if err := syscall.Fchmod(fd, mode); err != nil {
 			return err
 		}
-		dataOnly = false
+		sync = syscall.Fsync
 	}
-	return syncFD(fd, dataOnly)
+	for {
+		if err := sync(fd); err != syscall.EINTR {
+			return err
+		}
+	}
 }

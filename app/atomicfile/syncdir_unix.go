@@ -20,8 +20,17 @@ func SyncDir(dir string) error {
 		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer syscall.Close(fd)
-	if err := syncFD(fd, false); err != nil {
+	if err := fsync(fd); err != nil {
 		return &fs.PathError{Op: "sync", Path: dir, Err: err}
 	}
 	return nil
+}
+
+// fsync is fsync(2), again when a signal interrupted it.
+func fsync(fd int) error {
+	for {
+		if err := syscall.Fsync(fd); err != syscall.EINTR {
+			return err
+		}
+	}
 }
