@@ -22,7 +22,7 @@
 //
 //	model.go, ops.go          the state and its edits; InputError
 //	store.go                  the state file: read, migrate, write under a lock
-//	indent.go                 the state file's indentation (MarshalIndent's bytes, sooner)
+//	indent.go, encodestate.go the state file's encoding and indentation (MarshalIndent's bytes, sooner)
 //	core.go, live.go          the live hub, and what a running app knows besides the file
 //	visible.go, index.go      the one rule, worked out once per snapshot
 //	lookup.go                 finding a root or a server by what a person typed
@@ -32,6 +32,7 @@
 // Servers and their configuration:
 //
 //	put.go                    storing a server: the one way (PutServer)
+//	sameservers.go            whether two lists of servers are the same, without reflection
 //	slots.go, slots_socket.go folders, files and sockets named in a configuration
 //	requests.go               folders asked for (by hosts, by configurations)
 //	knownservers.go           what is known of the servers people use
