@@ -74,17 +74,24 @@ func (f *frameReader) next() (json.RawMessage, error) {
 		f.fill()
 	}
 	f.decoding = true
+	return streamNext(f.dec, f.lr)
+}
+
+// streamNext reads the next value through the stream decoder dec, which
+// reads through lr: the value must be followed by a line end or nothing;
+// lr's count starts again for the next value.
+func streamNext(dec *json.Decoder, lr *frameLimit) (json.RawMessage, error) {
 	var raw json.RawMessage
-	err := f.dec.Decode(&raw)
+	err := dec.Decode(&raw)
 	if err == nil {
 		var next [1]byte
-		if n, rerr := f.dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
+		if n, rerr := dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
 			err = errors.New("invalid trailing data at the end of a message")
 		} else if rerr != nil && rerr != io.EOF {
 			err = rerr
 		}
 	}
-	f.lr.count = 0
+	lr.count = 0
 	return raw, err
 }
 

@@ -19,20 +19,7 @@ type streamFrames struct {
 	dec *json.Decoder
 }
 
-func (f *streamFrames) next() (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := f.dec.Decode(&raw)
-	if err == nil {
-		var next [1]byte
-		if n, rerr := f.dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
-			err = errors.New("invalid trailing data at the end of a message")
-		} else if rerr != nil && rerr != io.EOF {
-			err = rerr
-		}
-	}
-	f.lr.count = 0
-	return raw, err
-}
+func (f *streamFrames) next() (json.RawMessage, error) { return streamNext(f.dec, f.lr) }
 
 // chunks reads data in reads of the sizes cuts gives (in turn), as a pipe
 // hands over what was written in several writes.
