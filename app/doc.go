@@ -21,7 +21,7 @@
 // The state and the one rule:
 //
 //	model.go, ops.go          the state and its edits; InputError
-//	store.go                  the state file: read, migrate, write under a lock
+//	store.go, storewatch.go   the state file: read, migrate, write under a lock; watched
 //	indent.go, encodestate.go the state file's encoding and indentation (MarshalIndent's bytes, sooner)
 //	core.go, live.go          the live hub, and what a running app knows besides the file
 //	visible.go, index.go      the one rule, worked out once per snapshot
