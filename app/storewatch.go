@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -77,12 +78,14 @@ func (s *Store) Watch(ctx context.Context, onChange func()) error {
 // up to 20 ms late (TestReachWithNobodyToAsk read the state the app
 // showed before a command's save, 16 runs in 20). Every way new bytes
 // come under the name (a create, a rename to it, a write) has its own
-// event.
+// event. Only on Linux, where saves swap (and inotify's events are these):
+// elsewhere every event under the name counts, as the watch's backends
+// there report a file replaced in their own ways.
 func (s *Store) isChange(ev fsnotify.Event) bool {
 	if filepath.Base(ev.Name) != StateFileName {
 		return false
 	}
-	if ev.Op&^fsnotify.Rename == 0 {
+	if runtime.GOOS == "linux" && ev.Op&^fsnotify.Rename == 0 {
 		_, err := os.Lstat(ev.Name)
 		return err != nil
 	}

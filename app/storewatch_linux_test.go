@@ -9,7 +9,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Each save is one change to the state file's watch, however the save
+// Each save is one change to the state file's watch (Linux), however the save
 // replaces the file (the spare swapped in reports the new file's arrival
 // and the old one's departure under the same name), and a file moved away
 // is one change too. Counting the swap's departure as well began a second
