@@ -183,6 +183,14 @@ func TestReachWithNobodyToAsk(t *testing.T) {
 			if out := mustRun(t, state, "grant", "nosy", secret, "--once"); !strings.Contains(out, "nothing was let through") {
 				t.Errorf("grant --once with nothing waiting said %q", out)
 			}
+			// The once took the request away. The app may show it a
+			// little longer (it reads the state the command saved when
+			// its watch says so), and until it stops showing it, the
+			// old request would pass for the new one below.
+			waitFor(t, "the old request gone", func() bool {
+				_, ok := reachRequest(t, state, secret)
+				return !ok
+			})
 			// The next attempt asks again (once the bridge has read the
 			// state the command wrote: until then the old request counts).
 			waitFor(t, "a new request from the next attempt", func() bool {

@@ -23,6 +23,10 @@ const (
 	StateFileName = "state.json"
 	lockFileName  = "state.lock"
 	tempPrefix    = StateFileName + ".tmp-"
+	// spareName is the file a save writes and then swaps with the state
+	// file (atomicfile.Options.Spare): after a save it holds the state as
+	// it was before.
+	spareName = StateFileName + ".spare"
 )
 
 // DefaultStateDir is os.UserConfigDir()/rootkeeper.
@@ -59,7 +63,8 @@ func (e *VersionError) Error() string {
 }
 
 // Store keeps the State in one JSON file in a folder. Writes are atomic
-// (temp file, fsync, rename, fsync of the folder: atomicfile) and
+// (the new bytes synced in a spare that then swaps names with the file, or
+// a temp file renamed over it, and the folder synced: atomicfile) and
 // serialised across processes by an flock on a lock file, so the command
 // line and the running app never interleave or lose each other's updates.
 type Store struct {
@@ -286,13 +291,14 @@ func (s *Store) parse(data []byte) (_ State, moved bool, _ error) {
 	return st, false, nil
 }
 
-// beforeRename is a test hook: it runs after the temp file is written and
-// synced, just before it replaces the state file.
+// beforeRename is a test hook: it runs after the new bytes are written and
+// synced (in the spare, or a temp file), just before they replace the state
+// file.
 var beforeRename = func() {}
 
 func (s *Store) write(st State, data []byte) error {
 	s.removeStaleTemps()
-	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix,
+	err := atomicfile.Write(s.Path(), data, atomicfile.Options{Perm: 0o600, TempPrefix: tempPrefix, Spare: spareName,
 		BeforeRename: func() error { beforeRename(); return nil }})
 	if err != nil {
 		return fmt.Errorf("saving state: %w", err)
@@ -306,10 +312,10 @@ func (s *Store) write(st State, data []byte) error {
 // removeStaleTemps deletes temp files left by a process that died before
 // renaming; the caller holds the exclusive lock, so none is in use.
 func (s *Store) removeStaleTemps() {
-	entries, _ := os.ReadDir(s.dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), tempPrefix) {
-			os.Remove(filepath.Join(s.dir, e.Name()))
+	names, _ := osfile.Names(s.dir)
+	for _, name := range names {
+		if strings.HasPrefix(name, tempPrefix) {
+			os.Remove(filepath.Join(s.dir, name))
 		}
 	}
 }

@@ -127,20 +127,35 @@ func TestKilledBeforeRenameLeavesOldStateIntact(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatalf("state file changed by a writer killed before rename:\n%s", after)
 	}
-	temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
-	if len(temps) != 1 {
-		t.Fatalf("want the dead writer's temp file left behind, found %v", temps)
+	// What the dead writer wrote is left where it wrote it: the spare
+	// (Linux) or a temp file.
+	left, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+	if spare, err := os.ReadFile(filepath.Join(dir, spareName)); err == nil {
+		if !strings.Contains(string(spare), "never-saved") {
+			t.Fatalf("the spare does not hold the dead writer's bytes:\n%s", spare)
+		}
+		left = append(left, spareName)
+	}
+	if len(left) != 1 {
+		t.Fatalf("want the dead writer's file left behind, found %v", left)
 	}
 	st, err := s.Load()
 	if err != nil || len(st.Servers) != 1 || st.Servers[0].Name != "kept" {
 		t.Fatalf("after crash: %v %+v", err, st.Servers)
 	}
-	// The next write cleans up after the dead one.
+	// The next write cleans up after the dead one (and after one that
+	// died writing a temp file), and saves.
+	if err := os.WriteFile(filepath.Join(dir, tempPrefix+"123"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Update(func(st *State) error { st.Paused = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*")); len(temps) != 0 {
 		t.Fatalf("stale temp files not removed: %v", temps)
+	}
+	if st, err := s.Load(); err != nil || !st.Paused || len(st.Servers) != 1 || st.Servers[0].Name != "kept" {
+		t.Fatalf("after the next write: %v paused %v %+v", err, st.Paused, st.Servers)
 	}
 }
 
@@ -302,7 +317,8 @@ func contextWithCancel() (context.Context, context.CancelFunc) {
 
 // A change whose save fails is not kept: the core publishes the state on
 // disk again (the revoke did not happen), and the next change starts from
-// it. (The temp file is taken away before the rename, which then fails.)
+// it. (The new bytes, in the spare or a temp file, are taken away before
+// they replace the file, which then fails.)
 func TestFailedSaveRepublishesTheStateOnDisk(t *testing.T) {
 	store, err := OpenStore(t.TempDir())
 	if err != nil {
@@ -328,7 +344,7 @@ func TestFailedSaveRepublishesTheStateOnDisk(t *testing.T) {
 	dir := core.Store().Dir()
 	beforeRename = func() {
 		temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
-		for _, f := range temps {
+		for _, f := range append(temps, filepath.Join(dir, spareName)) {
 			os.Remove(f)
 		}
 	}

@@ -24,6 +24,22 @@ type Options struct {
 	// synced, right before it replaces the file; an error keeps the file as
 	// it is and is returned (a host that rewrote its file meanwhile).
 	BeforeRename func() error
+	// Spare, when set, names a file in the same folder that Write keeps
+	// from one write to the next and writes instead of a new temp file
+	// (Linux): once synced, it and the file swap names in one step
+	// (renameat2's RENAME_EXCHANGE), so that the file holds the new bytes
+	// and the spare the old ones, overwritten by the next write. No inode
+	// is made or freed a write, and its data is synced without its times
+	// (fdatasync): a 32 KiB write cost 125-140 µs of CPU through the spare,
+	// 360-600 µs through a new temp file on ext4 (BenchmarkWrite).
+	// The file stays whole for every reader, with the writers' lock or
+	// without: a spare that someone still has open (a reader that opened
+	// the file before the write that swapped it out), or that is not a
+	// file of this user's alone (a link, a second name), is made anew
+	// rather than written over. Where the folder's file system cannot swap
+	// names the spare is renamed over the file, as a temp file would be.
+	// It holds the file's previous bytes until the next write.
+	Spare string
 }
 
 // Write replaces path with data. On any error the file is left as it was
@@ -35,6 +51,11 @@ func Write(path string, data []byte, o Options) error {
 	}
 	if o.TempPrefix == "" {
 		o.TempPrefix = "." + filepath.Base(path) + ".tmp-"
+	}
+	if o.Spare != "" {
+		if done, err := writeSpare(path, data, o); done {
+			return err
+		}
 	}
 	tmp, err := os.CreateTemp(dir, o.TempPrefix+"*")
 	if err != nil {
