@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -139,11 +138,9 @@ func benchOps(b *testing.B, op string, gap int, observe bool) {
 	p := Policy{Roots: []string{root}, Temp: filepath.Join(b.TempDir(), "tmp")}
 	// Rootkeeper's own CPU a call: what observing costs beside the
 	// server's wait (the loop's, the runtime's).
-	var before, after unix.Rusage
-	unix.Getrusage(unix.RUSAGE_SELF, &before)
+	before := apptest.SelfCPU()
 	defer func() {
-		unix.Getrusage(unix.RUSAGE_SELF, &after)
-		used := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+		used := apptest.SelfCPU() - before
 		b.ReportMetric(float64(used.Microseconds())/float64(b.N*1000), "rootkeeper-cpu-µs/call")
 	}()
 	b.ResetTimer()
