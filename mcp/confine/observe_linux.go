@@ -191,15 +191,13 @@ func (o *Observer) Start(reach Reach) error {
 	launches.Delete(o.cmdKey)
 	o.inprocess = nil
 	o.child.Close()
-	if err := o.prepare(); err != nil {
-		return err
-	}
+	o.prepare()
 	go o.run(reach)
 	return nil
 }
 
 // prepare makes what the observing loop needs.
-func (o *Observer) prepare() error {
+func (o *Observer) prepare() {
 	if o.Wait == 0 {
 		o.Wait = 3 * time.Minute
 	}
@@ -209,12 +207,11 @@ func (o *Observer) prepare() error {
 	o.waiting = make(chan struct{}, o.MaxWaiting)
 	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
-	return nil
 }
 
 // Close stops observing; calls that wait are let go on to Landlock. It
-// may be called again, which does nothing (the stop pipe's descriptors
-// are closed by then, their numbers perhaps another file's).
+// may be called again, which does nothing (the listener is closed by
+// then, its number perhaps another file's).
 func (o *Observer) Close() {
 	if o == nil {
 		return
