@@ -84,12 +84,12 @@ func benchGrant(b *testing.B, kind string, n int) {
 		})
 		pids = append(pids, e.status(name).PID)
 	}
-	clientBefore, rwBefore, wakesBefore := selfCPU(), selfRW(), selfWakes()
-	monitorBefore, monitorWakesBefore := monitorCPU()
+	clientBefore, rwBefore, wakesBefore := apptest.SelfCPU(), apptest.SelfRW(), apptest.SelfWakes()
+	monitorBefore, monitorWakesBefore := apptest.MonitorCPU()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	allocsBefore, bytesBefore := mem.Mallocs, mem.TotalAlloc
-	serversBefore, measured := processesCPU(pids)
+	serversBefore, measured := apptest.ProcessesCPU(pids)
 	b.ResetTimer()
 	for range b.N {
 		granted = !granted
@@ -124,16 +124,16 @@ func benchGrant(b *testing.B, kind string, n int) {
 	}
 	b.StopTimer()
 	perGrant := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-	b.ReportMetric(perGrant(selfCPU()-clientBefore), "cpu-client-ms")
-	monitor, monitorWakes := monitorCPU()
+	b.ReportMetric(perGrant(apptest.SelfCPU()-clientBefore), "cpu-client-ms")
+	monitor, monitorWakes := apptest.MonitorCPU()
 	b.ReportMetric(perGrant(monitor-monitorBefore), "sysmon-ms")
 	b.ReportMetric(float64(monitorWakes-monitorWakesBefore)/float64(b.N), "sysmon-wakes")
-	b.ReportMetric(float64(selfRW()-rwBefore)/float64(b.N), "rw-syscalls")
-	b.ReportMetric(float64(selfWakes()-wakesBefore)/float64(b.N), "wakes")
+	b.ReportMetric(float64(apptest.SelfRW()-rwBefore)/float64(b.N), "rw-syscalls")
+	b.ReportMetric(float64(apptest.SelfWakes()-wakesBefore)/float64(b.N), "wakes")
 	runtime.ReadMemStats(&mem)
 	b.ReportMetric(float64(mem.Mallocs-allocsBefore)/float64(b.N), "allocs")
 	b.ReportMetric(float64(mem.TotalAlloc-bytesBefore)/1024/float64(b.N), "alloc-KiB")
-	if serversAfter, ok := processesCPU(pids); measured && ok {
+	if serversAfter, ok := apptest.ProcessesCPU(pids); measured && ok {
 		b.ReportMetric(perGrant(serversAfter-serversBefore), "cpu-servers-ms")
 	}
 	pct := func(d []time.Duration, p float64) float64 { return apptest.Millis(apptest.Percentile(d, p)) }

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -615,14 +614,15 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 			proj := benchProject(b)
 			state := b.TempDir()
 			home := b.TempDir()
-			start := func(confined bool) (took, cpu, own time.Duration) {
+			start := func(confined bool) (took, cpu, own time.Duration, wakes int64) {
 				command, args, dir := serverCommand(b, rs, false, proj)
 				if rs.inProject {
 					dir = proj
 				}
 				srv := app.Server{Name: rs.name, Type: app.TransportStdio, Command: command, Args: args, Cwd: dir, Env: serverEnvOf(rs, home, proj), Confine: confined}
 				srv.Network = app.DefaultNetwork(srv) // as added: off for a server known to need none
-				selfBefore := selfCPU()
+				selfBefore := apptest.SelfCPU()
+				_, monitorBefore := apptest.MonitorCPU()
 				began := time.Now()
 				cmd, _ := mcp.StdioCommand(srv, &app.Snapshot{})
 				var obs *confine.Observer
@@ -665,18 +665,23 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 				cmd.Process.Kill()
 				cmd.Wait()
 				obs.Close()
-				own = selfCPU() - selfBefore
-				return took, own + processCPU(cmd.ProcessState), own
+				own = apptest.SelfCPU() - selfBefore
+				_, monitorAfter := apptest.MonitorCPU()
+				wakes = monitorAfter - monitorBefore
+				return took, own + processCPU(cmd.ProcessState), own, wakes
 			}
 			start(false) // warm the page cache for both
 			start(true)
 			var free, confined, freeCPU, confinedCPU, freeOwn, confinedOwn []time.Duration
+			var freeWakes, confinedWakes int64
 			run := func(c bool) {
-				took, cpu, own := start(c)
+				took, cpu, own, wakes := start(c)
 				if c {
 					confined, confinedCPU, confinedOwn = append(confined, took), append(confinedCPU, cpu), append(confinedOwn, own)
+					confinedWakes += wakes
 				} else {
 					free, freeCPU, freeOwn = append(free, took), append(freeCPU, cpu), append(freeOwn, own)
+					freeWakes += wakes
 				}
 			}
 			b.ResetTimer()
@@ -696,15 +701,12 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 			// This process's part: starting the server, and observing it.
 			b.ReportMetric(apptest.Millis(apptest.Median(freeOwn)), "unconfined-own-cpu-ms")
 			b.ReportMetric(apptest.Millis(apptest.Median(confinedOwn)), "confined-own-cpu-ms")
+			// Of which the Go runtime's monitor thread's wakes, a start:
+			// what waiting on a server's calls the wrong way costs.
+			b.ReportMetric(float64(freeWakes)/float64(b.N), "unconfined-sysmon-wakes")
+			b.ReportMetric(float64(confinedWakes)/float64(b.N), "confined-sysmon-wakes")
 		})
 	}
-}
-
-// selfCPU is the CPU this process has used, user and system.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // processCPU is the CPU an ended process used, with the children it

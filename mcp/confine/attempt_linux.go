@@ -88,7 +88,7 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 	}
 	// What was read is the caller's only if it is still waiting.
 	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		return Attempt{}, how, false
 	}
 	a := Attempt{PID: pid, Path: outside}
@@ -330,7 +330,7 @@ func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow
 		// The server gets the error Rootkeeper got (a missing file is
 		// missing either way).
 		r := seccompNotifResp{id: id, error: -int32(err.(unix.Errno))}
-		return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
+		return quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
 	}
 	defer unix.Close(src)
 	// What was opened, as the kernel names it (after any bind mount), is
@@ -338,7 +338,7 @@ func (o *Observer) hand(fd int, id uint64, a Attempt, folder string, how openHow
 	// said.
 	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(src)); err != nil || o.protected(got) {
 		r := seccompNotifResp{id: id, error: -int32(unix.EACCES)}
-		return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
+		return quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) == nil
 	}
 	var cloexec uint32
 	if how.flags&unix.O_CLOEXEC != 0 {

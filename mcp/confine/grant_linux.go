@@ -182,7 +182,7 @@ func (o *Observer) handGranted(fd int, id uint64, a Attempt, how openHow) bool {
 	}
 	if !o.hand(fd, id, a, g, how, false) {
 		r := seccompNotifResp{id: id, error: -int32(unix.EACCES)}
-		ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+		quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
 	}
 	return true
 }

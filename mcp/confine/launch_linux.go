@@ -63,9 +63,7 @@ func (o *Observer) launch(cmd *exec.Cmd) error {
 	}
 	o.parent.Close()
 	o.child.Close()
-	if err := o.prepare(); err != nil {
-		return err
-	}
+	o.prepare()
 	o.reachSet = make(chan struct{})
 	o.listener = make(chan int, 1)
 	o.launched = make(chan struct{})

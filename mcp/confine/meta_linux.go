@@ -67,7 +67,7 @@ func (o *Observer) meta(fd int, n *seccompNotif, shape metaShape) unix.Errno {
 	defer unix.Close(obj)
 	// What was read and opened belongs to this call only if it still waits.
 	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		return unix.ENOENT
 	}
 	where := location(obj)

@@ -163,7 +163,7 @@ func (o *Observer) handOwnProc(fd int, n *seccompNotif, a Attempt) {
 	// What was opened is the caller's only while its call still waits
 	// (its pid cannot have been reused meanwhile).
 	id := n.id
-	if ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		if err == nil {
 			unix.Close(src)
 		}
@@ -172,7 +172,7 @@ func (o *Observer) handOwnProc(fd int, n *seccompNotif, a Attempt) {
 	if err != nil {
 		if errno, ok := err.(unix.Errno); ok && errno != unix.ELOOP {
 			r := seccompNotifResp{id: n.id, error: -int32(errno)}
-			ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
+			quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r))
 			return
 		}
 		o.cont(fd, n.id)

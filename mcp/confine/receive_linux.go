@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -104,8 +105,6 @@ const maxHanded = 16
 // has one, and answers the filter's calls until the observer stops.
 func (o *Observer) run(reach Reach) {
 	defer close(o.done)
-	defer unix.Close(o.stop[0])
-	defer unix.Close(o.stop[1])
 	var fd int
 	var err error
 	if o.listener != nil {
@@ -116,9 +115,17 @@ func (o *Observer) run(reach Reach) {
 	if err != nil {
 		return // the child (or the launching thread) failed before the exec, or Close
 	}
+	// Polled by the runtime: a listener's readiness wakes the loop's
+	// goroutine through the netpoller, as a socket's would.
+	unix.SetNonblock(fd, true)
+	polled := os.NewFile(uintptr(fd), "seccomp-listener")
 	o.mu.Lock()
-	o.fd = fd
+	o.fd, o.polled = fd, polled
 	o.mu.Unlock()
+	if o.stopping.Load() {
+		// Close came before the listener: it set no deadline.
+		polled.SetReadDeadline(time.Unix(1, 0))
+	}
 	if o.sandbox != nil {
 		o.sandbox.serve(o.network())
 		defer o.sandbox.close()
@@ -133,8 +140,8 @@ func (o *Observer) run(reach Reach) {
 		cancel()
 		wg.Wait()
 		o.mu.Lock()
-		unix.Close(o.fd)
-		o.fd = -1
+		polled.Close()
+		o.fd, o.polled = -1, nil
 		o.mu.Unlock()
 	}()
 	stopped := make(chan struct{})
@@ -154,24 +161,36 @@ const connectInline = 500 * time.Microsecond
 // connectInline: handed to a goroutine of its own at once, a connect
 // waited for a thread to run on (about 60 µs, a third of what a watched
 // connect cost).
+//
+// It waits for a call in the runtime's netpoller (o.polled), never in a
+// system call of its own: a thread blocked in poll(2) holds its P, and
+// each call's return through the scheduler woke the runtime's monitor
+// thread, which cost Rootkeeper more than the calls (see quickIoctl).
 func (o *Observer) receiveCalls(ctx context.Context, wg *sync.WaitGroup, fd int, reach Reach, stopped chan struct{}) {
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(o.stop[0]), Events: unix.POLLIN}}
+	raw, err := o.polled.SyscallConn()
+	if err != nil {
+		close(stopped)
+		return
+	}
 	for {
-		pfd[0].Revents, pfd[1].Revents = 0, 0
-		if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
+		var revents int16
+		err := raw.Read(func(uintptr) bool {
+			revents = pollNow(fd)
+			return revents != 0
+		})
+		if err != nil || revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
 			close(stopped)
-			return
+			return // stopped (Close's deadline), or no process is left under the filter
 		}
-		if pfd[1].Revents != 0 || pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-			close(stopped)
-			return // stopped, or no process is left under the filter
-		}
-		if pfd[0].Revents&unix.POLLIN == 0 {
+		if revents&unix.POLLIN == 0 {
 			continue
 		}
 		var n seccompNotif
-		if err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
-			continue // ENOENT: the caller was interrupted; EINTR
+		// Made raw: with a call there it does not wait (the kernel counts
+		// one request per call, an interrupted caller's too, which then
+		// gives ENOENT), and this loop alone receives.
+		if err := quickIoctl(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			continue // ENOENT: the caller was interrupted
 		}
 		if o.seen.Add(1) == 1 && o.inprocess == nil {
 			// The first call seen is the server's exec, by its first
@@ -197,6 +216,19 @@ func (o *Observer) receiveCalls(ctx context.Context, wg *sync.WaitGroup, fd int,
 		}
 		o.dispatch(ctx, wg, fd, &n, reach)
 	}
+}
+
+// pollNow is the listener's poll(2) events now, without waiting (raw, as
+// quickIoctl): POLLIN when a call waits to be received, POLLHUP once no
+// process is left under the filter.
+func pollNow(fd int) int16 {
+	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	var zero unix.Timespec
+	_, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return pfd.Revents
 }
 
 // dispatch answers one call the filter sent: at once where nothing needs to

@@ -1,7 +1,6 @@
 package spot
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -179,15 +178,15 @@ func headerFlag(flag string) bool {
 
 // portLike: a port, a port mapping or an address (docker -p 8080:80,
 // -p 127.0.0.1:5432:5432/tcp), never -p's password.
-var portRE = regexp.MustCompile(`^[0-9.:\[\]]+(?:/(?:tcp|udp|sctp))?$`)
+var portRE = compiled(`^[0-9.:\[\]]+(?:/(?:tcp|udp|sctp))?$`)
 
-func portLike(v string) bool { return portRE.MatchString(v) }
+func portLike(v string) bool { return portRE().MatchString(v) }
 
 // envName matches the NAME of NAME=VALUE arguments.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+var envName = compiled(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
 // headerLine matches "Name: value" and "Name:value".
-var headerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*`)
+var headerLine = compiled(`^([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*`)
 
 // argSpans finds the secrets of one argument that is not a flag's value.
 func argSpans(a string) []Span {
@@ -209,13 +208,13 @@ func argSpans(a string) []Span {
 			return clean(a, shift(sp, eq+1))
 		}
 	}
-	if name, v, ok := strings.Cut(a, "="); ok && envName.MatchString(name) {
+	if name, v, ok := strings.Cut(a, "="); ok && envName().MatchString(name) {
 		return clean(a, shift(namedSpans(name, v), len(name)+1))
 	}
 	if !strings.Contains(a, ":") {
 		return textOrWhole(a)
 	}
-	if loc := headerLine.FindStringSubmatchIndex(a); loc != nil && !strings.HasPrefix(a[loc[1]:], "//") {
+	if loc := headerLine().FindStringSubmatchIndex(a); loc != nil && !strings.HasPrefix(a[loc[1]:], "//") {
 		name := a[loc[2]:loc[3]]
 		if authHeader(name) || nameStrength(name) != notSecret {
 			return clean(a, shift(headerSpans(name, a[loc[1]:]), loc[1]))
@@ -227,10 +226,10 @@ func argSpans(a string) []Span {
 // headerArgSpans finds the secret of a header given as an argument
 // ("Authorization: Bearer X", "X-API-Key=X").
 func headerArgSpans(v string) []Span {
-	if loc := headerLine.FindStringSubmatchIndex(v); loc != nil {
+	if loc := headerLine().FindStringSubmatchIndex(v); loc != nil {
 		return clean(v, shift(headerSpans(v[loc[2]:loc[3]], v[loc[1]:]), loc[1]))
 	}
-	if name, val, ok := strings.Cut(v, "="); ok && envName.MatchString(name) {
+	if name, val, ok := strings.Cut(v, "="); ok && envName().MatchString(name) {
 		return clean(v, shift(headerSpans(name, val), len(name)+1))
 	}
 	return textOrWhole(v)
@@ -247,7 +246,7 @@ func headerSpans(name, v string) []Span {
 		return nil
 	}
 	if authHeader(name) {
-		if loc := authScheme.FindStringSubmatchIndex(v); loc != nil {
+		if loc := authScheme().FindStringSubmatchIndex(v); loc != nil {
 			return clean(v, []Span{{Start: loc[4], End: len(v)}})
 		}
 		return whole(v)
@@ -268,7 +267,7 @@ func namedSpans(name, v string) []Span {
 	if plainValue(v) {
 		return nil
 	}
-	if i := strings.Index(v, "://"); i > 0 && schemeRE.MatchString(v[:i]) {
+	if i := strings.Index(v, "://"); i > 0 && schemeRE().MatchString(v[:i]) {
 		if sp := clean(v, urlSpans(v)); len(sp) > 0 {
 			return sp
 		}
@@ -280,7 +279,7 @@ func namedSpans(name, v string) []Span {
 	if pathLike(v) {
 		return nil
 	}
-	if loc := knownScheme.FindStringIndex(v); loc != nil {
+	if loc := knownScheme().FindStringIndex(v); loc != nil {
 		return clean(v, []Span{{Start: loc[1] - 1, End: len(v)}})
 	}
 	if colonName(name) && !strings.ContainsAny(v, " \t") {
@@ -295,7 +294,7 @@ func namedSpans(name, v string) []Span {
 		}
 	}
 	// token=abc,toolsets=repos: the value ends where the next pair starts.
-	if loc := nextPair.FindStringIndex(v); loc != nil {
+	if loc := nextPair().FindStringIndex(v); loc != nil {
 		v = v[:loc[0]]
 	}
 	if st == strong || credential(v) {
@@ -305,7 +304,7 @@ func namedSpans(name, v string) []Span {
 }
 
 // nextPair matches where a list of name=value pairs goes on after a value.
-var nextPair = regexp.MustCompile(`,[A-Za-z_][A-Za-z0-9_.-]*=`)
+var nextPair = compiled(`,[A-Za-z_][A-Za-z0-9_.-]*=`)
 
 // textOrWhole finds the secrets inside v (textSpans), or v whole when it
 // is a token by itself.
@@ -320,21 +319,21 @@ func textOrWhole(v string) []Span {
 }
 
 var (
-	schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+	schemeRE = compiled(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 	// urlRE matches URLs inside a text.
-	urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\]+`)
+	urlRE = compiled(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\]+`)
 	// goDSN matches the password of a Go MySQL DSN, user:pass@tcp(host).
-	goDSN = regexp.MustCompile(`(?:^|[\s"'=])[A-Za-z0-9_.-]+:([^@\s/]+)@(?:tcp|unix|udp)\(`)
+	goDSN = compiled(`(?:^|[\s"'=])[A-Za-z0-9_.-]+:([^@\s/]+)@(?:tcp|unix|udp)\(`)
 	// pairRE matches name=value in a text (a command line in one string,
 	// a URL's query elsewhere).
-	pairRE = regexp.MustCompile(`(?:^|[\s,&?])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=([^\s,&;"']+)`)
+	pairRE = compiled(`(?:^|[\s,&?])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=([^\s,&;"']+)`)
 	// webhook matches the URLs of Slack's and Discord's webhooks; group 1
 	// is their token.
-	webhook = regexp.MustCompile(`^https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/)+|(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/)([A-Za-z0-9_-]{20,})/?$`)
+	webhook = compiled(`^https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/)+|(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/)([A-Za-z0-9_-]{20,})/?$`)
 	// flagInText matches "--flag value" inside a text.
-	flagInText = regexp.MustCompile(`(?:^|\s)(--?[A-Za-z][A-Za-z0-9_-]*)[ \t]+([^\s"'-][^\s"']*)`)
+	flagInText = compiled(`(?:^|\s)(--?[A-Za-z][A-Za-z0-9_-]*)[ \t]+([^\s"'-][^\s"']*)`)
 	// jsonPair matches a JSON member whose value is a string.
-	jsonPair = regexp.MustCompile(`"([^"\\]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+	jsonPair = compiled(`"([^"\\]{1,64})"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 )
 
 // textSpans finds the secrets inside a text (masked): URLs' secrets, the
@@ -347,7 +346,7 @@ func textSpans(m string) []Span {
 	}
 	var sp []Span
 	if strings.Contains(m, "://") {
-		for _, loc := range urlRE.FindAllStringIndex(m, -1) {
+		for _, loc := range urlRE().FindAllStringIndex(m, -1) {
 			sp = append(sp, shift(urlSpans(m[loc[0]:loc[1]]), loc[0])...)
 		}
 	}
@@ -356,14 +355,14 @@ func textSpans(m string) []Span {
 	}
 	if strings.Contains(m, "earer") || strings.Contains(m, "asic") || strings.Contains(m, "EARER") || strings.Contains(m, "ASIC") {
 		// "Basic authentication" is prose: only credentials count.
-		for _, loc := range schemeAnywhere.FindAllStringSubmatchIndex(m, -1) {
+		for _, loc := range schemeAnywhere().FindAllStringSubmatchIndex(m, -1) {
 			if c := m[loc[2]:loc[3]]; credential(c) || known(c) {
 				sp = append(sp, Span{Start: loc[2], End: loc[3]})
 			}
 		}
 	}
 	if strings.Contains(m, "@tcp(") || strings.Contains(m, "@unix(") || strings.Contains(m, "@udp(") {
-		for _, loc := range goDSN.FindAllStringSubmatchIndex(m, -1) {
+		for _, loc := range goDSN().FindAllStringSubmatchIndex(m, -1) {
 			sp = append(sp, Span{Start: loc[2], End: loc[3]})
 		}
 	}
@@ -372,14 +371,14 @@ func textSpans(m string) []Span {
 	}
 	if strings.Contains(m, " -") {
 		// A command line in one argument (sh -c "server --token X").
-		for _, loc := range flagInText.FindAllStringSubmatchIndex(m, -1) {
+		for _, loc := range flagInText().FindAllStringSubmatchIndex(m, -1) {
 			if flag := m[loc[2]:loc[3]]; nameStrength(flag) == strong {
 				sp = append(sp, shift(namedSpans(flag, m[loc[4]:loc[5]]), loc[4])...)
 			}
 		}
 	}
 	if strings.Contains(m, `":`) || strings.Contains(m, `" :`) {
-		for _, loc := range jsonPair.FindAllStringSubmatchIndex(m, -1) {
+		for _, loc := range jsonPair().FindAllStringSubmatchIndex(m, -1) {
 			name := m[loc[2]:loc[3]]
 			if authHeader(name) || nameStrength(name) != notSecret {
 				sp = append(sp, shift(headerSpans(name, m[loc[4]:loc[5]]), loc[4])...)
@@ -417,7 +416,7 @@ func pairSpans(m string) []Span {
 		}
 		return sp
 	}
-	for _, loc := range pairRE.FindAllStringSubmatchIndex(m, -1) {
+	for _, loc := range pairRE().FindAllStringSubmatchIndex(m, -1) {
 		name := m[loc[2]:loc[3]]
 		if nameStrength(name) != notSecret {
 			sp = append(sp, shift(namedSpans(name, m[loc[4]:loc[5]]), loc[4])...)
@@ -452,7 +451,7 @@ func urlSpans(u string) []Span {
 		pe = e + j
 	}
 	// Webhooks whose token is a path segment of no known format.
-	if loc := webhook.FindStringSubmatchIndex(u[:pe]); loc != nil {
+	if loc := webhook().FindStringSubmatchIndex(u[:pe]); loc != nil {
 		sp = append(sp, Span{Start: loc[2], End: loc[3], InURL: true})
 	}
 	for s := e; s < pe; {

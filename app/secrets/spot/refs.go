@@ -1,7 +1,6 @@
 package spot
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -179,7 +178,7 @@ func escape(s string) string {
 // refLike matches every reference, whatever server's, as it is written or
 // percent-encoded, and the variables a host or shell expands (${VAR}):
 // what is never a secret itself, so that no rule takes part of one for one.
-var refLike = regexp.MustCompile(`keyring:rootkeeper/[^/\s"'<>]+/(?:(?:arg|url)/[0-9]{1,6}|(?:env|header)/[A-Za-z0-9._~%-]+/[0-9]{1,6})|` +
+var refLike = compiled(`keyring:rootkeeper/[^/\s"'<>]+/(?:(?:arg|url)/[0-9]{1,6}|(?:env|header)/[A-Za-z0-9._~%-]+/[0-9]{1,6})|` +
 	`keyring%3[Aa]rootkeeper%2[Ff][A-Za-z0-9._~%-]+|\$\{[^}]*\}`)
 
 // isRefText reports whether v is a reference as a whole.
@@ -196,7 +195,7 @@ func mask(v string) string {
 	if !strings.Contains(v, "keyring") && !strings.Contains(v, "${") {
 		return v
 	}
-	return refLike.ReplaceAllStringFunc(v, func(s string) string { return strings.Repeat("\x00", len(s)) })
+	return refLike().ReplaceAllStringFunc(v, func(s string) string { return strings.Repeat("\x00", len(s)) })
 }
 
 // wholeVariable: "$GITHUB_TOKEN", a variable's name (which a shell or

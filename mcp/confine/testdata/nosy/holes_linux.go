@@ -92,6 +92,10 @@ func hole(op, path string) (got string, ok bool, err error) {
 		for range n {
 			unix.Getppid()
 		}
+	case "busy": // N µs on the CPU, no system call: the work between a start's opens
+		n, _ := strconv.Atoi(path)
+		for end := time.Now().Add(time.Duration(n) * time.Microsecond); time.Now().Before(end); {
+		}
 	case "tcpecho": // HOST:PORT: connect, send a line, read it back
 		got, err = tcpEcho(path)
 	case "selfconnect": // listen on loopback inside, and connect to itself

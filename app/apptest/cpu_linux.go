@@ -1,4 +1,10 @@
-package mcp
+//go:build linux
+
+package apptest
+
+// CPU and scheduling counters of this process and others, for benchmarks that
+// report what a piece of work costs beside how long it takes (Linux: from
+// getrusage and /proc).
 
 import (
 	"os"
@@ -9,8 +15,8 @@ import (
 	"time"
 )
 
-// selfCPU is the user and system time this process has used.
-func selfCPU() time.Duration {
+// SelfCPU is the user and system time this process has used.
+func SelfCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
@@ -18,9 +24,9 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// processesCPU is the user and system time the processes pids have used,
+// ProcessesCPU is the user and system time the processes pids have used,
 // from /proc; ok says it could read every one.
-func processesCPU(pids []int) (_ time.Duration, ok bool) {
+func ProcessesCPU(pids []int) (_ time.Duration, ok bool) {
 	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
 	var sum time.Duration
 	for _, pid := range pids {
@@ -40,8 +46,8 @@ func processesCPU(pids []int) (_ time.Duration, ok bool) {
 	return sum, true
 }
 
-// selfRW is how many read and write system calls this process has made.
-func selfRW() int64 {
+// SelfRW is how many read and write system calls this process has made.
+func SelfRW() int64 {
 	data, err := os.ReadFile("/proc/self/io")
 	if err != nil {
 		return 0
@@ -60,9 +66,9 @@ func selfRW() int64 {
 	return n
 }
 
-// selfWakes is how many times this process's threads have been put on a
+// SelfWakes is how many times this process's threads have been put on a
 // CPU (schedstat).
-func selfWakes() int64 {
+func SelfWakes() int64 {
 	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
 	var n int64
 	for _, t := range tasks {
@@ -78,10 +84,10 @@ func selfWakes() int64 {
 	return n
 }
 
-// monitorCPU is the run time and the times put on a CPU of the Go
+// MonitorCPU is the run time and the times put on a CPU of the Go
 // runtime's monitor thread (sysmon), from its schedstat: the first thread
 // the runtime starts, so the lowest thread id after the process's own.
-func monitorCPU() (time.Duration, int64) {
+func MonitorCPU() (time.Duration, int64) {
 	tasks, _ := os.ReadDir("/proc/self/task")
 	self, first := os.Getpid(), 0
 	for _, t := range tasks {
