@@ -51,13 +51,14 @@ func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 
 // quickIoctl is ioctl(2) on the listener fd made without telling the
 // Go scheduler (RawSyscall), for the requests that never wait: SEND and
-// ID_VALID, and RECV once poll said a call is there. A system call made
-// through the scheduler while every P was idle wakes the runtime's
-// monitor thread (sysmon), which then polls every 20 µs until all are idle
-// again: a server's start makes 300–400 observed calls, one at a time,
-// and the monitor's wake-ups cost Rootkeeper more CPU than the calls
-// themselves (BenchmarkRealServersConfinedStart, own-cpu-ms). ADDFD waits
-// for the server's thread to take the descriptor and goes through ioctl.
+// ID_VALID, and RECV once poll said a call is there. Each system call
+// made through the scheduler is an exit from and a return to it, and one
+// made while every P was idle wakes the runtime's monitor thread; a
+// server's start makes 300-2,700 observed calls, each of them three or
+// four such calls (BenchmarkSpacedOpens1000: Rootkeeper's CPU an open
+// 29-31 µs through the scheduler, 21-22 raw, with readMem raw too).
+// ADDFD waits for the server's thread to take the descriptor and goes
+// through ioctl.
 func quickIoctl(fd int, req uint, arg unsafe.Pointer) error {
 	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
 	if e != 0 {
@@ -128,14 +129,12 @@ func indexByte(b []byte, c byte) int {
 // readMem fills buf from the memory of process pid at addr
 // (process_vm_readv); a read of less is EFAULT.
 //
-// It is made raw, as quickIoctl: made through the scheduler it brought
-// back the monitor's wake-ups (BenchmarkSpacedOpens1000: Rootkeeper's CPU
-// 20 -> 33 µs an open). A raw call holds its P, and delays the garbage
-// collector's stops, for as long as it takes; this one takes long only if
-// the server's memory at addr must be paged in from a slow file system
-// (a file it mapped from a folder on NFS), which a confined server cannot
-// make wait for ever: userfaultfd is refused (syscalls.go), and it can
-// neither mount nor serve a FUSE file system.
+// It is made raw, as quickIoctl. A raw call holds its P, and delays the
+// garbage collector's stops, for as long as it takes; this one takes long
+// only if the server's memory at addr must be paged in from a slow file
+// system (a file it mapped from a folder on NFS), which a confined server
+// cannot make wait for ever: userfaultfd is refused (syscalls.go), and it
+// can neither mount nor serve a FUSE file system.
 func readMem(pid int, addr uintptr, buf []byte) error {
 	local := unix.Iovec{Base: &buf[0]}
 	local.SetLen(len(buf))

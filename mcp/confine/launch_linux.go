@@ -63,7 +63,9 @@ func (o *Observer) launch(cmd *exec.Cmd) error {
 	}
 	o.parent.Close()
 	o.child.Close()
-	o.prepare()
+	if err := o.prepare(); err != nil {
+		return err
+	}
 	o.reachSet = make(chan struct{})
 	o.listener = make(chan int, 1)
 	o.launched = make(chan struct{})

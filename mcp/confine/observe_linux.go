@@ -89,13 +89,10 @@ type Observer struct {
 	grantMu sync.RWMutex
 	granted []string
 
-	mu sync.RWMutex // held (read) while the listener is used
-	fd int          // the listener, -1 until received or once closed
-	// polled is fd as the runtime polls it (its netpoller): the loop
-	// waits there rather than in a poll system call (receive_linux.go).
-	polled   *os.File
-	stopping atomic.Bool // set by Close: the loop ends, or never begins
-	waiting  chan struct{}
+	mu      sync.RWMutex // held (read) while the listener is used
+	fd      int          // the listener, -1 until received or once closed
+	stop    [2]int       // a pipe that wakes the loop to stop
+	waiting chan struct{}
 	// connecting bounds the connects done at once (connect_linux.go).
 	connecting chan struct{}
 	done       chan struct{}
@@ -191,27 +188,33 @@ func (o *Observer) Start(reach Reach) error {
 	launches.Delete(o.cmdKey)
 	o.inprocess = nil
 	o.child.Close()
-	o.prepare()
+	if err := o.prepare(); err != nil {
+		return err
+	}
 	go o.run(reach)
 	return nil
 }
 
 // prepare makes what the observing loop needs.
-func (o *Observer) prepare() {
+func (o *Observer) prepare() error {
 	if o.Wait == 0 {
 		o.Wait = 3 * time.Minute
 	}
 	if o.MaxWaiting == 0 {
 		o.MaxWaiting = 64
 	}
+	if err := unix.Pipe2(o.stop[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
 	o.waiting = make(chan struct{}, o.MaxWaiting)
 	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
+	return nil
 }
 
 // Close stops observing; calls that wait are let go on to Landlock. It
-// may be called again, which does nothing (the listener is closed by
-// then, its number perhaps another file's).
+// may be called again, which does nothing (the stop pipe's descriptors
+// are closed by then, their numbers perhaps another file's).
 func (o *Observer) Close() {
 	if o == nil {
 		return
@@ -227,12 +230,7 @@ func (o *Observer) close() {
 		o.child.Close()
 		return
 	}
-	o.stopping.Store(true)
-	o.mu.RLock()
-	if o.polled != nil {
-		o.polled.SetReadDeadline(time.Unix(1, 0)) // wakes the loop
-	}
-	o.mu.RUnlock()
+	unix.Write(o.stop[1], []byte{0})
 	o.parent.Close() // wakes a receive that waits for the listener
 	<-o.done
 }
