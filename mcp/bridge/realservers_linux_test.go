@@ -701,8 +701,8 @@ func BenchmarkRealServersConfinedStart(b *testing.B) {
 			// This process's part: starting the server, and observing it.
 			b.ReportMetric(apptest.Millis(apptest.Median(freeOwn)), "unconfined-own-cpu-ms")
 			b.ReportMetric(apptest.Millis(apptest.Median(confinedOwn)), "confined-own-cpu-ms")
-			// Of which the Go runtime's monitor thread's wakes, a start:
-			// what waiting on a server's calls the wrong way costs.
+			// The Go runtime's monitor thread's wakes a start: the
+			// observer's waits in poll(2) wake it (receive_linux.go).
 			b.ReportMetric(float64(freeWakes)/float64(b.N), "unconfined-sysmon-wakes")
 			b.ReportMetric(float64(confinedWakes)/float64(b.N), "confined-sysmon-wakes")
 		})
