@@ -8,7 +8,7 @@ package confine
 // child brings loopback up, puts the host's nameserver addresses on it,
 // and makes there what Rootkeeper serves from outside: a DNS socket (UDP
 // and TCP) at each nameserver address, and the relay's listeners on
-// 127.0.0.1 and ::1. It hands those to Rootkeeper with the seccomp
+// loopback (relayDoorV4 and ::1). It hands those to Rootkeeper with the seccomp
 // listener, drops the capabilities it had in its namespace, and executes
 // the server, which has nothing but loopback: every packet it sends stays
 // in the sandbox unless Rootkeeper carries it (sandboxnet), and what it
@@ -148,6 +148,10 @@ func nameservers() []string {
 	return out
 }
 
+// relayDoorV4 is the address of the relay's IPv4 listener inside the
+// sandbox: on loopback (127.0.0.0/8 is all loopback's), but not 127.0.0.1.
+const relayDoorV4 = "127.255.255.254"
+
 // setUpNetwork is the child's part, in its new network namespace: loopback
 // up, each nameserver's address on it, a DNS socket (UDP and TCP) at each,
 // the relay's listeners. It returns the descriptors and their roles.
@@ -204,7 +208,11 @@ func setUpNetwork(s netSpec) ([]int, []string, error) {
 			return fail(err)
 		}
 	}
-	for _, at := range []string{"127.0.0.1:0", "[::1]:0"} {
+	// The relay's IPv4 door is on an address of loopback no server means
+	// for a service of the host's, so that a connect to the host's
+	// 127.0.0.1 is never taken for one to the door, whatever port the two
+	// drew (a connect to the door itself is refused, and is no contact).
+	for _, at := range []string{relayDoorV4 + ":0", "[::1]:0"} {
 		l, err := net.Listen("tcp", at)
 		if err != nil {
 			return fail(fmt.Errorf("the relay's listener at %s: %w", at, err))
