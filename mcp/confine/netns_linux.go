@@ -149,7 +149,10 @@ func nameservers() []string {
 }
 
 // relayDoorV4 is the address of the relay's IPv4 listener inside the
-// sandbox: on loopback (127.0.0.0/8 is all loopback's), but not 127.0.0.1.
+// sandbox: on loopback (127.0.0.0/8 is all loopback's), but not 127.0.0.1,
+// which servers mean for a service of the host's. A connect to the door
+// itself is refused and is no contact, so on 127.0.0.1 a host service
+// whose port the door drew too was out of reach.
 const relayDoorV4 = "127.255.255.254"
 
 // setUpNetwork is the child's part, in its new network namespace: loopback
@@ -208,11 +211,7 @@ func setUpNetwork(s netSpec) ([]int, []string, error) {
 			return fail(err)
 		}
 	}
-	// The relay's IPv4 door is on an address of loopback no server means
-	// for a service of the host's, so that a connect to the host's
-	// 127.0.0.1 is never taken for one to the door, whatever port the two
-	// drew (a connect to the door itself is refused, and is no contact).
-	for _, at := range []string{relayDoorV4 + ":0", "[::1]:0"} {
+	for _, at := range []string{relayDoorV4 + ":0", "[::1]:0"} { // see relayDoorV4
 		l, err := net.Listen("tcp", at)
 		if err != nil {
 			return fail(fmt.Errorf("the relay's listener at %s: %w", at, err))
