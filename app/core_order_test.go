@@ -15,15 +15,7 @@ import (
 // roots/list answer does; once a revoke or a pause has returned, no answer
 // may hold the root until the next grant or resume.
 func TestNoStaleSnapshotAfterRevokeOrPause(t *testing.T) {
-	dir := t.TempDir()
-	store, err := OpenStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, core := openCore(t)
 	root := t.TempDir()
 	if err := core.Update(func(s *State) error {
 		if err := s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "srv"}); err != nil {
@@ -36,7 +28,7 @@ func TestNoStaleSnapshotAfterRevokeOrPause(t *testing.T) {
 	core.SetHealth(root, Health{Status: HealthOK})
 
 	// other is the command line: a second store on the same folder.
-	other, err := OpenStore(dir)
+	other, err := OpenStore(store.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,14 +84,7 @@ func TestStateEncoderRemembersTheSameServers(t *testing.T) {
 // the encoder take as unchanged at once); one that changes them, with its
 // own.
 func TestUpdateKeepsUnchangedServersAsTheyWere(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, core := openCore(t)
 	root := t.TempDir()
 	if err := core.Update(func(s *State) error {
 		for _, name := range []string{"a", "b"} {

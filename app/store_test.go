@@ -71,6 +71,22 @@ func child(t *testing.T, role string, env ...string) *exec.Cmd {
 	return cmd
 }
 
+// openCore is a store in a folder of its own and a core on it, for this
+// package's tests (apptest.NewCore imports this package, so they cannot
+// use it).
+func openCore(t *testing.T) (*Store, *Core) {
+	t.Helper()
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := NewCore(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, core
+}
+
 func TestConcurrentProcessesLoseNoUpdate(t *testing.T) {
 	dir := t.TempDir()
 	const procs, each = 4, 25
@@ -320,14 +336,7 @@ func contextWithCancel() (context.Context, context.CancelFunc) {
 // it. (The new bytes, in the spare or a temp file, are taken away before
 // they replace the file, which then fails.)
 func TestFailedSaveRepublishesTheStateOnDisk(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, core := openCore(t)
 	root := t.TempDir()
 	if err := core.Update(func(s *State) error {
 		if err := s.AddServer(Server{Name: "fs", Type: TransportStdio, Command: "x"}); err != nil {
@@ -348,7 +357,7 @@ func TestFailedSaveRepublishesTheStateOnDisk(t *testing.T) {
 			os.Remove(f)
 		}
 	}
-	err = core.Update(func(s *State) error { s.Revoke("fs", root); return nil })
+	err := core.Update(func(s *State) error { s.Revoke("fs", root); return nil })
 	beforeRename = func() {}
 	if err == nil {
 		t.Fatal("the save did not fail")
@@ -456,14 +465,7 @@ func TestStateIsPublishedOnlyWhenItChanges(t *testing.T) {
 // however often the store reads the file again (into a buffer of its own,
 // when it holds what was read before).
 func TestPublishedBytesAreNeverReadInto(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := NewCore(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, core := openCore(t)
 	if err := core.Update(func(s *State) error {
 		for i := range 20 {
 			if err := s.AddServer(Server{Name: fmt.Sprintf("s%d", i), Type: TransportStdio, Command: "x"}); err != nil {
