@@ -189,29 +189,46 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // valueEnd is the index just past the object or array line starts with,
 // or -1 when it does not end there (strings skipped, escapes included).
 func valueEnd(line []byte) int {
-	depth, inString, escaped := 0, false, false
+	var n jsonNesting
 	for i, c := range line {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			if depth--; depth == 0 {
-				return i + 1
-			}
+		if n.step(c) < 0 && n.depth == 0 {
+			return i + 1
 		}
 	}
 	return -1
+}
+
+// jsonNesting follows how deep in objects and arrays JSON text is, a byte
+// at a time, skipping what is inside strings (escapes included): the
+// framing's search for a value's end and the depth bound both read it.
+type jsonNesting struct {
+	depth             int
+	inString, escaped bool
+}
+
+// step takes the next byte and says what it did to the depth: 1 for an
+// object or array opened, -1 for one closed, 0 for anything else.
+func (n *jsonNesting) step(c byte) int {
+	switch {
+	case n.inString:
+		switch {
+		case n.escaped:
+			n.escaped = false
+		case c == '\\':
+			n.escaped = true
+		case c == '"':
+			n.inString = false
+		}
+	case c == '"':
+		n.inString = true
+	case c == '{' || c == '[':
+		n.depth++
+		return 1
+	case c == '}' || c == ']':
+		n.depth--
+		return -1
+	}
+	return 0
 }
 
 // readFrames reads f on a goroutine of its own until an error, which it

@@ -166,26 +166,10 @@ func parse(raw []byte, v any) error {
 // checkDepth refuses JSON nested deeper than max (objects and arrays),
 // skipping what is inside strings.
 func checkDepth(data []byte, max int) error {
-	depth, inString, escaped := 0, false, false
+	var n jsonNesting
 	for _, b := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > max {
-				return fmt.Errorf("a message nested deeper than %d levels", max)
-			}
-		case b == '}' || b == ']':
-			depth--
+		if n.step(b) > 0 && n.depth > max {
+			return fmt.Errorf("a message nested deeper than %d levels", max)
 		}
 	}
 	return nil
