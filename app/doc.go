@@ -77,7 +77,9 @@
 // share: words (what a person reads: text made safe for a terminal or a
 // label, shell quoting, short paths, the natural order of lists) and
 // osfile (the operating system's files: opening without waiting, a file's
-// drive and owner, the state file's lock).
+// drive and owner, the state file's lock) and filecall (the system calls
+// Rootkeeper's own files are read, written and synced with, so that a save
+// does not wake the Go runtime's monitor thread).
 //
 // This package must import neither Fyne nor the MCP SDK, nor detect: it finds
 // projects only through the [Scanner] function type it defines.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+
+	"rootkeeper/app/filecall"
 )
 
 // WithLock runs fn holding an flock on the lock file at path (created if
@@ -17,36 +19,23 @@ import (
 // opens non-blocking and tries to add it to the network poller (which
 // refuses a regular file), then sets it blocking again, and Fd sets it
 // blocking once more: seven system calls a lock that did nothing (every
-// save of the state took the lock).
+// save of the state took the lock). Its calls are package filecall's:
+// raw on a local disk, and a lock held by another process is waited for
+// through the scheduler.
 func WithLock(path string, exclusive bool, fn func() error) error {
-	fd, err := open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	c := filecall.For(path)
+	fd, err := c.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening lock file: %w", &fs.PathError{Op: "open", Path: path, Err: err})
 	}
-	defer syscall.Close(fd)
+	defer c.Close(fd)
 	how := syscall.LOCK_SH
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
-	for {
-		err = syscall.Flock(fd, how)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := c.Flock(fd, how); err != nil {
 		return fmt.Errorf("locking %s: %w", path, err)
 	}
-	defer syscall.Flock(fd, syscall.LOCK_UN)
+	defer c.Flock(fd, syscall.LOCK_UN)
 	return fn()
-}
-
-// open is open(2), again when a signal interrupted it.
-func open(path string, flag int, perm uint32) (int, error) {
-	for {
-		fd, err := syscall.Open(path, flag, perm)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
 }

@@ -5,10 +5,12 @@ package osfile
 import (
 	"io/fs"
 	"syscall"
+
+	"rootkeeper/app/filecall"
 )
 
 // ReadFile is os.ReadFile read through a bare descriptor (see WithLock):
-// open, fstat for the size, the reads, close. Its errors are those of
+// open, fstat for the size, the reads, close (package filecall's calls). Its errors are those of
 // os.ReadFile (a *fs.PathError; errors.Is(err, fs.ErrNotExist) for a
 // missing file).
 func ReadFile(path string) ([]byte, error) { return ReadFileInto(path, nil) }
@@ -16,14 +18,15 @@ func ReadFile(path string) ([]byte, error) { return ReadFileInto(path, nil) }
 // ReadFileInto is ReadFile reading into buf's room when it has enough (a
 // buffer the caller reuses), into a new one otherwise.
 func ReadFileInto(path string, buf []byte) ([]byte, error) {
-	fd, err := open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	c := filecall.For(path)
+	fd, err := c.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer c.Close(fd)
 	size := 0
 	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size > 0 && int64(int(st.Size)) == st.Size {
+	if c.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size > 0 && int64(int(st.Size)) == st.Size {
 		size = int(st.Size)
 	}
 	size++ // one byte more, so that the end is seen in the same read
@@ -40,10 +43,8 @@ func ReadFileInto(path string, buf []byte) ([]byte, error) {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
-		n, err := syscall.Read(fd, data[len(data):cap(data)])
+		n, err := c.Read(fd, data[len(data):cap(data)])
 		switch {
-		case err == syscall.EINTR:
-			continue
 		case err != nil:
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		case n == 0:
@@ -56,18 +57,16 @@ func ReadFileInto(path string, buf []byte) ([]byte, error) {
 // Names lists the names in the folder dir, in no particular order, read
 // through a bare descriptor (see WithLock).
 func Names(dir string) ([]string, error) {
-	fd, err := open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	c := filecall.In(dir)
+	fd, err := c.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer c.Close(fd)
 	var names []string
 	buf := make([]byte, 8192)
 	for {
-		n, err := syscall.ReadDirent(fd, buf)
-		if err == syscall.EINTR {
-			continue
-		}
+		n, err := c.Getdents(fd, buf)
 		if err != nil {
 			return names, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
 		}
