@@ -26,16 +26,16 @@ type rotating struct {
 	id os.FileInfo // f when it was opened: its device and inode
 }
 
-// The writes and the stat of the path are raw system calls where this
-// package has them (rawio_linux.go), as Rootkeeper's pipes are
-// (mcp/rawio): a call through the scheduler's system call path wakes the
-// runtime's monitor thread (sysmon) from its sleep, after which it polls
-// every 20 µs for a while. The trail's writes and stats, a few each
-// grant, woke it again and again: at fifty servers the monitor cost
-// 0.47 ms of CPU a grant, 0.34 ms without them (sysmon-ms,
-// BenchmarkGrantToServer). Each call returns at once (an append to the
-// page cache, a stat) and one goroutine makes them at a time
-// (Log.commit): one held up by the disk holds one P at most.
+// The writes and the stat of the path are package filecall's calls
+// (rawio_linux.go): raw on Linux where the log's folder is on a local
+// disk, as Rootkeeper's pipes are (mcp/rawio). A call through the
+// scheduler's system call path wakes the runtime's monitor thread
+// (sysmon) from its sleep, after which it polls every 20 µs for a while.
+// The trail's writes and stats, a few each grant, woke it again and
+// again: at fifty servers the monitor cost 0.47 ms of CPU a grant, 0.34 ms
+// without them (sysmon-ms, BenchmarkGrantToServer). Each call returns at
+// once (an append to the page cache, a stat) and one goroutine makes them
+// at a time (Log.commit): one held up by the disk holds one P at most.
 
 // queue adds e's line to what the next write writes; Log.mu is held.
 func (r *rotating) queue(e Entry) error {

@@ -6,47 +6,32 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-	"unsafe"
+
+	"rootkeeper/app/filecall"
 )
 
-// writeAll writes p to f with raw write system calls (see rotating).
+// writeAll writes p to f with package filecall's calls (see rotating):
+// raw where the log's folder is on a local disk.
 func writeAll(f *os.File, p []byte) error {
-	fd := f.Fd()
+	c, fd := filecall.For(f.Name()), int(f.Fd())
 	for len(p) > 0 {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		switch e {
-		case 0:
-			p = p[n:]
-		case syscall.EINTR:
-		default:
-			return &fs.PathError{Op: "write", Path: f.Name(), Err: e}
+		n, err := c.Write(fd, p)
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: f.Name(), Err: err}
 		}
+		p = p[n:]
 	}
 	return nil
 }
 
 // statSame is the size of the file at path and whether it is the file id
-// describes (the same device and inode), by a raw fstatat (see rotating).
+// describes (the same device and inode), by package filecall's stat (see
+// rotating).
 func statSame(path string, id os.FileInfo) (size int64, same bool, err error) {
-	p, err := syscall.BytePtrFromString(path)
-	if err != nil {
-		return 0, false, err
-	}
 	var st syscall.Stat_t
-	dirfd := atFDCWD
-	for {
-		_, _, e := syscall.RawSyscall6(fstatat, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
-		if e == syscall.EINTR {
-			continue
-		}
-		if e != 0 {
-			return 0, false, &fs.PathError{Op: "stat", Path: path, Err: e}
-		}
-		break
+	if err := filecall.For(path).Stat(path, &st); err != nil {
+		return 0, false, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	was, ok := id.Sys().(*syscall.Stat_t)
 	return st.Size, ok && was.Dev == st.Dev && was.Ino == st.Ino, nil
 }
-
-// atFDCWD is AT_FDCWD: a path relative to the working directory.
-const atFDCWD = -0x64

@@ -136,6 +136,33 @@ func (c Calls) Read(fd int, p []byte) (int, error) {
 	return int(n), err
 }
 
+// Write is write(2) of p.
+func (c Calls) Write(fd int, p []byte) (int, error) {
+	if !c.raw {
+		return ordinaryN(func() (int, error) { return syscall.Write(fd, p) })
+	}
+	n, err := rawAt(unix.SYS_WRITE, uintptr(fd), bufPtr(p), uintptr(len(p)), 0)
+	return int(n), err
+}
+
+// Stat is stat(2) of path (following a last link).
+func (c Calls) Stat(path string, st *syscall.Stat_t) error {
+	if !c.raw {
+		return ordinary(func() error { return syscall.Stat(path, st) })
+	}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	for {
+		// Two pointers: the conversions stay in the call's own arguments.
+		_, _, e := syscall.RawSyscall6(sysFstatat, atFDCWD, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), 0, 0, 0)
+		if e != syscall.EINTR {
+			return errnoErr(e)
+		}
+	}
+}
+
 // Pwrite is pwrite(2) of p at off.
 func (c Calls) Pwrite(fd int, p []byte, off int64) (int, error) {
 	if !c.raw {

@@ -1,6 +1,7 @@
 // Package filecall makes the system calls Rootkeeper reads and writes its
-// own files with (the state file, its lock, its spare, their folder), so
-// that a save does not wake the Go runtime's monitor thread.
+// own files with (the state file, its lock, its spare, their folder, the
+// audit trail), so that a save does not wake the Go runtime's monitor
+// thread.
 //
 // A system call made the ordinary way (package syscall, os) tells the
 // scheduler that its thread may block; when the process was idle, that
@@ -9,8 +10,8 @@
 // and 0.15-0.2 ms of CPU for every save, whatever the save itself costs
 // (BenchmarkGrantToServer's sysmon-wakes). So here:
 //
-//   - Calls that return at once on a local disk (open, fstat, read,
-//     pwrite, close, getdents, rename, a lease, a lock nobody holds) are
+//   - Calls that return at once on a local disk (open, stat, read,
+//     write, close, getdents, rename, a lease, a lock nobody holds) are
 //     made raw, without telling the scheduler, but only on a folder whose
 //     file system is local (ext4, xfs, btrfs, tmpfs, ...: [In] asks
 //     statfs once per folder). On a network or FUSE file system any call

@@ -54,6 +54,16 @@ func TestRawAndOrdinaryCallsAgree(t *testing.T) {
 			if n, err := c.Pwrite(fd, []byte("hello, world"), 0); n != 12 || err != nil {
 				t.Errorf("pwrite: %d, %v", n, err)
 			}
+			if n, err := c.Write(fd, []byte("!")); n != 1 || err != nil {
+				t.Errorf("write: %d, %v", n, err)
+			}
+			var named syscall.Stat_t
+			if err := c.Stat(a, &named); err != nil || named.Size != 12 {
+				t.Errorf("stat: size %d, %v; want 12 (pwrite moves no offset: the write was at 0)", named.Size, err)
+			}
+			if err := c.Stat(filepath.Join(dir, "missing"), &named); err != syscall.ENOENT {
+				t.Errorf("stat of a missing file: %v, want ENOENT", err)
+			}
 			if err := c.Ftruncate(fd, 5); err != nil {
 				t.Error(err)
 			}
@@ -86,8 +96,8 @@ func TestRawAndOrdinaryCallsAgree(t *testing.T) {
 			if got := read(t, c, a); got != "other" {
 				t.Errorf("a after the exchange holds %q, want other", got)
 			}
-			if got := read(t, c, b); got != "hello" {
-				t.Errorf("b after the exchange holds %q, want hello", got)
+			if got := read(t, c, b); got != "!ello" {
+				t.Errorf("b after the exchange holds %q, want !ello", got)
 			}
 			if err := c.Rename(b, a); err != nil {
 				t.Fatal(err)
