@@ -8,7 +8,7 @@ package confine
 // child brings loopback up, puts the host's nameserver addresses on it,
 // and makes there what Rootkeeper serves from outside: a DNS socket (UDP
 // and TCP) at each nameserver address, and the relay's listeners on
-// loopback (relayDoorV4 and ::1). It hands those to Rootkeeper with the seccomp
+// loopback (relayDoorV4 and relayDoorV6). It hands those to Rootkeeper with the seccomp
 // listener, drops the capabilities it had in its namespace, and executes
 // the server, which has nothing but loopback: every packet it sends stays
 // in the sandbox unless Rootkeeper carries it (sandboxnet), and what it
@@ -155,6 +155,13 @@ func nameservers() []string {
 // whose port the door drew too was out of reach.
 const relayDoorV4 = "127.255.255.254"
 
+// relayDoorV6 is the address of the relay's IPv6 listener inside the
+// sandbox, put on loopback there: IPv6 has one loopback address, ::1,
+// which servers mean for a service of the host's, so the door is in
+// RFC 6666's discard-only block (100::/64), where no server means a
+// destination of any kind.
+const relayDoorV6 = "100::1"
+
 // setUpNetwork is the child's part, in its new network namespace: loopback
 // up, each nameserver's address on it, a DNS socket (UDP and TCP) at each,
 // the relay's listeners. It returns the descriptors and their roles.
@@ -211,7 +218,10 @@ func setUpNetwork(s netSpec) ([]int, []string, error) {
 			return fail(err)
 		}
 	}
-	for _, at := range []string{relayDoorV4 + ":0", "[::1]:0"} { // see relayDoorV4
+	if err := addLoopbackAddr(netip.MustParseAddr(relayDoorV6)); err != nil {
+		return fail(fmt.Errorf("putting %s on loopback: %w", relayDoorV6, err))
+	}
+	for _, at := range []string{relayDoorV4 + ":0", "[" + relayDoorV6 + "]:0"} { // see relayDoorV4, relayDoorV6
 		l, err := net.Listen("tcp", at)
 		if err != nil {
 			return fail(fmt.Errorf("the relay's listener at %s: %w", at, err))
@@ -288,6 +298,11 @@ func addLoopbackAddr(a netip.Addr) error {
 	body := make([]byte, unix.SizeofIfAddrmsg)
 	body[0] = byte(family)
 	body[1] = byte(bits)
+	// No duplicate address detection: an IPv6 address stays tentative
+	// until it is done, and a bind to it meanwhile fails (EADDRNOTAVAIL,
+	// a start in a few); on loopback, alone in its namespace, there is
+	// nothing to detect.
+	body[2] = unix.IFA_F_NODAD
 	body[3] = unix.RT_SCOPE_HOST
 	binary.NativeEndian.PutUint32(body[4:], uint32(lo.Index))
 	body = append(body, attr(unix.IFA_LOCAL, raw)...)

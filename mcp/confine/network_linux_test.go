@@ -117,7 +117,13 @@ func testDNS(t *testing.T) netip.AddrPort {
 			b.StartQuestions()
 			b.Question(q)
 			b.StartAnswers()
-			if strings.HasSuffix(q.Name.String(), ".example.test.") && q.Type == dnsmessage.TypeA {
+			switch {
+			case q.Name.String() == "v6.example.test.":
+				// IPv6 only: the host's ::1.
+				if q.Type == dnsmessage.TypeAAAA {
+					b.AAAAResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AAAAResource{AAAA: netip.IPv6Loopback().As16()})
+				}
+			case strings.HasSuffix(q.Name.String(), ".example.test.") && q.Type == dnsmessage.TypeA:
 				b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AResource{A: [4]byte{127, 0, 0, 3}})
 			}
 			msg, _ := b.Finish()
@@ -197,6 +203,8 @@ func networkOfItsOwn(t *testing.T) {
 	}
 	named := startEcho(t, "tcp", "127.0.0.3:0")
 	port := named.l.Addr().(*net.TCPAddr).Port
+	named6 := startEcho(t, "tcp", "[::1]:0")
+	at6 := net.JoinHostPort("v6.example.test", strconv.Itoa(named6.l.Addr().(*net.TCPAddr).Port))
 	echo := startEcho(t, "tcp", "127.0.0.1:0")
 	other := echo.l.Addr().String()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -209,7 +217,7 @@ func networkOfItsOwn(t *testing.T) {
 	os.MkdirAll(p.Roots[0], 0o755)
 	at := func(host string) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
-	n := &testNetwork{allow: func(c Contact) bool { return c.Name == "api.example.test" }}
+	n := &testNetwork{allow: func(c Contact) bool { return c.Name == "api.example.test" || c.Name == "v6.example.test" }}
 	res := runNetworked(t, p, n,
 		"tcpecho:"+at("api.example.test"),   // 0: looked up, allowed
 		"tcpecho:"+other,                    // 1: no name: refused
@@ -219,6 +227,7 @@ func networkOfItsOwn(t *testing.T) {
 		"peerecho:"+at("api.example.test"),  // 5: handed
 		"boundecho:"+at("api.example.test"), // 6: bound first: relayed
 		"disconnect:"+at("api.example.test"),
+		"boundecho6:"+at6, // 8: bound first, IPv6: relayed
 	)
 	if !res[0].OK || res[0].Got != "pong" {
 		t.Errorf("an allowed connect: %+v", res[0])
@@ -235,6 +244,12 @@ func networkOfItsOwn(t *testing.T) {
 		// loopback service: a host's 127.0.0.1 port that the door drew
 		// too was refused as the door, no contact (seen once in CI).
 		t.Errorf("the relay's door is at %s, want it off 127.0.0.1", got)
+	}
+	// Nor on ::1, IPv6's one loopback address.
+	if got, relayed := strings.CutPrefix(res[8].Got, "pong "); !res[8].OK || !relayed {
+		t.Errorf("an IPv6 socket bound before its connect, relayed: %+v", res[8])
+	} else if door, err := netip.ParseAddrPort(got); err != nil || door.Addr() == netip.IPv6Loopback() {
+		t.Errorf("the relay's IPv6 door is at %s, want it off ::1", got)
 	}
 	// A handed socket stays connected to what was allowed: no disconnect,
 	// no second connect, no listening or binding on the host's network.
@@ -257,8 +272,8 @@ func networkOfItsOwn(t *testing.T) {
 	if res[4].OK {
 		t.Errorf("a refused lookup resolved: %+v", res[4])
 	}
-	if len(n.contacts) != 5 {
-		t.Fatalf("contacts %+v, want the five connects past the sandbox", n.contacts)
+	if len(n.contacts) != 6 {
+		t.Fatalf("contacts %+v, want the six connects past the sandbox", n.contacts)
 	}
 	if c := n.contacts[0]; c.Proto != "tcp" || c.Addr != netip.MustParseAddrPort(at("127.0.0.3")) || c.Name != "api.example.test" || c.PID == 0 {
 		t.Errorf("the named contact: %+v", c)

@@ -32,6 +32,8 @@ func netOp(op, path string) (got string, ok bool, err error) {
 		got, err = peerEcho(path, nil)
 	case "boundecho": // HOST:PORT: the same from a socket bound to 127.0.0.1 first
 		got, err = peerEcho(path, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	case "boundecho6": // HOST:PORT: the same from a socket bound to ::1 first
+		got, err = peerEcho(path, &net.TCPAddr{IP: net.IPv6loopback})
 	case "disconnect": // HOST:PORT: connect, then try to make the socket another one: got: what each try answered
 		got, err = disconnect(path)
 	case "connectrace": // ALLOWED,DENIED,N: N connects to an address another thread keeps swapping between the two; got: how many connected
