@@ -3,12 +3,14 @@ package sandboxnet
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,16 +32,31 @@ var zone = map[string][]netip.Addr{
 	"cdn.example.test.": {netip.MustParseAddr("198.51.100.9")},
 }
 
+// udpAndTCP listens on one loopback port for UDP and TCP, as a nameserver
+// does. The port is the UDP socket's, drawn by the kernel; when its TCP
+// twin is in use (a connection of another test's, seen once in CI) it
+// draws again.
+func udpAndTCP(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	for try := 0; ; try++ {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, l
+		}
+		pc.Close()
+		if !errors.Is(err, syscall.EADDRINUSE) || try == 20 {
+			t.Fatal(err)
+		}
+	}
+}
+
 func startNameserver(t *testing.T) *nameserver {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, l := udpAndTCP(t)
 	ns := &nameserver{addr: netip.MustParseAddrPort(pc.LocalAddr().String()), asked: map[string]int{}}
 	t.Cleanup(func() { pc.Close(); l.Close() })
 	go func() {
@@ -125,14 +142,7 @@ func lookup(addr, network, name string) ([]netip.Addr, error) {
 func TestResolverNamesWhatItAnswers(t *testing.T) {
 	ns := startNameserver(t)
 	r := &Resolver{Upstream: []netip.AddrPort{ns.addr}, Lookup: func(name string) bool { return name != "evil.example.test" }}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, l := udpAndTCP(t)
 	defer pc.Close()
 	defer l.Close()
 	go r.ServeUDP(pc)
