@@ -343,13 +343,13 @@ func startGUIApp(t *testing.T, state string) {
 	if testing.Short() {
 		t.Skip("GUI test skipped with -short")
 	}
-	for _, tool := range []string{"xvfb-run", "dbus-run-session"} {
+	for _, tool := range []string{"Xvfb", "dbus-run-session"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed (run .ci/setup)", tool)
 		}
 	}
-	gui := exec.Command("dbus-run-session", "--", "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", binary, "--state-dir", state, "--hidden")
-	gui.Env = serverEnv()
+	gui := exec.Command("dbus-run-session", "--", binary, "--state-dir", state, "--hidden")
+	gui.Env = apptest.WithDisplay(serverEnv(), apptest.XServer(t, "1024x768"))
 	apptest.OwnGroup(gui)
 	gui.WaitDelay = 2 * time.Second
 	var logs strings.Builder

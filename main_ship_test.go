@@ -164,7 +164,7 @@ func TestHiddenStartsInTheTrayWithTheWindowClosed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("GUI test skipped with -short")
 	}
-	for _, tool := range []string{"xvfb-run", "dbus-run-session", "xwininfo"} {
+	for _, tool := range []string{"Xvfb", "dbus-run-session", "xwininfo"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed (run .ci/setup)", tool)
 		}
@@ -195,11 +195,13 @@ func TestHiddenStartsInTheTrayWithTheWindowClosed(t *testing.T) {
 			mustRun(t, state, "roots", "add", folder, "--enable")
 			mustRun(t, state, "servers", "add", "idle", "--", "sleep", "600")
 			mustRun(t, state, "grant", "idle", folder)
-			display := filepath.Join(t.TempDir(), "display")
-			cmd := exec.Command("dbus-run-session", "--", tray, "-click", "alpha", "-timeout", "60s", "--",
-				"xvfb-run", "-a", "-s", "-screen 0 1024x768x24",
-				"sh", "-c", `echo "$DISPLAY $XAUTHORITY" > "$0"; exec "$1" --state-dir "$2" $3`, display, binary, state, tc.flag)
-			cmd.Env = serverEnv()
+			dpy := apptest.XServer(t, "1024x768")
+			args := []string{"--", tray, "-click", "alpha", "-timeout", "60s", "--", binary, "--state-dir", state}
+			if tc.flag != "" {
+				args = append(args, tc.flag)
+			}
+			cmd := exec.Command("dbus-run-session", args...)
+			cmd.Env = apptest.WithDisplay(serverEnv(), dpy)
 			apptest.OwnGroup(cmd)
 			// Xvfb or the bus may outlive the group kill holding stderr.
 			cmd.WaitDelay = 2 * time.Second
@@ -236,13 +238,6 @@ func TestHiddenStartsInTheTrayWithTheWindowClosed(t *testing.T) {
 			case <-time.After(90 * time.Second):
 				t.Fatal("the app's tray item was not ready within 90 s")
 			}
-			data, err := os.ReadFile(display)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// xvfb-run's display and the cookie that opens it.
-			dpy, xauth, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
-			t.Setenv("XAUTHORITY", xauth)
 			if tc.viewable {
 				apptest.Eventually(t, "a window named Rootkeeper viewable", func() (bool, string) {
 					states := windowStates(t, dpy, "Rootkeeper")

@@ -647,28 +647,6 @@ func TestWineAutostartWritesAndRemovesTheRunKey(t *testing.T) {
 	}
 }
 
-// xvfb starts a private X server and returns its display.
-func xvfb(t *testing.T) string {
-	t.Helper()
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp")
-	cmd.ExtraFiles = []*os.File{wr}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("Xvfb (xvfb, run .ci/setup): %v", err)
-	}
-	wr.Close()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(rd).ReadString('\n')
-	rd.Close()
-	if err != nil {
-		t.Fatalf("Xvfb gave no display: %v", err)
-	}
-	return ":" + strings.TrimSpace(line)
-}
-
 // windowShot finds the top-level window named title on display and
 // returns a screenshot of it (xwininfo and ImageMagick's import).
 func windowShot(t *testing.T, display, title string) (image.Image, error) {
@@ -714,7 +692,7 @@ func inkBands(img image.Image, top int) int {
 // notification area without a desktop shell.
 func TestWineWindowDraws(t *testing.T) {
 	r := wineRig(t)
-	display := xvfb(t)
+	display := apptest.XServer(t, "1280x800")
 	r.addRoot(r.mkdir("alpha"))
 	cmd := r.command()
 	cmd.Env = append(wineEnv(true), "DISPLAY="+display)

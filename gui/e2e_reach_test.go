@@ -22,7 +22,7 @@ import (
 // it by itself, the tray lists it, and the window opened again (the tray's
 // Open Rootkeeper) asks it again; so does the tray's line about it.
 //
-// It needs xvfb-run, dbus-run-session and the npm servers; it skips
+// It needs Xvfb, dbus-run-session and the npm servers; it skips
 // without them (and with -short), except under CI, where it fails.
 func TestEndToEndAWindowKilledMidQuestionAsksAgain(t *testing.T) {
 	e := newScaleRunOf(t, 1, 1, true)

@@ -27,7 +27,7 @@ import (
 // ROOTKEEPER_SCALE_SHOT=PREFIX it also writes screenshots 3, 6, 9 and 15 s
 // after launch, to look at.
 //
-// It needs xvfb-run, dbus-run-session and the npm servers; it skips
+// It needs Xvfb, dbus-run-session and the npm servers; it skips
 // without them (and with -short), except under CI, where it fails.
 func TestEndToEndAtScale(t *testing.T) {
 	servers := 20
@@ -96,8 +96,8 @@ type scaleRun struct {
 	lines chan string
 	// stdin is the tray host's: "item LABEL" clicks an item.
 	stdin io.Writer
-	// display and xauth open the app's Xvfb (for xwininfo).
-	display, xauth string
+	// display is the app's Xvfb (for xwininfo).
+	display string
 }
 
 func newScaleRun(t testing.TB, n, m int) *scaleRun { return newScaleRunOf(t, n, m, false) }
@@ -110,7 +110,7 @@ func newScaleRunOf(t testing.TB, n, m int, denyRest bool) *scaleRun {
 	}
 	root := apptest.ModuleRoot(t)
 	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	apptest.NeedProgram(t, "xvfb-run")
+	apptest.NeedProgram(t, "Xvfb")
 	apptest.NeedProgram(t, "dbus-run-session")
 	if _, err := os.Stat(fsServer); err != nil {
 		apptest.Missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
@@ -172,16 +172,17 @@ func newScaleRunOf(t testing.TB, n, m int, denyRest bool) *scaleRun {
 // it (tray and rows are drawn in the same refresh).
 func (e *scaleRun) launch(shot string, args ...string) time.Duration {
 	t := e.t
-	script := `echo "$DISPLAY $XAUTHORITY" > "$1/display"; "$0" --state-dir "$1" $3 2>"$1/app.log" & pid=$!
+	script := `"$0" --state-dir "$1" $3 2>"$1/app.log" & pid=$!
 if [ -n "$2" ]; then for s in 3 6 9 15; do sleep 3; import -window root "$2.$s.png"; done; fi
 wait $pid`
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	last := fmt.Sprintf("project-%d", len(mustLoad(t, e.state).Roots))
+	e.display = apptest.XServer(t, "1280x800")
 	cmd := exec.CommandContext(ctx, "dbus-run-session", "--",
 		e.tray, "-click", last, "-timeout", "60s", "--",
-		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", "-c", script, e.rk, e.state, shot, strings.Join(args, " "))
-	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
+		"sh", "-c", script, e.rk, e.state, shot, strings.Join(args, " "))
+	cmd.Env = append(apptest.WithDisplay(nil, e.display), "LANG=en_US.UTF-8")
 	apptest.OwnGroup(cmd)
 	cmd.Cancel = func() error { return apptest.KillGroup(cmd) }
 	// Xvfb or the bus may outlive the group kill holding stderr open.
@@ -247,11 +248,6 @@ wait $pid`
 		t.Fatalf("tray menu %q: %v", menu, err)
 	}
 	e.pid = findProcess(t, e.rk)
-	data, err := os.ReadFile(filepath.Join(e.state, "display"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.display, e.xauth, _ = strings.Cut(strings.TrimSpace(string(data)), " ")
 	return ready
 }
 
@@ -268,7 +264,8 @@ func mustLoad(t testing.TB, dir string) app.State {
 func startHello(t testing.TB, bin string) int {
 	hello := filepath.Join(bin, "hello")
 	goBuild(t, apptest.ModuleRoot(t), hello, "./gui/internal/hello")
-	cmd := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1280x800x24", hello)
+	cmd := exec.Command(hello)
+	cmd.Env = apptest.WithDisplay(nil, apptest.XServer(t, "1280x800"))
 	apptest.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

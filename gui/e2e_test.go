@@ -18,13 +18,13 @@ import (
 	"rootkeeper/app/audit"
 )
 
-// TestEndToEndTrayToggle runs the real binary under xvfb-run and a private
+// TestEndToEndTrayToggle runs the real binary under Xvfb and a private
 // session bus, with a tray host written for the test (internal/traytest)
 // that reads the tray menu over com.canonical.dbusmenu and clicks it.
 // Unticking a root in the tray must take it away from a real
 // server-filesystem: the app answers its next roots/list without it.
 //
-// It needs xvfb-run, dbus-run-session and the npm servers in .ci/npm; it
+// It needs Xvfb, dbus-run-session and the npm servers in .ci/npm; it
 // skips without them, except under CI, where it fails.
 func TestEndToEndTrayToggle(t *testing.T) {
 	if testing.Short() {
@@ -32,7 +32,7 @@ func TestEndToEndTrayToggle(t *testing.T) {
 	}
 	root := apptest.ModuleRoot(t)
 	fsServer := filepath.Join(root, ".ci", "npm", "node_modules", ".bin", "mcp-server-filesystem")
-	apptest.NeedProgram(t, "xvfb-run")
+	apptest.NeedProgram(t, "Xvfb")
 	apptest.NeedProgram(t, "dbus-run-session")
 	if _, err := os.Stat(fsServer); err != nil {
 		apptest.Missing(t, "server-filesystem (run npm ci in .ci/npm): "+err.Error())
@@ -71,9 +71,8 @@ func TestEndToEndTrayToggle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "dbus-run-session", "--",
-		tray, "-click", "alpha", "-timeout", "60s", "--",
-		"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", rk, "--state-dir", state)
-	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
+		tray, "-click", "alpha", "-timeout", "60s", "--", rk, "--state-dir", state)
+	cmd.Env = append(apptest.WithDisplay(nil, apptest.XServer(t, "1280x800")), "LANG=en_US.UTF-8")
 	apptest.OwnGroup(cmd)
 	cmd.Cancel = func() error { return apptest.KillGroup(cmd) }
 	var appLog strings.Builder

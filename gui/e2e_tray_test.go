@@ -169,7 +169,6 @@ func (e *scaleRun) windowViewable() bool {
 
 func (e *scaleRun) xwininfo(args ...string) (string, error) {
 	cmd := exec.Command("xwininfo", append([]string{"-display", e.display}, args...)...)
-	cmd.Env = append(os.Environ(), "XAUTHORITY="+e.xauth)
 	out, err := cmd.Output()
 	return string(out), err
 }

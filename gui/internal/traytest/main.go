@@ -22,7 +22,7 @@
 //
 // Run it inside dbus-run-session, e.g.
 //
-//	dbus-run-session -- traytest -click alpha -- xvfb-run -a rootkeeper --state-dir D
+//	DISPLAY=:N dbus-run-session -- traytest -click alpha -- rootkeeper --state-dir D
 package main
 
 import (
@@ -90,8 +90,8 @@ func main() {
 
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	// The command stays in traytest's process group (xvfb-run, Xvfb and
-	// the app under it): whoever runs traytest in a group of its own ends
+	// The command stays in traytest's process group (the app and what it
+	// starts): whoever runs traytest in a group of its own ends
 	// all of it with one kill of that group, as the tests do, even after
 	// traytest itself was killed. In a group of its own, the app outlived
 	// every test that killed traytest.
