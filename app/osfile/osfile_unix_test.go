@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A FIFO with no writer would block open(2) forever; OpenNoWait returns it
@@ -155,5 +156,27 @@ func TestReadFileAsOSReadFile(t *testing.T) {
 	}
 	if _, err := Names(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Names of a missing folder: %v", err)
+	}
+}
+
+// A FIFO where the state file was is refused at once, not waited for in
+// open(2) (which, made raw, would hold a P until a writer came).
+func TestReadFileOfAFIFODoesNotWait(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "state.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []byte)
+	go func() {
+		data, _ := ReadFile(fifo)
+		done <- data
+	}()
+	select {
+	case data := <-done:
+		if len(data) != 0 {
+			t.Errorf("read %q from a FIFO with no writer", data)
+		}
+	case <-time.After(10 * time.Second): // a guard against a hang, not a measure
+		t.Fatal("ReadFile of a FIFO with no writer is still waiting in open(2)")
 	}
 }

@@ -19,7 +19,9 @@ func ReadFile(path string) ([]byte, error) { return ReadFileInto(path, nil) }
 // buffer the caller reuses), into a new one otherwise.
 func ReadFileInto(path string, buf []byte) ([]byte, error) {
 	c := filecall.For(path)
-	fd, err := c.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	// Not waiting in open(2) for a FIFO put where the file was (the open
+	// may be raw: it would hold its P); a regular file's reads ignore it.
+	fd, err := c.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
