@@ -27,11 +27,19 @@ func XServer(t testing.TB, size string) string {
 	}
 	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", size+"x24", "-nolisten", "tcp")
 	cmd.ExtraFiles = []*os.File{wr}
+	var said strings.Builder // what Xvfb says, shown when the test fails
+	cmd.Stderr = &said
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("Xvfb: %v", err)
 	}
 	wr.Close()
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("Xvfb (%s):\n%s", cmd.ProcessState, said.String())
+		}
+	})
 	line, err := bufio.NewReader(rd).ReadString('\n')
 	rd.Close()
 	if err != nil {
