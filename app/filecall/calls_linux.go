@@ -45,13 +45,18 @@ var localFileSystems = map[int64]bool{
 }
 
 // isLocal reports whether dir's file system is one of localFileSystems,
-// asking statfs(2) (the ordinary way: it may wait) once per folder.
+// asking statfs(2) (the ordinary way: it may wait) once per folder. A
+// folder that cannot be asked (not made yet) is not local, and is asked
+// again next time.
 func isLocal(dir string) bool {
 	if v, ok := locals.Load(dir); ok {
 		return v.(bool)
 	}
 	var st unix.Statfs_t
-	local := unix.Statfs(dir, &st) == nil && localFileSystems[int64(st.Type)]
+	if unix.Statfs(dir, &st) != nil {
+		return false
+	}
+	local := localFileSystems[int64(st.Type)]
 	locals.Store(dir, local)
 	return local
 }

@@ -31,6 +31,17 @@ func TestRawOnlyOnLocalFileSystems(t *testing.T) {
 	if For("/proc/self/status").Raw() {
 		t.Error("For a file in /proc: raw calls")
 	}
+	// A folder not made yet is asked again once it is.
+	later := filepath.Join(t.TempDir(), "later")
+	if In(later).Raw() {
+		t.Errorf("In(%s): raw calls before the folder exists", later)
+	}
+	if err := os.Mkdir(later, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if want := In(filepath.Dir(later)).Raw(); In(later).Raw() != want {
+		t.Errorf("In(%s) once made: raw %v, want %v as its parent", later, !want, want)
+	}
 }
 
 // The raw calls and the ordinary ones do the same, errors included.
