@@ -1,13 +1,15 @@
 //go:build linux && (amd64 || arm64)
 
-package filecall
+package filecall_test
 
 import (
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
+
+	"rootkeeper/app/apptest"
+	"rootkeeper/app/filecall"
 )
 
 // BenchmarkSync syncs a 4 KiB file rewritten each time, the ordinary way
@@ -24,7 +26,7 @@ func BenchmarkSync(b *testing.B) {
 			}
 			defer f.Close()
 			fd, page := int(f.Fd()), make([]byte, 4096)
-			before := cpu()
+			before := apptest.SelfCPU()
 			b.ResetTimer()
 			for i := range b.N {
 				page[0] = byte(i)
@@ -34,21 +36,14 @@ func BenchmarkSync(b *testing.B) {
 				if how == "ordinary" {
 					err = syscall.Fdatasync(fd)
 				} else {
-					err = Sync(fd, true)
+					err = filecall.Sync(fd, true)
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((cpu()-before).Microseconds())/float64(b.N), "cpu-us")
+			b.ReportMetric(float64((apptest.SelfCPU()-before).Microseconds())/float64(b.N), "cpu-us")
 		})
 	}
-}
-
-// cpu is this process's CPU time so far, user and system.
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
