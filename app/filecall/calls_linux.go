@@ -100,7 +100,7 @@ const atFDCWD = ^uintptr(99) // -100
 // Open is open(2) of path.
 func (c Calls) Open(path string, flag int, perm uint32) (int, error) {
 	if !c.raw {
-		return ordinaryOpen(path, flag, perm)
+		return ordinaryN(func() (int, error) { return syscall.Open(path, flag, perm) })
 	}
 	p, err := syscall.BytePtrFromString(path)
 	if err != nil {

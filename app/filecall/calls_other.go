@@ -22,7 +22,7 @@ func (Calls) Raw() bool { return false }
 
 // Open is open(2) of path.
 func (Calls) Open(path string, flag int, perm uint32) (int, error) {
-	return ordinaryOpen(path, flag, perm)
+	return ordinaryN(func() (int, error) { return syscall.Open(path, flag, perm) })
 }
 
 // Close is close(2).
@@ -48,7 +48,7 @@ func (Calls) Flock(fd, how int) error {
 	return ordinary(func() error { return syscall.Flock(fd, how) })
 }
 
-// Sync is fsync(2), or fdatasync(2) where there is one when dataOnly.
+// Sync is fsync(2), dataOnly or not (fdatasync(2) is not everywhere).
 func Sync(fd int, dataOnly bool) error {
 	return ordinary(func() error { return syscall.Fsync(fd) })
 }

@@ -22,13 +22,3 @@ func ordinaryN(call func() (int, error)) (int, error) {
 		}
 	}
 }
-
-// ordinaryOpen is open(2) made the ordinary way.
-func ordinaryOpen(path string, flag int, perm uint32) (int, error) {
-	for {
-		fd, err := syscall.Open(path, flag, perm)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
-}
