@@ -145,26 +145,14 @@ func textSpans(m string) []Span {
 func pairSpans(m string) []Span {
 	var sp []Span
 	if strings.Contains(m, ";") {
-		start := 0
-		for start <= len(m) {
-			end := strings.IndexByte(m[start:], ';')
-			if end < 0 {
-				end = len(m)
-			} else {
-				end += start
+		eachPair(m, 0, ";", func(name, v string, vs, _ int) {
+			name = strings.TrimSpace(name)
+			lead := len(v) - len(strings.TrimLeft(v, " \t"))
+			v = strings.TrimSpace(v)
+			if name != "" && nameStrength(name) != notSecret && !strings.ContainsAny(name, "&?/") {
+				sp = append(sp, shift(namedSpans(name, v), vs+lead)...)
 			}
-			part := m[start:end]
-			if name, v, ok := strings.Cut(part, "="); ok {
-				name = strings.TrimSpace(name)
-				vs := start + len(part) - len(v)
-				lead := len(v) - len(strings.TrimLeft(v, " \t"))
-				v = strings.TrimSpace(v)
-				if name != "" && nameStrength(name) != notSecret && !strings.ContainsAny(name, "&?/") {
-					sp = append(sp, shift(namedSpans(name, v), vs+lead)...)
-				}
-			}
-			start = end + 1
-		}
+		})
 		return sp
 	}
 	for _, loc := range pairRE().FindAllStringSubmatchIndex(m, -1) {
@@ -174,4 +162,23 @@ func pairSpans(m string) []Span {
 		}
 	}
 	return sp
+}
+
+// eachPair calls fn for each part of s[from:] that is a name=value pair,
+// the parts split at any byte of seps: its name and value, where the value
+// starts in s and where the part ends.
+func eachPair(s string, from int, seps string, fn func(name, value string, valueAt, end int)) {
+	for start := from; start <= len(s); {
+		end := strings.IndexAny(s[start:], seps)
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		part := s[start:end]
+		if name, value, ok := strings.Cut(part, "="); ok {
+			fn(name, value, start+len(part)-len(value), end)
+		}
+		start = end + 1
+	}
 }

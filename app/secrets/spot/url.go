@@ -63,30 +63,22 @@ func tokenWhole(s string) bool {
 // replacing them keeps everything else byte for byte.
 func paramSpans(u string, start int) []Span {
 	var sp []Span
-	for start <= len(u) {
-		stop := strings.IndexAny(u[start:], "&#;")
-		if stop < 0 {
-			stop = len(u)
-		} else {
-			stop += start
+	eachPair(u, start, "&#;", func(name, value string, vs, end int) {
+		if value == "" {
+			return
 		}
-		pair := u[start:stop]
-		if name, value, ok := strings.Cut(pair, "="); ok && value != "" {
-			plain := percentDecode(strings.ReplaceAll(value, "+", " "))
-			vs := start + len(pair) - len(value)
-			var secret bool
-			switch nameStrength(percentDecode(name)) {
-			case strong, weak:
-				secret = !plainValue(plain)
-			default:
-				secret = Value(plain) || tokenWhole(plain)
-			}
-			if secret {
-				sp = append(sp, Span{Start: vs, End: stop})
-			}
+		plain := percentDecode(strings.ReplaceAll(value, "+", " "))
+		var secret bool
+		switch nameStrength(percentDecode(name)) {
+		case strong, weak:
+			secret = !plainValue(plain)
+		default:
+			secret = Value(plain) || tokenWhole(plain)
 		}
-		start = stop + 1
-	}
+		if secret {
+			sp = append(sp, Span{Start: vs, End: end})
+		}
+	})
 	return sp
 }
 
