@@ -100,7 +100,21 @@ func (o *Observer) attempt(fd int, n *seccompNotif) (Attempt, openHow, bool) {
 	if a.CanHand && (shape.op == opOpen || shape.op == opOpen2 || shape.op == opCreat) && o.handGranted(fd, n.id, a, how) {
 		a.answered = true
 	}
+	a.absent = !a.answered && absent(a)
 	return a, how, true
+}
+
+// absent reports whether attempt a cannot become a question, as
+// mcp.ReachWatch's worthAsking decides: its call does not make the path
+// (a read, list, write, truncate or exec), and nothing is there, not even
+// a dangling symlink.
+func absent(a Attempt) bool {
+	switch a.Op {
+	case app.OpCreate, app.OpReplace, app.OpMkdir, app.OpRename:
+		return false
+	}
+	_, err := os.Lstat(a.Path)
+	return err != nil
 }
 
 // pathOutside is the first path the call names that its ruleset does not
@@ -279,12 +293,17 @@ func (o *Observer) covered(path string) bool {
 }
 
 // resolvedUp is path with symlinks resolved in its longest existing
-// prefix (a file about to be created does not exist).
+// prefix (a file about to be created does not exist). Each prefix is
+// looked up with one lstat before it is resolved: resolving walks the
+// path a component at a time, and a runtime's probes name paths several
+// folders below the last one there.
 func resolvedUp(path string) string {
 	rest := ""
 	for p := path; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
+		if _, err := os.Lstat(p); err == nil {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return filepath.Join(r, rest)
+			}
 		}
 		if p == "/" || p == "." {
 			return path

@@ -93,6 +93,7 @@ type Observer struct {
 	fd      int          // the listener, -1 until received or once closed
 	stop    [2]int       // a pipe that wakes the loop to stop
 	waiting chan struct{}
+	probes  chan Attempt // absent attempts for tellProbes
 	// connecting bounds the connects done at once (connect_linux.go).
 	connecting chan struct{}
 	done       chan struct{}
@@ -207,6 +208,7 @@ func (o *Observer) prepare() error {
 		return err
 	}
 	o.waiting = make(chan struct{}, o.MaxWaiting)
+	o.probes = make(chan Attempt, maxProbes)
 	o.connecting = make(chan struct{}, maxConnecting)
 	o.done = make(chan struct{})
 	return nil

@@ -43,6 +43,11 @@ type Attempt struct {
 	// answered marks a call the observer has answered already (done in a
 	// granted folder).
 	answered bool
+	// absent marks an attempt that cannot become a question: it neither
+	// makes its path nor finds it there (a runtime probing for a file
+	// fails with ENOENT whatever is answered). The call goes on at once,
+	// and Reach is told afterwards (receive_linux.go: tellLater).
+	absent bool
 }
 
 // A Contact is a destination a confined server tried to reach: a TCP
@@ -78,4 +83,10 @@ type Network interface {
 // observer opens the path for the server itself, with the call's own flags
 // (allow once, or a folder allowed while the call waited), or "" to let the
 // call go on to Landlock, which refuses it.
+//
+// An attempt on a path that is not there, by a call that would not make
+// it (a read, write, truncate or exec), has nothing to ask about: it is
+// told with ctx already done, after the call has gone on (and failed with
+// ENOENT, or, should the file have come meanwhile, been refused by
+// Landlock), so that its record never holds the server up.
 type Reach func(ctx context.Context, a Attempt) (once string)

@@ -137,6 +137,11 @@ func (o *Observer) run(reach Reach) {
 		o.fd = -1
 		o.mu.Unlock()
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		o.tellProbes(ctx, reach)
+	}()
 	stopped := make(chan struct{})
 	o.receiveCalls(ctx, &wg, fd, reach, stopped)
 	<-stopped
@@ -240,7 +245,61 @@ func (o *Observer) dispatch(ctx context.Context, wg *sync.WaitGroup, fd int, n *
 		}
 	}
 	if ask {
+		if a.absent && a.refuse == 0 && o.tellLater(a) {
+			o.cont(fd, n.id)
+			return
+		}
 		o.ask(ctx, wg, fd, n.id, a, how, reach)
+	}
+}
+
+// maxProbes bounds the absent attempts waiting to be told to Reach; past
+// it, one is asked as any other (its call waits for Reach), so that a
+// server probing faster than they are recorded is slowed, not let run
+// ahead of its record.
+const maxProbes = 64
+
+// tellLater queues absent attempt a for tellProbes, reporting whether
+// there was room.
+func (o *Observer) tellLater(a Attempt) bool {
+	select {
+	case o.probes <- a:
+		return true
+	default:
+		return false
+	}
+}
+
+// tellProbes tells Reach the absent attempts tellLater queued, with a
+// context already done (their calls have gone on: nobody waits for an
+// answer), until ctx ends, and then those still queued. A server launched
+// from Rootkeeper's thread is observed before Start gives its Reach: its
+// probes are told once it has.
+func (o *Observer) tellProbes(ctx context.Context, reach Reach) {
+	if o.reachSet != nil {
+		select {
+		case <-o.reachSet:
+			reach = o.reach
+		case <-ctx.Done():
+			return
+		}
+	}
+	told, cancel := context.WithCancel(context.Background())
+	cancel()
+	for {
+		select {
+		case a := <-o.probes:
+			reach(told, a)
+		case <-ctx.Done():
+			for {
+				select {
+				case a := <-o.probes:
+					reach(told, a)
+				default:
+					return
+				}
+			}
+		}
 	}
 }
 
