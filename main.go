@@ -39,6 +39,7 @@ import (
 	"rootkeeper/app/words"
 	"rootkeeper/detect"
 	"rootkeeper/gui"
+	"rootkeeper/gui/display"
 	"rootkeeper/gui/initlog"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
@@ -384,12 +385,19 @@ func openGUI(ctx context.Context, store *app.Store, hidden bool) error {
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	logger := newLogger()
+	trayUp := trayhost.Present()
+	if !trayUp {
+		// The window is the app's only face: where no display can show
+		// it, say so before anything starts.
+		if err := display.Check(os.Getenv("DISPLAY")); err != nil {
+			return err
+		}
+	}
 	// The MCP clients wait until the hub reviews sampling requests.
 	rt, err := start(ctx, store, logger, true)
 	if err != nil {
 		return err
 	}
-	trayUp := trayhost.Present()
 	changed := make(chan struct{}, 1)
 	var hub *link.Hub
 	opts := link.Options{
@@ -466,6 +474,9 @@ func spawnWindow(stateDir string, logger *slog.Logger, trayUp bool, quit func(),
 // the running app's live view mirrored into it (package link), and the
 // window, until the person closes it or the app quits.
 func runWindow(ctx context.Context, store *app.Store) error {
+	if err := display.Check(os.Getenv("DISPLAY")); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	core, err := app.NewCore(store)
