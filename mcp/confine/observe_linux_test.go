@@ -228,10 +228,7 @@ func TestObserverNeverHandsAProtectedFile(t *testing.T) {
 // through a descriptor can be allowed once.
 func TestObserverResolvesRelativePaths(t *testing.T) {
 	needLandlock(t)
-	base := t.TempDir()
-	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-	os.MkdirAll(root, 0o755)
-	os.MkdirAll(outside, 0o755)
+	base, root, outside := rootAndOutside(t)
 	os.WriteFile(filepath.Join(outside, "a.txt"), []byte("A"), 0o600)
 	p := Policy{Roots: []string{root}, Temp: filepath.Join(base, "tmp")}
 	ops := []string{"read:a.txt", "readat:" + filepath.Join(outside, "a.txt"), "mkdir:" + filepath.Join(outside, "new")}

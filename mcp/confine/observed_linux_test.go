@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -67,4 +69,15 @@ func outcomes(t testing.TB, out *bytes.Buffer) []outcome {
 		res = append(res, o)
 	}
 	return res
+}
+
+// rootAndOutside makes two folders under a temp folder base: root (a
+// server's root) and outside (past its ruleset).
+func rootAndOutside(t testing.TB) (base, root, outside string) {
+	t.Helper()
+	base = t.TempDir()
+	root, outside = filepath.Join(base, "root"), filepath.Join(base, "outside")
+	os.MkdirAll(root, 0o755)
+	os.MkdirAll(outside, 0o755)
+	return base, root, outside
 }

@@ -63,10 +63,7 @@ func startProbing(t *testing.T, p Policy, reach Reach, ops ...string) <-chan []o
 // waits for Reach's answer.
 func TestObserverLetsProbesGoOn(t *testing.T) {
 	needLandlock(t)
-	base := t.TempDir()
-	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-	os.MkdirAll(root, 0o755)
-	os.MkdirAll(outside, 0o755)
+	base, root, outside := rootAndOutside(t)
 	there := filepath.Join(outside, "there.txt")
 	os.WriteFile(there, []byte("T"), 0o600)
 	missing, missingDir := filepath.Join(outside, "missing.json"), filepath.Join(outside, "no", "such")
@@ -115,10 +112,7 @@ func TestObserverLetsProbesGoOn(t *testing.T) {
 // without bound.
 func TestObserverBoundsProbesNotYetTold(t *testing.T) {
 	needLandlock(t)
-	base := t.TempDir()
-	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-	os.MkdirAll(root, 0o755)
-	os.MkdirAll(outside, 0o755)
+	base, root, outside := rootAndOutside(t)
 	var ops []string
 	for i := range maxProbes + 8 {
 		ops = append(ops, "read:"+filepath.Join(outside, fmt.Sprintf("missing-%d", i)))
