@@ -14,9 +14,9 @@ import (
 // ("1280x800") for the test, and returns its display (":N"); it stops
 // when the test ends. Xvfb picks a free display itself and says which
 // (-displayfd), so tests running at once never share one: xvfb-run -a
-// guesses a free number from the lock files in /tmp, and two runs that
-// guessed the same one at once left an app without its display (seen in
-// CI). It is stopped with SIGTERM, which lets it remove its lock file.
+// guesses a free number from the lock files in /tmp, and two runs may
+// guess the same one at once. It is stopped with SIGTERM, which lets it
+// remove its lock file.
 // Local clients need no cookie: point them at it with WithDisplay.
 func XServer(t testing.TB, size string) string {
 	t.Helper()

@@ -10,9 +10,9 @@ import (
 )
 
 // ReadFile is os.ReadFile read through a bare descriptor (see WithLock):
-// open, fstat for the size, the reads, close (package filecall's calls). Its errors are those of
-// os.ReadFile (a *fs.PathError; errors.Is(err, fs.ErrNotExist) for a
-// missing file).
+// open, fstat for the size, the reads, close (package filecall's calls).
+// Its errors are those of os.ReadFile (a *fs.PathError; errors.Is(err,
+// fs.ErrNotExist) for a missing file).
 func ReadFile(path string) ([]byte, error) { return ReadFileInto(path, nil) }
 
 // ReadFileInto is ReadFile reading into buf's room when it has enough (a
