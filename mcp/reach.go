@@ -80,6 +80,10 @@ type ReachWatch struct {
 	folders map[string]string // a tried path's folder, by the folder it is in; bounded
 	// recording counts the requests being written for nobody (bounded).
 	recording atomic.Int32
+	// unwritten are the folders whose request for nobody is being written
+	// (under mu): until it is in the snapshot, a second attempt there is
+	// refused as on a request asked before, not raised again.
+	unwritten map[string]bool
 }
 
 // NewReachWatch is the watch of server, whose state folder is stateDir.
@@ -101,6 +105,7 @@ func (w *ReachWatch) init() {
 	w.once.Do(func() {
 		w.home, _ = os.UserHomeDir()
 		w.folders = map[string]string{}
+		w.unwritten = map[string]bool{}
 		if w.Limiter == nil {
 			w.Limiter = app.NewReachLimiter()
 		}
@@ -221,16 +226,13 @@ func (w *ReachWatch) ask(snap *app.Snapshot, folder string, call app.ReachCall, 
 		return time.Time{}, false
 	}
 	asking := w.CanAsk != nil && w.CanAsk()
-	if !open {
-		if !w.Limiter.Allow(w.Server, now) {
-			e.Decided = audit.ReachLimited
-			return time.Time{}, false
-		}
-		if !asking {
-			e.Decided = audit.ReachUnasked
-			e.Request = w.record(folder, call, now)
-			return time.Time{}, false
-		}
+	if !open && !asking {
+		w.unasked(folder, call, now, e)
+		return time.Time{}, false
+	}
+	if !open && !w.Limiter.Allow(w.Server, now) {
+		e.Decided = audit.ReachLimited
+		return time.Time{}, false
 	}
 	if err := w.Core.Update(func(s *app.State) error {
 		var err error
@@ -307,9 +309,45 @@ func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string
 	return "", false
 }
 
+// unasked raises the request for folder, on which no request is open,
+// for a person who is not there: call is refused now, and the request is
+// written in the background for them to find. While that write has not
+// reached the snapshot, a second attempt on folder finds it here and is
+// refused as on a request asked before (e says which).
+func (w *ReachWatch) unasked(folder string, call app.ReachCall, now time.Time, e *audit.Entry) {
+	w.mu.Lock()
+	writing := w.unwritten[folder]
+	w.unwritten[folder] = true
+	w.mu.Unlock()
+	if writing {
+		return // refused, as e says already
+	}
+	written := false
+	defer func() {
+		if !written {
+			w.doneWriting(folder)
+		}
+	}()
+	if !w.Limiter.Allow(w.Server, now) {
+		e.Decided = audit.ReachLimited
+		return
+	}
+	e.Decided = audit.ReachUnasked
+	written = w.record(folder, call, now)
+	e.Request = written
+}
+
+// doneWriting forgets that folder's request is being written.
+func (w *ReachWatch) doneWriting(folder string) {
+	w.mu.Lock()
+	delete(w.unwritten, folder)
+	w.mu.Unlock()
+}
+
 // record writes the request of a call nobody could be asked about, in the
 // background; beyond maxRecording at once it is dropped (the limiter lets
-// a handful a minute through anyway). It reports whether it is written.
+// a handful a minute through anyway). It reports whether it is written;
+// when it is, folder is forgotten by unwritten once the write is done.
 func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) bool {
 	if w.recording.Add(1) > maxRecording {
 		w.recording.Add(-1)
@@ -317,6 +355,7 @@ func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) bo
 	}
 	if !w.Pending.Go(func() {
 		defer w.recording.Add(-1)
+		defer w.doneWriting(folder)
 		if err := w.Core.Update(func(s *app.State) error {
 			_, err := s.AskReach(w.Server, folder, call, now, false)
 			return err
