@@ -138,7 +138,10 @@ var realServers = []realServer{
 		calls: []aCall{{tool: "browser_navigate", args: map[string]any{"url": page}, want: "Survey page"}}},
 	{name: "playwright-ea", bin: "playwright-mcp-server", pkg: "@executeautomation/playwright-mcp-server"},
 	{name: "chrome-devtools", bin: "chrome-devtools-mcp", pkg: "chrome-devtools-mcp", args: []string{"--headless", "--executablePath", "/usr/bin/chromium", "--isolated", "--chromeArg=--no-sandbox"},
-		calls: []aCall{{tool: "new_page", args: map[string]any{"url": page}, want: "data:text/html"}}},
+		// Its navigation gives up after 10 s by default, which a chromium
+		// started beside another survey server on a loaded 2-core CI
+		// machine once took: the page is the same, the wait longer.
+		calls: []aCall{{tool: "new_page", args: map[string]any{"url": page, "timeout": 60000}, want: "data:text/html"}}},
 	{name: "taskmanager", bin: "mcp-taskmanager", pkg: "@kazuph/mcp-taskmanager",
 		calls: []aCall{{tool: "request_planning", args: map[string]any{"originalRequest": "survey", "tasks": []any{map[string]any{"title": "one", "description": "the first"}}}, want: "req-1"},
 			{tool: "list_requests", args: map[string]any{}, want: "survey"}}},
