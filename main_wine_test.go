@@ -169,9 +169,27 @@ func (r *rig) rk(args ...string) string {
 	r.tb.Helper()
 	out, err := combined(r.command(args...))
 	if err != nil {
-		r.tb.Fatalf("rootkeeper %s: %v\n%s", strings.Join(args, " "), err, out)
+		r.tb.Fatalf("rootkeeper %s: %v\n%s%s", strings.Join(args, " "), err, out, r.wineSays(out, args))
 	}
 	return string(out)
+}
+
+// wineSays is, for a command that failed under Wine printing nothing
+// (seen once in CI: exit 1 within 60 ms, before Rootkeeper could have
+// printed anything), what Wine tells of the same command run again with
+// its error messages on: the test fails either way, and this says why.
+func (r *rig) wineSays(out []byte, args []string) string {
+	if !r.wine || len(out) > 0 {
+		return ""
+	}
+	cmd := r.command(args...)
+	cmd.Env = append(slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "WINEDEBUG=") }), "WINEDEBUG=err+all")
+	again, err := combined(cmd)
+	const most = 8 << 10
+	if len(again) > most {
+		again = again[len(again)-most:]
+	}
+	return fmt.Sprintf("the same again with Wine's errors on (%v):\n%s", err, again)
 }
 
 // mkdir makes folder name in a temp folder and returns its path.
