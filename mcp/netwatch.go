@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"rootkeeper/app"
@@ -57,8 +56,9 @@ type NetWatch struct {
 	// confined server stopped (nil: none).
 	Witness *RunWitness
 
-	once      sync.Once
-	recording atomic.Int32
+	once sync.Once
+	// unasked writes the requests raised for nobody.
+	unasked   unaskedRequests
 	hostMu    sync.Mutex
 	hostAddrs map[string]hostLookup // Isolated false: a name's addresses, as the host resolves it
 }
@@ -194,16 +194,13 @@ func (w *NetWatch) ask(ctx context.Context, snap *app.Snapshot, nc app.NetContac
 	if open && len(req.Waiting(now)) == 0 {
 		return false // asked before and not answered (or asked of nobody)
 	}
-	if !open {
-		if !w.Limiter.Allow(w.Server, now) {
-			e.Decided = audit.ReachLimited
-			return false
-		}
-		if !asking {
-			e.Decided = audit.ReachUnasked
-			e.Request = w.record(dest, addr, call, now)
-			return false
-		}
+	if !open && !asking {
+		w.raiseUnasked(dest, addr, call, e)
+		return false
+	}
+	if !open && !w.Limiter.Allow(w.Server, now) {
+		e.Decided = audit.ReachLimited
+		return false
 	}
 	var until time.Time
 	if err := w.Core.Update(func(s *app.State) error {
@@ -265,30 +262,20 @@ func (w *NetWatch) answer(snap *app.Snapshot, nc app.NetContact, call app.ReachC
 	return false, false
 }
 
-// maxNetRecording bounds the requests written at once for nobody.
-const maxNetRecording = 4
-
-// record writes the request of a connect nobody could be asked about, in
-// the background; beyond maxNetRecording at once it is dropped. It
-// reports whether it is written.
-func (w *NetWatch) record(dest, addr string, call app.ReachCall, now time.Time) bool {
-	if w.recording.Add(1) > maxNetRecording {
-		w.recording.Add(-1)
-		return false
-	}
-	if !w.Pending.Go(func() {
-		defer w.recording.Add(-1)
+// raiseUnasked raises the request for dest (reached at addr, "" for a
+// lookup), on which no request is open, for a person who is not there
+// (unaskedRequests): the call is refused now, and the request is written
+// in the background for them to find; e says what became of it.
+func (w *NetWatch) raiseUnasked(dest, addr string, call app.ReachCall, e *audit.Entry) {
+	now := e.Time
+	e.Decided, e.Request = w.unasked.raise(dest, func() bool { return w.Limiter.Allow(w.Server, now) }, w.Pending, func() {
 		if err := w.Core.Update(func(s *app.State) error {
 			_, err := s.AskNetwork(w.Server, dest, addr, call, now, false)
 			return err
 		}); err != nil {
 			w.Log.Error("cannot record the request", "server", w.Server, "destination", dest, "error", err)
 		}
-	}) {
-		w.recording.Add(-1)
-		return false // its owner is ending
-	}
-	return true
+	})
 }
 
 // Lookup is confine.Network's: whether the server may have name looked
@@ -308,12 +295,7 @@ func (w *NetWatch) Lookup(name string) bool {
 	e := audit.Entry{Time: now, Server: w.Server, Via: audit.ViaNetwork, Roots: []string{}, Tried: dest, Op: app.OpLookup, Decided: audit.ReachRefused}
 	if ok && srv.NetworkOf().Mode == app.NetworkOnly && !slices.Contains(srv.NetworkOf().Deny, dest) {
 		if _, open := snap.State.Request(w.Server, dest); !open {
-			if w.Limiter.Allow(w.Server, now) {
-				e.Decided = audit.ReachUnasked
-				e.Request = w.record(dest, "", app.ReachCall{ID: newCallID(), Op: app.OpLookup, Path: dest}, now)
-			} else {
-				e.Decided = audit.ReachLimited
-			}
+			w.raiseUnasked(dest, "", app.ReachCall{ID: newCallID(), Op: app.OpLookup, Path: dest}, &e)
 		}
 	}
 	w.audit(e)

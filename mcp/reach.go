@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"rootkeeper/app"
@@ -78,12 +77,8 @@ type ReachWatch struct {
 	home    string
 	mu      sync.Mutex
 	folders map[string]string // a tried path's folder, by the folder it is in; bounded
-	// recording counts the requests being written for nobody (bounded).
-	recording atomic.Int32
-	// unwritten are the folders whose request for nobody is being written
-	// (under mu): until it is in the snapshot, a second attempt there is
-	// refused as on a request asked before, not raised again.
-	unwritten map[string]bool
+	// unasked writes the requests raised for nobody.
+	unasked unaskedRequests
 }
 
 // NewReachWatch is the watch of server, whose state folder is stateDir.
@@ -105,7 +100,6 @@ func (w *ReachWatch) init() {
 	w.once.Do(func() {
 		w.home, _ = os.UserHomeDir()
 		w.folders = map[string]string{}
-		w.unwritten = map[string]bool{}
 		if w.Limiter == nil {
 			w.Limiter = app.NewReachLimiter()
 		}
@@ -147,10 +141,6 @@ func (w *ReachWatch) folder(snap *app.Snapshot, a confine.Attempt) (string, bool
 	w.mu.Unlock()
 	return f, ok
 }
-
-// maxRecording bounds the requests a watch writes at once for a person
-// who is not there; the limiter keeps them few anyway.
-const maxRecording = 4
 
 // Reach is the confine.Reach of the server: the folder to hand the
 // attempt's file beneath, or "" to refuse it. Every attempt is audited,
@@ -227,7 +217,7 @@ func (w *ReachWatch) ask(snap *app.Snapshot, folder string, call app.ReachCall, 
 	}
 	asking := w.CanAsk != nil && w.CanAsk()
 	if !open && !asking {
-		w.unasked(folder, call, now, e)
+		w.raiseUnasked(folder, call, now, e)
 		return time.Time{}, false
 	}
 	if !open && !w.Limiter.Allow(w.Server, now) {
@@ -309,64 +299,19 @@ func (w *ReachWatch) answer(snap *app.Snapshot, a confine.Attempt, folder string
 	return "", false
 }
 
-// unasked raises the request for folder, on which no request is open,
-// for a person who is not there: call is refused now, and the request is
-// written in the background for them to find. While that write has not
-// reached the snapshot, a second attempt on folder finds it here and is
-// refused as on a request asked before (e says which).
-func (w *ReachWatch) unasked(folder string, call app.ReachCall, now time.Time, e *audit.Entry) {
-	w.mu.Lock()
-	writing := w.unwritten[folder]
-	w.unwritten[folder] = true
-	w.mu.Unlock()
-	if writing {
-		return // refused, as e says already
-	}
-	written := false
-	defer func() {
-		if !written {
-			w.doneWriting(folder)
-		}
-	}()
-	if !w.Limiter.Allow(w.Server, now) {
-		e.Decided = audit.ReachLimited
-		return
-	}
-	e.Decided = audit.ReachUnasked
-	written = w.record(folder, call, now)
-	e.Request = written
-}
-
-// doneWriting forgets that folder's request is being written.
-func (w *ReachWatch) doneWriting(folder string) {
-	w.mu.Lock()
-	delete(w.unwritten, folder)
-	w.mu.Unlock()
-}
-
-// record writes the request of a call nobody could be asked about, in the
-// background; beyond maxRecording at once it is dropped (the limiter lets
-// a handful a minute through anyway). It reports whether it is written;
-// when it is, folder is forgotten by unwritten once the write is done.
-func (w *ReachWatch) record(folder string, call app.ReachCall, now time.Time) bool {
-	if w.recording.Add(1) > maxRecording {
-		w.recording.Add(-1)
-		return false
-	}
-	if !w.Pending.Go(func() {
-		defer w.recording.Add(-1)
-		defer w.doneWriting(folder)
+// raiseUnasked raises the request for folder, on which no request is open,
+// for a person who is not there (unaskedRequests): call is refused now,
+// and the request is written in the background for them to find; e says
+// what became of it.
+func (w *ReachWatch) raiseUnasked(folder string, call app.ReachCall, now time.Time, e *audit.Entry) {
+	e.Decided, e.Request = w.unasked.raise(folder, func() bool { return w.Limiter.Allow(w.Server, now) }, w.Pending, func() {
 		if err := w.Core.Update(func(s *app.State) error {
 			_, err := s.AskReach(w.Server, folder, call, now, false)
 			return err
 		}); err != nil {
 			w.Log.Error("cannot record the request", "server", w.Server, "folder", folder, "error", err)
 		}
-	}) {
-		w.recording.Add(-1)
-		return false // its owner is ending
-	}
-	return true
+	})
 }
 
 // newCallID is a name for a call that no other process picks.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,18 +354,9 @@ func TestReachRefusedAtOnceWithNobodyToAsk(t *testing.T) {
 	if !r.Unasked || len(r.Calls) != 0 || r.Tried != filepath.Join(secret, "a.txt") {
 		t.Errorf("request %+v", r)
 	}
-	entries, err := audit.Read(e.dir, "nosy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	decided := map[string]string{}
-	for _, en := range entries {
-		if en.Via == audit.ViaReach {
-			decided[filepath.Base(en.Tried)] = en.Decided
-		}
-	}
-	if decided["a.txt"] != audit.ReachUnasked || decided["b.txt"] != audit.ReachRefused {
-		t.Errorf("audited: %v", decided)
+	a, b := filepath.Join(secret, "a.txt"), filepath.Join(secret, "b.txt")
+	if got := attemptsAudited(t, e.dir, "nosy", audit.ViaReach, a, b); !slices.Equal(got, raisedOnce) {
+		t.Errorf("the reads of %s and %s audited %q, want %q", a, b, got, raisedOnce)
 	}
 	if e.status("nosy").PID != pid {
 		t.Error("the server was restarted")

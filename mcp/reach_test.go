@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
-	"rootkeeper/app/audit"
 	"rootkeeper/mcp/confine"
 )
 
@@ -81,66 +79,5 @@ func TestReachWatchHandsANeed(t *testing.T) {
 	}
 	if _, isRoot := e.core.Snapshot().State.Root(kube); isRoot {
 		t.Errorf("%s became a root", kube)
-	}
-}
-
-// TestReachRaisesOneRequestWhileItIsWritten: with nobody to ask, a read
-// past the folders raises the request for its folder, written in the
-// background; a second read in that folder before the write is done (the
-// state file held by another update) is refused as on a request asked
-// before: audited refused, not a second new request, and the one request
-// kept names the first read.
-func TestReachRaisesOneRequestWhileItIsWritten(t *testing.T) {
-	e := newEnv(t)
-	e.update(func(s *app.State) error {
-		return s.AddServer(app.Server{Name: "nosy", Type: app.TransportStdio, Command: "nosy", Confine: true})
-	})
-	secret := mkRoot(t, "secret")
-	a, b := filepath.Join(secret, "a.txt"), filepath.Join(secret, "b.txt")
-	for _, f := range []string{a, b} {
-		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := NewReachWatch(e.core, audit.NewLog(e.dir), nil, "nosy", e.dir)
-	w.CanAsk = func() bool { return false }
-
-	holding, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- e.core.Update(func(*app.State) error { close(holding); <-release; return nil })
-	}()
-	<-holding // every other update, the background write too, waits now
-	for _, f := range []string{a, b} {
-		if got := w.Reach(context.Background(), confine.Attempt{Op: app.OpRead, Path: f, CanHand: true}); got != "" {
-			t.Fatalf("read %s with nobody to ask was handed %q", f, got)
-		}
-	}
-	close(release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-	w.Pending.Wait()
-
-	reqs := e.core.Snapshot().State.RequestsFor("nosy")
-	if len(reqs) != 1 || reqs[0].Path != secret || reqs[0].Tried != a || !reqs[0].Unasked {
-		t.Errorf("requests kept: %+v; want one for %s, tried %s", reqs, secret, a)
-	}
-	entries, err := audit.Read(e.dir, "nosy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, en := range entries {
-		if en.Via == audit.ViaReach {
-			got[filepath.Base(en.Tried)] = fmt.Sprintf("%s request=%v", en.Decided, en.Request)
-		}
-	}
-	want := map[string]string{
-		"a.txt": audit.ReachUnasked + " request=true",
-		"b.txt": audit.ReachRefused + " request=false",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("audited %v, want %v", got, want)
 	}
 }
