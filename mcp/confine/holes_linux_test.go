@@ -24,7 +24,7 @@ type holesWorld struct {
 func holesSetup(t *testing.T) holesWorld {
 	t.Helper()
 	needLandlock(t)
-	base, _ := filepath.EvalSymlinks(t.TempDir())
+	base := realTempDir(t)
 	w := holesWorld{
 		root:   filepath.Join(base, "root"),
 		ro:     filepath.Join(base, "ro"),
