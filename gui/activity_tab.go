@@ -35,7 +35,8 @@ type activityTab struct {
 	status *widget.Label
 
 	entries []auditEntry // newest first
-	shown   []auditEntry
+	shown   []auditEntry // the entries the filters keep, what Export writes
+	rows    []activityRow
 	loading bool
 	again   bool        // another reload was asked for while loading
 	stamp   audit.Stamp // the version of the log entries holds
@@ -53,7 +54,7 @@ func newActivityTab(u *ui) *activityTab {
 	refresh := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), t.reload)
 	t.status = widget.NewLabel("")
 	t.status.TextStyle.Italic = true
-	t.list = widget.NewList(func() int { return len(t.shown) }, newActivityItem, t.updateItem)
+	t.list = widget.NewList(func() int { return len(t.rows) }, newActivityItem, t.updateItem)
 	t.empty = hint("")
 	top := container.NewBorder(nil, nil, t.server, container.NewHBox(refresh, t.export), t.filter)
 	t.content = container.NewBorder(top, t.status, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
@@ -108,7 +109,7 @@ func (t *activityTab) reload() {
 			} else {
 				slices.Reverse(entries)
 				t.entries = entries
-				t.status.SetText(fmt.Sprintf("%s in the log.", plural(len(entries), "answer")))
+				t.status.SetText(fmt.Sprintf("%s in the log.", plural(len(entries), "line")))
 			}
 			t.apply()
 			if t.again {
@@ -128,11 +129,12 @@ func (t *activityTab) apply() {
 		if server != "" && server != allServers && e.Server != server {
 			continue
 		}
-		if q != "" && !strings.Contains(strings.ToLower(e.Server+" "+strings.Join(e.Roots, " ")+" "+e.Error+" "+e.Via), q) {
+		if q != "" && !strings.Contains(strings.ToLower(e.Server+" "+strings.Join(e.Roots, " ")+" "+e.Tried+" "+e.Error+" "+e.Via), q) {
 			continue
 		}
 		t.shown = append(t.shown, e)
 	}
+	t.rows = foldActivity(t.rows[:0], t.shown)
 	switch {
 	case len(t.shown) > 0:
 		t.empty.Hide()
@@ -178,14 +180,15 @@ func (it *activityItem) CreateRenderer() fyne.WidgetRenderer {
 
 func (t *activityTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 	it, ok := o.(*activityItem)
-	if !ok || id >= len(t.shown) {
+	if !ok || id >= len(t.rows) {
 		return
 	}
-	e := t.shown[id]
+	r := t.rows[id]
+	e := r.entry
 	it.when.SetText(e.Time.Local().Format("2006-01-02 15:04:05"))
 	it.server.SetText(e.Server)
 	it.what.Importance = widget.MediumImportance
-	it.what.setText(activityText(e, false), activityText(e, true))
+	it.what.setText(r.text(false), r.text(true))
 	if e.Error != "" {
 		it.what.Importance = widget.DangerImportance
 		it.what.Refresh()
@@ -247,6 +250,86 @@ func activityText(e auditEntry, full bool) string {
 	return s
 }
 
+// An activityRow is one line of the tab: an entry of the log, or a run of
+// entries that say the same nothing, folded into one. A runtime looking for
+// a program along PATH (`#!/usr/bin/env node` tries each folder of PATH in
+// turn) or for a file in several places makes a handful of attempts in a
+// moment that differ only in the folder, each not asked about: one line a
+// start, not six.
+type activityRow struct {
+	entry auditEntry // the newest of the run
+	// tried are the paths the run tried, newest first, and times how many
+	// attempts it stands for (an entry may stand for several, Repeated).
+	tried []string
+	times int
+	// older is the time of the run's oldest entry.
+	older time.Time
+}
+
+// foldWindow is how far apart two attempts of a run may be.
+const foldWindow = 2 * time.Second
+
+// foldActivity appends to rows the entries (newest first), each run of
+// alike attempts in one row: attempts of one server that became nothing
+// (not asked, rate-limited), raised no request, and tried the same
+// operation on the same name, each within foldWindow of the next. What
+// the person decided, what a server was told and whatever raised a request
+// each keep a line of their own.
+func foldActivity(rows []activityRow, entries []auditEntry) []activityRow {
+	for _, e := range entries {
+		n := max(e.Repeated, 1)
+		if len(rows) > 0 {
+			last := &rows[len(rows)-1]
+			if foldable(last.entry) && foldable(e) && alike(last.entry, e) && last.older.Sub(e.Time) <= foldWindow {
+				last.tried = append(last.tried, e.Tried)
+				last.times += n
+				last.older = e.Time
+				continue
+			}
+		}
+		rows = append(rows, activityRow{entry: e, tried: []string{e.Tried}, times: n, older: e.Time})
+	}
+	return rows
+}
+
+// foldable reports whether e is an attempt that became nothing.
+func foldable(e auditEntry) bool {
+	return (e.Via == audit.ViaReach || e.Via == audit.ViaNetwork) && !e.Request &&
+		(e.Decided == audit.ReachIgnored || e.Decided == audit.ReachLimited)
+}
+
+// alike reports whether attempts a and b differ at most in the folder of
+// what they tried.
+func alike(a, b auditEntry) bool {
+	return a.Server == b.Server && a.Via == b.Via && a.Op == b.Op && a.Decided == b.Decided &&
+		filepath.Base(a.Tried) == filepath.Base(b.Tried)
+}
+
+// text is what the row says: its entry's line, with how many attempts a
+// folded run stands for and, in full, the paths they tried.
+func (r activityRow) text(full bool) string {
+	s := activityText(r.entry, full)
+	if r.times < 2 || (r.entry.Via != audit.ViaReach && r.entry.Via != audit.ViaNetwork) || r.entry.Tried == "" {
+		return s
+	}
+	e := r.entry
+	tried := e.Tried
+	if e.Via == audit.ViaReach {
+		tried = filepath.Base(tried)
+	}
+	s = "tried to " + app.OpText(e.Op) + " " + tried + " " + plural(r.times, "time") + ": " + e.Decided
+	if !full {
+		return s
+	}
+	var paths []string
+	for _, p := range r.tried {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	return s + " (" + strings.Join(paths, ", ") + ")"
+}
+
 // save writes the entries on screen as JSON lines to a file the person picks.
 func (t *activityTab) save() {
 	entries := slices.Clone(t.shown)
@@ -265,7 +348,7 @@ func (t *activityTab) save() {
 					t.u.showError(fmt.Errorf("export: %w", err))
 					return
 				}
-				t.status.SetText(fmt.Sprintf("Exported %s to %s.", plural(len(entries), "answer"), w.URI().Path()))
+				t.status.SetText(fmt.Sprintf("Exported %s to %s.", plural(len(entries), "line"), w.URI().Path()))
 			})
 		})
 	}, t.u.win)

@@ -294,6 +294,70 @@ func TestActivityTab(t *testing.T) {
 	}
 }
 
+// TestActivityFoldsAlikeAttempts: `#!/usr/bin/env node` looks for node in
+// each folder of PATH, six attempts past a confined server's folders in a
+// moment, none asked about. The tab says so in one line a start, with how
+// many attempts and (in full) where; what raised a request, what was
+// refused and what a server was told keep lines of their own, and Export
+// still writes every entry.
+func TestActivityFoldsAlikeAttempts(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
+	search := []string{"/root/go/bin", "/root/.cargo/bin", "/root/.pyenv/shims", "/root/.pyenv/bin", "/usr/local/go/bin", "/snap/bin"}
+	probe := func(at time.Time, folder string) auditEntry {
+		return auditEntry{Time: at, Server: "everything", Roots: []string{}, Via: audit.ViaReach, Op: app.OpExecute, Tried: folder + "/node", Decided: audit.ReachIgnored}
+	}
+	var trail, noise []auditEntry
+	trail = append(trail, auditEntry{Time: base, Server: "fs", Roots: []string{app.URIFromPath(rootA)}, Via: "roots/list"})
+	for i, f := range search {
+		noise = append(noise, probe(base.Add(time.Second+time.Duration(i)*10*time.Millisecond), f))
+	}
+	trail = append(trail, auditEntry{Time: base.Add(2 * time.Second), Server: "everything", Roots: []string{}, Via: audit.ViaReach, Op: app.OpRead, Tried: "/home/me/secret/a.txt", Decided: audit.ReachUnasked, Request: true})
+	// The next start, a minute later: its own line. One entry stands for
+	// four identical attempts (the noise file's coalescing).
+	again := probe(base.Add(time.Minute), search[0])
+	again.Repeated = 4
+	noise = append(noise, again, probe(base.Add(time.Minute+10*time.Millisecond), search[1]))
+	write := func(name string, entries []auditEntry) {
+		var b strings.Builder
+		for _, e := range entries {
+			data, _ := json.Marshal(e)
+			b.Write(append(data, '\n'))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("audit.jsonl", trail)
+	write("audit-noise.jsonl", noise)
+	f := demoFixture(t, Options{StateDir: dir})
+	f.u.selectTab("activity")
+	a := f.u.activity
+	if n := len(a.shown); n != 10 {
+		t.Fatalf("%d entries kept, want all 10 (Export writes them)", n)
+	}
+	var got []string
+	for _, r := range a.rows {
+		got = append(got, r.entry.Server+": "+r.text(false))
+	}
+	want := []string{
+		"everything: tried to run node 5 times: not asked",
+		"everything: tried to read a.txt: unasked (raised a request)",
+		"everything: tried to run node 6 times: not asked",
+		"fs: got " + filepath.Base(rootA) + " (roots/list)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if full := a.rows[2].text(true); !strings.Contains(full, strings.Join([]string{"/snap/bin/node", "/usr/local/go/bin/node", "/root/.pyenv/bin/node", "/root/.pyenv/shims/node", "/root/.cargo/bin/node", "/root/go/bin/node"}, ", ")) {
+		t.Errorf("the folded line in full does not name every path tried, newest first: %q", full)
+	}
+	test.Type(a.filter, "cargo")
+	if n, rows := len(a.shown), len(a.rows); n != 2 || rows != 2 {
+		t.Errorf("filtering by a folder tried kept %d entries in %d rows, want 2 in 2 (one a start)", n, rows)
+	}
+}
+
 func TestConsentDialogGoldens(t *testing.T) {
 	f := demoFixture(t, Options{})
 	if err := f.core.Update(func(s *app.State) error { return s.SetEnabled(rootC, true) }); err != nil {
