@@ -428,14 +428,18 @@ func runBridgedIn(t testing.TB, rs realServer, npx bool, proj, home string, conf
 	}
 	defer cs.Close()
 	o := exercise(ctx, cs, rs, proj, start)
+	var where string
 	if o.err != nil {
+		// Where each of its threads is, taken while it still runs: a
+		// server that stopped answering names no more than a timeout.
+		where = "\nits processes when the call failed:\n" + processReport(home)
 		select {
 		case err := <-done:
 			done <- err
 		case <-time.After(5 * time.Second):
 		}
 	}
-	o.stderr = stderr.String() + why()
+	o.stderr = stderr.String() + why() + where
 	var requests []string
 	for _, r := range core.Snapshot().State.Requests {
 		requests = append(requests, r.From+" "+r.Op+" "+r.Tried+" -> "+r.Path)

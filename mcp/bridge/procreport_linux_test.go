@@ -1,0 +1,142 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rootkeeper/app"
+	"rootkeeper/mcp"
+	"rootkeeper/mcp/confine"
+)
+
+// processReport says where every process whose environment holds
+// HOME=home is, thread by thread: its state, the kernel function it sleeps
+// in and the system call it is in (/proc/PID/task/TID/{stat,wchan,syscall}).
+// A survey server that stops answering is looked at with it before it is
+// killed: a thread held by the observer sleeps in the seccomp notification
+// (wchan seccomp_do_user_notification, its call's number first in
+// syscall), one waiting for its own children in a futex or a poll.
+func processReport(home string) string {
+	want := []byte("HOME=" + home)
+	dirs, _ := os.ReadDir("/proc")
+	var b strings.Builder
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(v []byte) bool { return bytes.Equal(v, want) }) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		line := strings.Join(strings.Fields(strings.ReplaceAll(string(cmdline), "\x00", " ")), " ")
+		if len(line) > 160 {
+			line = line[:160] + "…"
+		}
+		fmt.Fprintf(&b, "process %d: %s\n", pid, line)
+		tasks, _ := os.ReadDir(filepath.Join("/proc", d.Name(), "task"))
+		for _, t := range tasks {
+			dir := filepath.Join("/proc", d.Name(), "task", t.Name())
+			stat := procField(dir, "stat")
+			// comm is in parentheses and may hold spaces; the state follows.
+			comm, state := stat, ""
+			if i, j := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')'); i >= 0 && j > i {
+				comm = stat[i+1 : j]
+				if f := strings.Fields(stat[j+1:]); len(f) > 0 {
+					state = f[0]
+				}
+			}
+			fmt.Fprintf(&b, "  thread %s %q %s wchan=%s syscall=%s\n", t.Name(), comm, state, procField(dir, "wchan"), procField(dir, "syscall"))
+		}
+	}
+	if b.Len() == 0 {
+		return "no process of HOME=" + home + " is left\n"
+	}
+	return b.String()
+}
+
+// procField is the trimmed content of the file name in dir, or why not.
+func procField(dir, name string) string {
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// TestProcessReportShowsAHeldCall: a confined process whose read past its
+// folders the observer holds is reported sleeping in the seccomp
+// notification, in openat, by the report a failed survey call prints.
+func TestProcessReportShowsAHeldCall(t *testing.T) {
+	if _, err := confine.ABI(); err != nil {
+		t.Fatalf("Landlock: %v", err)
+	}
+	home, proj, state := t.TempDir(), t.TempDir(), t.TempDir()
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	if err := os.WriteFile(outside, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Named in its environment, not on its command line, where a file
+	// would be a data file it may read.
+	srv := app.Server{Name: "held", Type: app.TransportStdio, Command: "/bin/sh", Args: []string{"-c", `exec cat "$F"`}, Env: map[string]string{"HOME": home, "F": outside}, Confine: true}
+	cmd, _ := mcp.StdioCommand(srv, &app.Snapshot{})
+	_, obs, err := mcp.ObserveCommand(cmd, srv, []string{proj}, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	asked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	if err := mcp.StartServer(cmd); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer close(release)
+	obs.Start(func(ctx context.Context, a confine.Attempt) string {
+		if a.Path == outside {
+			once.Do(func() { close(asked) })
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return ""
+	})
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the read past its folders never reached the observer's Reach")
+	}
+	// The kernel may name the function with a suffix of its compiler's
+	// (seccomp_do_user_notification.isra.0); and it says 0 for a task it
+	// finds running, which a held one is for a moment (the observer's
+	// receiving the call wakes it to sleep again, killable:
+	// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV). cat stays held until
+	// released, so another look sees it held.
+	want := regexp.MustCompile(fmt.Sprintf(`"cat" [SD] wchan=seccomp_do_user_notification\S* syscall=%d `, unix.SYS_OPENAT))
+	var report string
+	for range 5 {
+		if report = processReport(home); want.MatchString(report) {
+			break
+		}
+	}
+	if !strings.Contains(report, fmt.Sprintf("process %d: cat %s", cmd.Process.Pid, outside)) || !want.MatchString(report) {
+		t.Errorf("report does not show cat held in its openat (%q):\n%s", want, report)
+	}
+	if got := processReport(t.TempDir()); !strings.HasPrefix(got, "no process") {
+		t.Errorf("a home no process has: %s", got)
+	}
+}
