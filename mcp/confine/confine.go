@@ -178,8 +178,9 @@ type spec struct {
 	// direct holds the server's own Path, Args and Env, for a start from
 	// a confined thread (not sent to the child).
 	direct *exec.Cmd
-	// threadFilter is the filter for such a start: as Filter, but its
-	// execs unseen (filterMode.execUnseen).
+	// threadFilter is the filter for such a start: as Filter, its execs
+	// unseen only where nothing can answer the launch's own exec
+	// (filterMode.execUnseen).
 	threadFilter []byte
 }
 
@@ -267,7 +268,7 @@ func wrap(cmd *exec.Cmd, p Policy, notify int) (int, spec, bool, error) {
 	cmd.Path = self
 	inprocess := notify != 0 && s.Net == nil && launchInProcess
 	if inprocess {
-		m := filterMode{abi: abi, observed: true, noInet: s.NoInet, execUnseen: true}
+		m := filterMode{abi: abi, observed: true, noInet: s.NoInet, execUnseen: !answersFirstExec}
 		if s.threadFilter, err = nativeFilter(m); err != nil {
 			return 0, spec{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}

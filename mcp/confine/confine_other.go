@@ -54,3 +54,6 @@ func (o *Observer) Extend([]string) {}
 
 // launchInProcess: nothing is started confined here.
 var launchInProcess = false
+
+// answersFirstExec: nothing is launched from a thread here.
+const answersFirstExec = false

@@ -105,18 +105,46 @@ func (o *Observer) launchOnThread(cmd *exec.Cmd, started chan<- error, locked ch
 		return
 	}
 	s := o.inprocess
+	// Until the server's exec the listener is served by a thread the Go
+	// runtime does not stop (answersFirstExec), then by the observer. The
+	// thread is made before this one is confined (newLaunchServer).
+	var launching *launchServer
+	if answersFirstExec {
+		var err error
+		if launching, err = newLaunchServer(); err != nil {
+			o.listener <- -1
+			started <- errors.Join(ErrUnavailable, err)
+			return
+		}
+	}
 	fd := -1
 	err := restrict(s.ABI, s.Rules, s.NoInet)
 	if err == nil {
 		fd, err = installFilter(s.threadFilter, true)
 	}
+	if err == nil && launching != nil {
+		err = launching.serve(fd)
+	}
 	if err != nil {
+		if launching != nil {
+			launching.done()
+		}
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 		o.listener <- -1
 		started <- errors.Join(ErrUnavailable, err)
 		return
 	}
-	o.listener <- fd
-	if err := cmd.Start(); err != nil {
+	if launching == nil {
+		o.listener <- fd
+	}
+	err = cmd.Start()
+	if launching != nil {
+		launching.done()
+		o.listener <- fd
+	}
+	if err != nil {
 		started <- err
 		return
 	}

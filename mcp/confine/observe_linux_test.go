@@ -443,3 +443,59 @@ func TestObserverHandsOnlyWhatWasAsked(t *testing.T) {
 		t.Errorf("its own file after chmod, utimes and setxattr: %+v", got)
 	}
 }
+
+// TestObserverSeesExecsFromEitherStart: a confined server that runs a
+// program past its folders is seen doing so, however it was started: from
+// a confined thread of Rootkeeper's (its network off) or through the
+// confining child (a network of its own). Its own exec was answered by the
+// thread that serves the launch (firstexec_cgo_linux.go) and is not told;
+// a program inside its root runs, unasked; Landlock refuses the other.
+func TestObserverSeesExecsFromEitherStart(t *testing.T) {
+	needLandlock(t)
+	if !answersFirstExec {
+		t.Fatal("built without cgo: a server started from a thread runs its programs unseen")
+	}
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	script := "#!/bin/sh\necho ran\n"
+	for _, d := range []string{root, outside} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "run.sh"), []byte(script), 0o755)
+	}
+	for _, from := range []string{"a thread", "the confining child"} {
+		t.Run(from, func(t *testing.T) {
+			launchInProcess = from == "a thread"
+			defer func() { launchInProcess = true }()
+			p := Policy{Roots: []string{root}, Temp: filepath.Join(t.TempDir(), "tmp"), Network: NetworkOff}
+			cmd := exec.Command(nosy(t), "-try", "exec:"+filepath.Join(root, "run.sh"), "exec:"+filepath.Join(outside, "run.sh"))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			reach, seen := recorded(func(context.Context, Attempt) string { return "" })
+			obs := observed(t, cmd, p, nil, reach)
+			if (obs.inprocess != nil) != launchInProcess {
+				t.Fatalf("started from a thread: %v, want %v", obs.inprocess != nil, launchInProcess)
+			}
+			err := cmd.Wait()
+			obs.Close()
+			if err != nil {
+				t.Fatalf("%v; stderr: %s", err, stderr.String())
+			}
+			res := outcomes(t, &stdout)
+			if len(res) != 2 || !res[0].OK || res[0].Got != "ran" {
+				t.Fatalf("a program in its root: %+v", res)
+			}
+			if res[1].OK || !strings.Contains(res[1].Err, "permission denied") {
+				t.Errorf("a program past its folders: %+v, want permission denied", res[1])
+			}
+			var execs []string
+			for _, a := range seen() {
+				if a.Op == app.OpExecute {
+					execs = append(execs, a.Path)
+				}
+			}
+			if want := filepath.Join(outside, "run.sh"); len(execs) != 1 || execs[0] != want {
+				t.Errorf("programs told to Reach: %q, want only %s", execs, want)
+			}
+		})
+	}
+}

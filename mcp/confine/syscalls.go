@@ -72,12 +72,14 @@ type filterMode struct {
 	noInet bool
 	// execUnseen: an observed server started from a confined thread of
 	// Rootkeeper's (launch_linux.go) runs its programs unasked, Landlock
-	// alone deciding. Its first execve, the server's own, is made by a
-	// vfork child while the launching thread holds its place in the Go
-	// runtime: a stop-the-world that began meanwhile would wait for that
-	// thread while the observer, which must answer the execve, is
-	// stopped. An exec cannot be handed once anyway: the observer only
-	// asks, to offer a lasting grant.
+	// alone deciding, in a build without cgo. Its first execve, the
+	// server's own, is made by a vfork child while the launching thread
+	// holds its place in the Go runtime: a stop-the-world that began
+	// meanwhile would wait for that thread while the observer, were it to
+	// answer the execve, is stopped. With cgo a thread of C answers it
+	// (firstexec_cgo_linux.go); without, the execs go unseen. An exec
+	// cannot be handed once anyway: the observer only asks, to offer a
+	// lasting grant.
 	execUnseen bool
 }
 
@@ -179,7 +181,7 @@ var syscallTable = []sysRule{
 	{calls: []string{"creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2"}, class: classLandlock, act: observedElse(allowed),
 		why: "Landlock decides; an observed server's call past its folders is asked about"},
 	{calls: []string{"execve", "execveat"}, class: classLandlock, act: execAction,
-		why: "Landlock decides; an observed server's program past its folders is asked about, except for a server started from a thread of Rootkeeper's (its first exec could not be answered: see filterMode.execUnseen)"},
+		why: "Landlock decides; an observed server's program past its folders is asked about (started from a thread of Rootkeeper's, its own exec is answered by a thread the Go runtime does not stop; a build without cgo has none, and there its programs run unseen: filterMode.execUnseen)"},
 	{calls: []string{"link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat", "rmdir"}, class: classLandlock, act: observedElse(allowed),
 		why: "Landlock decides (make and remove rights; a link needs refer from ABI 2 and cannot cross folders at ABI 1); an observed server's call in a folder granted while it runs is done by the observer"},
 	{calls: []string{"mknod", "mknodat"}, class: classLandlock, act: always(allowed),

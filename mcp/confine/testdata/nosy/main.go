@@ -5,7 +5,7 @@
 // With -try it does the operations given as arguments (read:PATH,
 // list:PATH, write:PATH, mkdir:PATH, readat:PATH (the file opened relative
 // to a descriptor of its folder; a relative PATH is relative to the working
-// folder), connect:SOCKET, socketpair:stream|dgram, flood:DIR:N (N distinct
+// folder), exec:PATH (runs it), connect:SOCKET, socketpair:stream|dgram, flood:DIR:N (N distinct
 // paths in DIR opened one after the other)), prints one JSON line per operation
 // ({"op":..,"path":..,"ok":..,"err":..}) and exits. Without it, it is an MCP
 // server on stdio whose tool "try" ({"op":"read","path":"/x"}) does one
