@@ -211,10 +211,12 @@ func (a *adapter) afterRun(ctx context.Context, end runEnd, began time.Time, fai
 
 // waitToStart waits until the server may start: while a slot of its
 // configuration is not allowed it is held (its status says why), never
-// started without the folder; and a server that holds its roots from its
-// start waits, up to Options.SettleTimeout, for its roots' access checks,
-// so that it is started once with what it may see rather than at once and
-// again a moment later. It reports false when ctx ended.
+// started without the folder; and it waits, up to Options.SettleTimeout,
+// for its roots' access checks (a few milliseconds at launch), so that
+// what it is first told is what it may see: a server that holds its roots
+// from its start is started once rather than at once and again a moment
+// later, and one that asks roots/list is not answered an empty list and
+// told list_changed a moment later. It reports false when ctx ended.
 func (a *adapter) waitToStart(ctx context.Context) bool {
 	// Set before the first snapshot is read: a change published after
 	// it wakes this loop (inputsChanged).
@@ -222,7 +224,7 @@ func (a *adapter) waitToStart(ctx context.Context) bool {
 	defer a.starting.Store(false)
 	settle := time.NewTimer(a.m.opts.SettleTimeout)
 	defer settle.Stop()
-	settled := !a.holdsRootsFromStart()
+	settled := false
 	told := false
 	for {
 		snap := a.m.core.Snapshot()
@@ -258,13 +260,6 @@ func (a *adapter) waitToStart(ctx context.Context) bool {
 			}
 		}
 	}
-}
-
-// holdsRootsFromStart reports whether the server is given its roots when
-// it starts (confined, or roots mode args or env), so that a change means
-// a restart.
-func (a *adapter) holdsRootsFromStart() bool {
-	return a.cfg.Type == app.TransportStdio && (RunsConfined(a.cfg) || a.mode == app.RootsArgs || a.mode == app.RootsEnv)
 }
 
 // backOff reports the server failed for why and waits the backoff for the

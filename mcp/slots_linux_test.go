@@ -7,6 +7,7 @@ import (
 
 	"rootkeeper/app"
 	"rootkeeper/app/apptest"
+	"rootkeeper/app/audit"
 )
 
 // A confined server is started once at launch: it waits for its roots'
@@ -45,5 +46,48 @@ func TestConfinedServerStartsOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "server waits for its folders' access checks"); n != 1 {
 		t.Errorf("told %d times that it waits, want once:\n%s", n, logs.String())
+	}
+}
+
+// An unconfined server that asks for its roots is started at launch once
+// its roots' access checks are in, so that its first answer is what it
+// may see: not an empty list, then list_changed a moment later.
+func TestFirstAnswerWaitsForTheAccessChecks(t *testing.T) {
+	fs := apptest.NPMServer(t, "mcp-server-filesystem")
+	e := newEnv(t)
+	a := mkRoot(t, "a")
+	e.put(app.Server{Name: "fs", Type: app.TransportStdio, Command: fs})
+	e.update(func(s *app.State) error {
+		if err := s.AddRoot(app.Root{Path: a, Enabled: true}); err != nil {
+			return err
+		}
+		return s.Decide(app.Decision{Server: "fs", Root: a, Verdict: app.Allow, By: app.ByCommandLine})
+	})
+	opts := e.fastOptions()
+	opts.SettleTimeout = time.Minute // only the access check may let it start
+	var logs syncBuffer
+	opts.Logger = newSlog(&logs)
+	e.start(opts)
+	apptest.Eventually(t, "fs waits for its folders' access checks", func() (bool, string) {
+		return strings.Contains(logs.String(), `msg="server waits for its folders' access checks before it starts" server=fs`), ""
+	})
+	if st := e.status("fs"); st.PID != 0 {
+		t.Fatalf("started before its roots were checked: %+v", st)
+	}
+	e.core.SetHealth(a, app.CheckAccess(a, 0))
+	e.waitConnected("fs")
+	waitAllowed(t, e, "fs", a)
+	entries, err := audit.Read(e.dir, "fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told [][]string
+	for _, en := range entries {
+		if en.Via == audit.ViaRootsList {
+			told = append(told, en.Roots)
+		}
+	}
+	if want := app.URIFromPath(a); len(told) == 0 || len(told[0]) != 1 || told[0][0] != want {
+		t.Errorf("answers to roots/list: %q; want the first to be [%s]", told, want)
 	}
 }
