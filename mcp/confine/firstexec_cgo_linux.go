@@ -9,7 +9,7 @@ package confine
 // stop-the-world begun meanwhile would wait for the launching thread while
 // the observer it waits for is stopped: a hang. So until the launch is
 // done, the listener is served by a thread of C that the runtime does not
-// stop: it lets go on what the child does before its exec (Rootkeeper's
+// stop: it lets go on what the launch does before the exec (Rootkeeper's
 // own code: os/exec's opening of /dev/null, say) and the exec itself
 // (Landlock decides it: the server's own program is in its ruleset), then
 // ends. From then on the observer has the listener, and every later exec
@@ -31,9 +31,7 @@ package confine
 #endif
 
 struct rk_launch {
-	int ctl;      // the listener's number comes on it, then the word to end
-	int answered; // how many calls were let go on
-	int exec;     // 1 once the exec was
+	int ctl; // the listener's number comes on it, then the word to end
 	pthread_t thread;
 };
 
@@ -58,11 +56,9 @@ static void *rk_launch_serve(void *arg) {
 			memset(&r, 0, sizeof r);
 			r.id = n.id;
 			r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r) == 0) l->answered++;
-			if (n.data.nr == __NR_execve || n.data.nr == __NR_execveat) {
-				l->exec = 1;
+			ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+			if (n.data.nr == __NR_execve || n.data.nr == __NR_execveat)
 				return NULL; // the server's own: what follows is the observer's
-			}
 			continue;
 		}
 		if (p[1].revents || (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))) return NULL;
@@ -109,8 +105,8 @@ func newLaunchServer() (*launchServer, error) {
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, err
 	}
-	// In C memory: the thread reads and writes it after this call
-	// returns, which cgo does not let Go memory be.
+	// In C memory: the thread reads it after this call returns, which
+	// cgo does not let Go memory be.
 	l := (*C.struct_rk_launch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_rk_launch{}))))
 	l.ctl = C.int(p[0])
 	if e := C.rk_launch_start(l); e != 0 {
@@ -130,15 +126,12 @@ func (s *launchServer) serve(listener int) error {
 	return err
 }
 
-// done ends the thread (at once if it answered the exec, else when it
-// reads the word to end, or finds no listener) and reports whether it let
-// the server's exec go on and how many calls it answered in all.
-func (s *launchServer) done() (exec bool, answered int) {
+// done ends the thread (it has ended already if it answered the exec;
+// else it reads the word to end, or finds no listener) and frees it.
+func (s *launchServer) done() {
 	unix.Write(s.send, []byte{0})
 	unix.Close(s.send)
 	C.rk_launch_join(s.l)
-	exec, answered = s.l.exec == 1, int(s.l.answered)
 	C.free(unsafe.Pointer(s.l))
 	unix.Close(s.ctl)
-	return exec, answered
 }
