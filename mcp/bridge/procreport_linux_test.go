@@ -68,6 +68,32 @@ func processReport(home string) string {
 	return b.String()
 }
 
+// browserLogs is the end of each Chromium log (chrome_debug.log, written
+// with --enable-logging in the profile a browser server made in its
+// private temp folder) of server name in state folder dir, for a failure's
+// text: a browser that hangs at launch says nothing on the pipe its server
+// reads.
+func browserLogs(dir, name string) string {
+	link, err := app.ServerTempLink(dir, name)
+	if err != nil {
+		return ""
+	}
+	logs, _ := filepath.Glob(filepath.Join(link, "*", "chrome_debug.log"))
+	var b strings.Builder
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		fmt.Fprintf(&b, "the end of %s:\n", l)
+		for _, line := range lines[max(0, len(lines)-40):] {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	return b.String()
+}
+
 // procField is the trimmed content of the file name in dir, or why not.
 func procField(dir, name string) string {
 	data, err := os.ReadFile(filepath.Join(dir, name))
