@@ -33,7 +33,7 @@ func reachSetup(t *testing.T) (state, secret string) {
 	}
 	nosy := apptest.Program(t, "mcp/confine/testdata/nosy")
 	state = t.TempDir()
-	base, _ := filepath.EvalSymlinks(t.TempDir())
+	base := apptest.RealTempDir(t)
 	folder := filepath.Join(base, "project")
 	secret = filepath.Join(base, "secret")
 	os.Mkdir(folder, 0o755)

@@ -170,7 +170,7 @@ func (h *testHost) gitStatus(path string) string {
 // gitTree is a home with ~/work/inside and ~/elsewhere/outside, both git
 // repositories.
 func gitTree(t *testing.T) (home, work, inside, outside string) {
-	home, _ = filepath.EvalSymlinks(t.TempDir())
+	home = apptest.RealTempDir(t)
 	work = filepath.Join(home, "work")
 	inside, outside = filepath.Join(work, "inside"), filepath.Join(home, "elsewhere", "outside")
 	for _, dir := range []string{inside, outside} {

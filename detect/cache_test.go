@@ -63,7 +63,7 @@ func TestCacheRescan(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the cache is trusted on Linux only")
 	}
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	deep := filepath.Join(root, "a", "b", "c", "d", "e")
 	mkdirs(t, deep, filepath.Join(root, "a", "x", "y"), filepath.Join(root, "gone", "sub"), filepath.Join(root, "s"))
 	write(t, filepath.Join(root, "p", "go.mod"), "module p\n")
@@ -155,7 +155,7 @@ func TestCacheRescan(t *testing.T) {
 // TestCacheRacy: folders changed within the racy window of the scan that
 // read them are read again, even when their stat has not changed since.
 func TestCacheRacy(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	mkdirs(t, filepath.Join(root, "a", "b"))
 	c := NewCache()
 	// The rule with a window no slow machine outlasts: the tree was made
@@ -182,7 +182,7 @@ func TestCacheRacy(t *testing.T) {
 // TestCacheOptions: a listing is trusted only for the options it was read
 // with: a skip list that changed, a deeper scan.
 func TestCacheOptions(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	write(t, filepath.Join(root, "keep", "go.mod"), "")
 	write(t, filepath.Join(root, "skipme", "go.mod"), "")
 	write(t, filepath.Join(root, "1", "2", "3", "go.mod"), "")
@@ -202,7 +202,7 @@ func TestCacheOptions(t *testing.T) {
 		}
 	}
 	// A search folder that is no longer searched is forgotten.
-	other := realTemp(t)
+	other := apptest.RealTempDir(t)
 	sameAsFresh(t, s, Request{Dirs: []string{other}})
 	if st := c.Stats(); st.Folders != 1 {
 		t.Errorf("cache holds %d folders after scanning an empty folder, want 1", st.Folders)
@@ -211,7 +211,7 @@ func TestCacheOptions(t *testing.T) {
 
 // TestCacheBusy: a scan that finds the cache in use scans without it.
 func TestCacheBusy(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	write(t, filepath.Join(root, "p", "go.mod"), "")
 	c := NewCache()
 	c.mu.Lock()
@@ -228,7 +228,7 @@ func TestCacheFile(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the cache is trusted on Linux only")
 	}
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	newRepo(t, filepath.Join(root, "r"), map[string]string{"go.mod": ""})
 	write(t, filepath.Join(root, "a", "b", "x.code-workspace"), `{"folders": [{"path": "c"}]}`)
 	mkdirs(t, filepath.Join(root, "a", "b", "c"))
@@ -352,8 +352,8 @@ func TestCacheGitLink(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the cache is trusted on Linux only")
 	}
-	root := realTemp(t)
-	elsewhere := realTemp(t)
+	root := apptest.RealTempDir(t)
+	elsewhere := apptest.RealTempDir(t)
 	newRepo(t, filepath.Join(elsewhere, "real"), nil)
 	mkdirs(t, filepath.Join(root, "w"))
 	target := filepath.Join(elsewhere, "target")

@@ -43,7 +43,7 @@ bad line
 // TestOneFilesystem mounts a tmpfs inside the search folder (when allowed)
 // and expects the walk to stay out of it unless told otherwise.
 func TestOneFilesystem(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	mnt := filepath.Join(root, "mnt")
 	write(t, filepath.Join(root, "here", "go.mod"), "")
 	mkdirs(t, mnt)
@@ -71,7 +71,7 @@ func TestOneFilesystem(t *testing.T) {
 // TestListLargeFolder lists a folder that takes several getdents64 calls,
 // trusting the file system's end mark or not, and expects every entry.
 func TestListLargeFolder(t *testing.T) {
-	dir := realTemp(t)
+	dir := apptest.RealTempDir(t)
 	const n = 1500
 	want := map[string]bool{}
 	for i := range n {

@@ -8,12 +8,14 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/google/go-cmp/cmp"
+
+	"rootkeeper/app/apptest"
 )
 
 // TestRepositories builds every kind of repository with the real git and
 // checks what the scan says of each against what git itself says.
 func TestRepositories(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	p := func(rel string) string { return filepath.Join(root, rel) }
 
 	// A plain repository with a token in its remote, and a second remote.

@@ -96,13 +96,3 @@ func paths(m map[string]Candidate) []string {
 	slices.Sort(out)
 	return out
 }
-
-// realTemp is t.TempDir with symbolic links resolved, as Scan reports paths.
-func realTemp(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}

@@ -34,7 +34,7 @@ func TestMarkers(t *testing.T) {
 		"App.sln", "App.csproj", "Lib.fsproj", "pkg.cabal", "tool.nimble", "team.code-workspace",
 	}
 	folders := []string{"App.xcodeproj", "App.xcworkspace"}
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	want := map[string]Candidate{}
 	for i, m := range append(files, folders...) {
 		dir := filepath.Join(root, fmt.Sprintf("p%02d", i))
@@ -66,7 +66,7 @@ func TestMarkers(t *testing.T) {
 // TestMonorepo checks that packages below a repository name it as their
 // repository, and that nothing inside .git is reported.
 func TestMonorepo(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	mono := filepath.Join(root, "mono")
 	newRepo(t, mono, map[string]string{
 		"package.json":            "{}",
@@ -94,8 +94,8 @@ func TestMonorepo(t *testing.T) {
 }
 
 func TestWorkspaceFolders(t *testing.T) {
-	root := realTemp(t)
-	outside := realTemp(t)
+	root := apptest.RealTempDir(t)
+	outside := apptest.RealTempDir(t)
 	ws := filepath.Join(root, "ws")
 	write(t, filepath.Join(ws, "team.code-workspace"), `{
 		// folders of the workspace
@@ -130,7 +130,7 @@ func TestWorkspaceFolders(t *testing.T) {
 }
 
 func TestSkip(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	for _, d := range DefaultSkip() {
 		write(t, filepath.Join(root, "app", filepath.FromSlash(d), "dep", "package.json"), "{}")
 	}
@@ -163,7 +163,7 @@ func TestSkip(t *testing.T) {
 }
 
 func TestDepth(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	for _, rel := range []string{"a", "a/b", "a/b/c", "a/b/c/d", "a/b/c/d/e"} {
 		write(t, filepath.Join(root, rel, "go.mod"), "")
 	}
@@ -198,7 +198,7 @@ func TestDepth(t *testing.T) {
 }
 
 func TestDefaultSearchFolders(t *testing.T) {
-	home := realTemp(t)
+	home := apptest.RealTempDir(t)
 	for _, d := range []string{"Documents", "src", "go/src", "code", "unrelated"} {
 		mkdirs(t, filepath.Join(home, d))
 	}
@@ -219,8 +219,8 @@ func TestDefaultSearchFolders(t *testing.T) {
 // cannot trap the walk, and a project reached only through a link is not
 // reported (it would be reported under a path that is not its own).
 func TestSymlinks(t *testing.T) {
-	root := realTemp(t)
-	outside := realTemp(t)
+	root := apptest.RealTempDir(t)
+	outside := apptest.RealTempDir(t)
 	write(t, filepath.Join(root, "a", "go.mod"), "")
 	write(t, filepath.Join(outside, "elsewhere", "go.mod"), "")
 	for link, target := range map[string]string{
@@ -263,7 +263,7 @@ func TestSymlinks(t *testing.T) {
 }
 
 func TestRootErrors(t *testing.T) {
-	root := realTemp(t)
+	root := apptest.RealTempDir(t)
 	file := filepath.Join(root, "file")
 	write(t, file, "")
 	missing := filepath.Join(root, "missing")

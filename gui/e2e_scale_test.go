@@ -121,10 +121,7 @@ func newScaleRunOf(t testing.TB, n, m int, denyRest bool) *scaleRun {
 	goBuild(t, root, e.rk, ".", "-tags", "no_emoji") // as .ci/install builds it
 	goBuild(t, root, e.tray, "./gui/internal/traytest")
 
-	src, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := apptest.RealTempDir(t)
 	e.state = t.TempDir()
 	core, err := app.NewCore(mustStore(t, e.state))
 	if err != nil {

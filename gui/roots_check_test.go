@@ -22,10 +22,7 @@ import (
 // watched, not what is above them), so without the click the folder would
 // stay withdrawn until the minute's sweep.
 func TestCheckAgainChecksTheFolderNow(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := apptest.RealTempDir(t)
 	root := filepath.Join(base, "work", "src", "proj")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)

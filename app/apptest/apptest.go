@@ -143,3 +143,15 @@ func RunCore(t testing.TB, core *app.Core) {
 		<-done
 	})
 }
+
+// RealTempDir is t.TempDir() with its own symlinks resolved (macOS's /var
+// is /private/var), so that the paths a test expects are the ones Rootkeeper
+// resolves and reports.
+func RealTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

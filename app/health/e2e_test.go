@@ -111,10 +111,7 @@ func (s *stack) health(path string) app.Health { return s.core.Snapshot().Health
 // folders makes the anchor and the folder under test, canonical.
 func folders(t *testing.T) (anchor, shared string) {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := apptest.RealTempDir(t)
 	anchor, shared = filepath.Join(base, "anchor"), filepath.Join(base, "shared")
 	for _, d := range []string{anchor, shared} {
 		if err := os.Mkdir(d, 0o755); err != nil {

@@ -442,10 +442,7 @@ func TestTheWindowsOpsReachTheApp(t *testing.T) {
 // checked now (here its grandparent went, which no watch sees), the window
 // gets the answer, and its live view follows.
 func TestTheWindowsCheckReachesTheMonitor(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := apptest.RealTempDir(t)
 	root := filepath.Join(base, "work", "src", "proj")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)

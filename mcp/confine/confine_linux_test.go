@@ -189,7 +189,7 @@ func TestExecFailureIsNamed(t *testing.T) {
 // private temp folder inside it still can.
 func TestStateFolderInsideARootIsOutOfReach(t *testing.T) {
 	needLandlock(t)
-	base := realTempDir(t)
+	base := apptest.RealTempDir(t)
 	state := filepath.Join(base, ".config", "rootkeeper")
 	temp := filepath.Join(state, "tmp", "server-x")
 	for _, d := range []string{temp, filepath.Join(base, "other"), filepath.Join(base, ".config", "app")} {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"rootkeeper/app/apptest"
 )
 
 // holesSetup is a confined server's world: root (its folder, read-write,
@@ -24,7 +26,7 @@ type holesWorld struct {
 func holesSetup(t *testing.T) holesWorld {
 	t.Helper()
 	needLandlock(t)
-	base := realTempDir(t)
+	base := apptest.RealTempDir(t)
 	w := holesWorld{
 		root:   filepath.Join(base, "root"),
 		ro:     filepath.Join(base, "ro"),

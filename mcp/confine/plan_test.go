@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"slices"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func rulesOf(t *testing.T, cmd *exec.Cmd, p Policy, home string) map[string]stri
 // to a runtime (up to its package), and an npx cache; roots and temp
 // read-write; a data file alone; never the home folder, / or /tmp.
 func TestPlanGrantsWhatAServerRunsFrom(t *testing.T) {
-	base := realTempDir(t)
+	base := apptest.RealTempDir(t)
 	home := filepath.Join(base, "home")
 	os.MkdirAll(filepath.Join(home, ".npm"), 0o755)
 
@@ -109,7 +110,7 @@ func TestPlanGrantsWhatAServerRunsFrom(t *testing.T) {
 // TestPlanNeverGrantsHome: a server installed right in the home folder gets
 // its own file, not the home folder.
 func TestPlanNeverGrantsHome(t *testing.T) {
-	home := realTempDir(t)
+	home := apptest.RealTempDir(t)
 	exe := write(t, filepath.Join(home, "server"), "#!/bin/sh\n", 0o755)
 	write(t, filepath.Join(home, "package.json"), "{}", 0o644)
 	got := rulesOf(t, exec.Command(exe), Policy{}, home)
@@ -129,7 +130,7 @@ func TestPlanNeverGrantsHome(t *testing.T) {
 // TestPlanKeepsOutOfTheStateFolder: a file in the state folder named on the
 // command line is not granted; the private temp folder inside it is.
 func TestPlanKeepsOutOfTheStateFolder(t *testing.T) {
-	base := realTempDir(t)
+	base := apptest.RealTempDir(t)
 	state := filepath.Join(base, "state")
 	stateFile := write(t, filepath.Join(state, "state.json"), "{}", 0o600)
 	temp := filepath.Join(state, "tmp", "server-x")
@@ -191,7 +192,7 @@ func TestPrivateFoldersWhateverTheEnvironmentSays(t *testing.T) {
 // own paths are read-write, the data folder even inside a protected
 // folder.
 func TestPlanListsUpToTheManifest(t *testing.T) {
-	base := realTempDir(t)
+	base := apptest.RealTempDir(t)
 	home := filepath.Join(base, "home")
 	proj := filepath.Join(base, "work", "tools")
 	write(t, filepath.Join(proj, "package.json"), "{}", 0o644)
@@ -214,15 +215,4 @@ func TestPlanListsUpToTheManifest(t *testing.T) {
 	if walk := manifestWalk([]string{filepath.Join(home, "a", "b", "node_modules")}, home); len(walk) != 0 {
 		t.Errorf("a walk into the home folder gave %q", walk)
 	}
-}
-
-// realTempDir is t.TempDir() with its own symlinks resolved, so that the
-// paths a test expects are the ones the plan and the observer see.
-func realTempDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rootkeeper/app/apptest"
 )
 
 // told is an attempt as Reach was told it, and whether anybody still
@@ -181,7 +183,7 @@ func TestObserverBoundsProbesNotYetTold(t *testing.T) {
 // kept as named; a path nothing of which resolves below / comes back
 // unchanged but for /.
 func TestResolvedUp(t *testing.T) {
-	base := realTempDir(t)
+	base := apptest.RealTempDir(t)
 	real := filepath.Join(base, "real")
 	os.MkdirAll(filepath.Join(real, "sub"), 0o755)
 	os.WriteFile(filepath.Join(real, "sub", "f.txt"), nil, 0o600)
