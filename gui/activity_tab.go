@@ -208,22 +208,8 @@ func activityText(e auditEntry, full bool) string {
 		return e.Decided + " (by " + e.Op + ")"
 	case e.Via == audit.ViaNetwork && audit.IsNetworkDecision(e):
 		return "network " + e.Decided + " " + e.Tried + " (by " + e.Op + ")"
-	case e.Via == audit.ViaNetwork:
-		s = "tried to " + app.OpText(e.Op) + " " + e.Tried + ": " + e.Decided
-		if e.Request {
-			s += " (raised a request)"
-		}
-		return s
-	case e.Via == audit.ViaReach:
-		tried := e.Tried
-		if !full {
-			tried = filepath.Base(tried)
-		}
-		s = "tried to " + app.OpText(e.Op) + " " + tried + ": " + e.Decided
-		if e.Request {
-			s += " (raised a request)"
-		}
-		return s
+	case e.Via == audit.ViaNetwork || e.Via == audit.ViaReach:
+		return attemptText(e, full, 1)
 	case e.Error != "":
 		s = "error: " + e.Error
 	case len(e.Roots) == 0:
@@ -305,19 +291,33 @@ func alike(a, b auditEntry) bool {
 		filepath.Base(a.Tried) == filepath.Base(b.Tried)
 }
 
-// text is what the row says: its entry's line, with how many attempts a
-// folded run stands for and, in full, the paths they tried.
-func (r activityRow) text(full bool) string {
-	s := activityText(r.entry, full)
-	if r.times < 2 || (r.entry.Via != audit.ViaReach && r.entry.Via != audit.ViaNetwork) || r.entry.Tried == "" {
-		return s
-	}
-	e := r.entry
+// attemptText is the line of a confined server's attempt e, standing for
+// times attempts: what it tried (a path's name, or with full the whole
+// path; a network destination whole) and what became of it.
+func attemptText(e auditEntry, full bool, times int) string {
 	tried := e.Tried
-	if e.Via == audit.ViaReach {
+	if e.Via == audit.ViaReach && !full {
 		tried = filepath.Base(tried)
 	}
-	s = "tried to " + app.OpText(e.Op) + " " + tried + " " + plural(r.times, "time") + ": " + e.Decided
+	s := "tried to " + app.OpText(e.Op) + " " + tried
+	if times > 1 {
+		s += " " + plural(times, "time")
+	}
+	s += ": " + e.Decided
+	if e.Request {
+		s += " (raised a request)"
+	}
+	return s
+}
+
+// text is what the row says: its entry's line, with how many attempts it
+// stands for and, in full, the other paths a folded run tried.
+func (r activityRow) text(full bool) string {
+	e := r.entry
+	if (e.Via != audit.ViaReach && e.Via != audit.ViaNetwork) || audit.IsNetworkDecision(e) {
+		return activityText(e, full)
+	}
+	s := attemptText(e, full, r.times)
 	if !full {
 		return s
 	}
@@ -326,6 +326,9 @@ func (r activityRow) text(full bool) string {
 		if !slices.Contains(paths, p) {
 			paths = append(paths, p)
 		}
+	}
+	if len(paths) < 2 {
+		return s // its one path is in the line already
 	}
 	return s + " (" + strings.Join(paths, ", ") + ")"
 }
