@@ -246,11 +246,11 @@ func (t *accessTab) renderRequests(snap *app.Snapshot, server string) {
 }
 
 func (t *accessTab) apply() {
-	q := strings.ToLower(strings.TrimSpace(t.filter.Text))
+	q := filterQuery(t.filter.Text)
 	prev := t.shown
 	next := make([]accessLine, 0, len(t.all))
 	for _, l := range t.all {
-		if q == "" || strings.Contains(strings.ToLower(l.Root.Name+"\x00"+l.Root.Path), q) {
+		if matches(q, l.Root.Name, l.Root.Path) {
 			next = append(next, l)
 		}
 	}

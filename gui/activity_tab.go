@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -34,17 +35,23 @@ type activityTab struct {
 	empty  *widget.Label
 	status *widget.Label
 
-	entries []auditEntry // newest first
-	shown   []auditEntry // the entries the filters keep, what Export writes
+	// log reads the audit log, all of it once and then what was added
+	// (a full log is 36 MB); only the goroutine of a reload calls it.
+	log     *audit.Follower
+	entries []auditEntry  // oldest first, shared with log: never changed here
+	shown   []*auditEntry // the entries the filters keep, newest first (in entries): what Export writes
 	rows    []activityRow
 	loading bool
 	again   bool        // another reload was asked for while loading
 	stamp   audit.Stamp // the version of the log entries holds
 	read    bool        // entries holds a read of the log
+	// filtering counts the filters begun: a filter's result is shown only
+	// if no other began after it.
+	filtering atomic.Uint64
 }
 
 func newActivityTab(u *ui) *activityTab {
-	t := &activityTab{u: u}
+	t := &activityTab{u: u, log: audit.NewFollower(u.opts.StateDir)}
 	t.server = widget.NewSelect([]string{allServers}, nil)
 	t.server.SetSelected(allServers)
 	t.filter = widget.NewEntry()
@@ -80,14 +87,15 @@ func (t *activityTab) render(snap *app.Snapshot) {
 }
 
 // reload reads the audit log off the UI goroutine, when it changed since
-// the last read: status changes come many times a second, the log seldom.
+// the last read (status changes come many times a second, the log seldom),
+// and then only what was added to it.
 func (t *activityTab) reload() {
 	if t.loading {
 		t.again = true
 		return
 	}
 	t.loading = true
-	dir, last, read := t.u.opts.StateDir, t.stamp, t.read
+	dir, last, read, log := t.u.opts.StateDir, t.stamp, t.read, t.log
 	t.u.async(func() {
 		stamp := audit.StampOf(dir)
 		if read && stamp == last {
@@ -100,14 +108,13 @@ func (t *activityTab) reload() {
 			})
 			return
 		}
-		entries, err := readAudit(dir, "")
+		entries, err := readAudit(log)
 		t.u.do(func() {
 			t.loading = false
 			t.stamp, t.read = stamp, err == nil
 			if err != nil {
 				t.status.SetText("Could not read the activity log: " + err.Error())
 			} else {
-				slices.Reverse(entries)
 				t.entries = entries
 				t.status.SetText(fmt.Sprintf("%s in the log.", plural(len(entries), "line")))
 			}
@@ -120,21 +127,54 @@ func (t *activityTab) reload() {
 	})
 }
 
-// apply filters the entries into the list.
+// apply filters the entries into the list, off the UI goroutine: a full
+// log is some 200,000 lines, 20 ms to match each keystroke against. Only
+// the newest filter's result is shown; one overtaken stops early.
 func (t *activityTab) apply() {
-	server := t.server.Selected
-	q := strings.ToLower(strings.TrimSpace(t.filter.Text))
-	t.shown = t.shown[:0]
-	for _, e := range t.entries {
+	server, q, entries := t.server.Selected, filterQuery(t.filter.Text), t.entries
+	gen := t.filtering.Add(1)
+	if len(entries) == 0 {
+		t.show(nil, nil)
+		return
+	}
+	t.u.async(func() {
+		shown, ok := filterActivity(entries, server, q, func() bool { return t.filtering.Load() != gen })
+		if !ok {
+			return
+		}
+		rows := foldActivity(make([]activityRow, 0, len(shown)), shown)
+		t.u.do(func() {
+			if t.filtering.Load() == gen {
+				t.show(shown, rows)
+			}
+		})
+	})
+}
+
+// filterActivity returns the entries (oldest first) of server (any for
+// allServers) that match the filter query q, newest first; ok is false
+// when overtaken said to stop.
+func filterActivity(entries []auditEntry, server, q string, overtaken func() bool) (shown []*auditEntry, ok bool) {
+	shown = make([]*auditEntry, 0, len(entries)) // one allocation, not twenty
+	for i := len(entries) - 1; i >= 0; i-- {
+		if i%4096 == 0 && overtaken() {
+			return nil, false
+		}
+		e := &entries[i]
 		if server != "" && server != allServers && e.Server != server {
 			continue
 		}
-		if q != "" && !strings.Contains(strings.ToLower(e.Server+" "+strings.Join(e.Roots, " ")+" "+e.Tried+" "+e.Error+" "+e.Via), q) {
+		if !matches(q, e.Server, e.Tried, e.Error, e.Via) && !matches(q, e.Roots...) {
 			continue
 		}
-		t.shown = append(t.shown, e)
+		shown = append(shown, e)
 	}
-	t.rows = foldActivity(t.rows[:0], t.shown)
+	return shown, true
+}
+
+// show puts a filter's result on screen.
+func (t *activityTab) show(shown []*auditEntry, rows []activityRow) {
+	t.shown, t.rows = shown, rows
 	switch {
 	case len(t.shown) > 0:
 		t.empty.Hide()
@@ -184,7 +224,7 @@ func (t *activityTab) updateItem(id widget.ListItemID, o fyne.CanvasObject) {
 		return
 	}
 	r := t.rows[id]
-	e := r.entry
+	e := r.entry()
 	it.when.SetText(e.Time.Local().Format("2006-01-02 15:04:05"))
 	it.server.SetText(e.Server)
 	it.what.Importance = widget.MediumImportance
@@ -243,14 +283,17 @@ func activityText(e auditEntry, full bool) string {
 // moment that differ only in the folder, each not asked about: one line a
 // start, not six.
 type activityRow struct {
-	entry auditEntry // the newest of the run
-	// tried are the paths the run tried, newest first, and times how many
-	// attempts it stands for (an entry may stand for several, Repeated).
-	tried []string
+	// run is the entries of the line, newest first: a part of the tab's
+	// shown entries (a full log is some 180,000 of them, and every reload
+	// and keystroke in the filter makes the rows again), and times how
+	// many attempts it stands for (an entry may stand for several,
+	// Repeated).
+	run   []*auditEntry
 	times int
-	// older is the time of the run's oldest entry.
-	older time.Time
 }
+
+// entry is the newest entry of the row.
+func (r activityRow) entry() *auditEntry { return r.run[0] }
 
 // foldWindow is how far apart two attempts of a run may be.
 const foldWindow = 2 * time.Second
@@ -261,32 +304,32 @@ const foldWindow = 2 * time.Second
 // operation on the same name, each within foldWindow of the next. What
 // the person decided, what a server was told and whatever raised a request
 // each keep a line of their own.
-func foldActivity(rows []activityRow, entries []auditEntry) []activityRow {
-	for _, e := range entries {
+func foldActivity(rows []activityRow, entries []*auditEntry) []activityRow {
+	for i, e := range entries {
 		n := max(e.Repeated, 1)
 		if len(rows) > 0 {
 			last := &rows[len(rows)-1]
-			if foldable(last.entry) && foldable(e) && alike(last.entry, e) && last.older.Sub(e.Time) <= foldWindow {
-				last.tried = append(last.tried, e.Tried)
+			newest, older := last.entry(), last.run[len(last.run)-1]
+			if foldable(newest) && foldable(e) && alike(newest, e) && older.Time.Sub(e.Time) <= foldWindow {
+				last.run = entries[i-len(last.run) : i+1] // runs are of entries one after another
 				last.times += n
-				last.older = e.Time
 				continue
 			}
 		}
-		rows = append(rows, activityRow{entry: e, tried: []string{e.Tried}, times: n, older: e.Time})
+		rows = append(rows, activityRow{run: entries[i : i+1], times: n})
 	}
 	return rows
 }
 
 // foldable reports whether e is an attempt that became nothing.
-func foldable(e auditEntry) bool {
+func foldable(e *auditEntry) bool {
 	return (e.Via == audit.ViaReach || e.Via == audit.ViaNetwork) && !e.Request &&
 		(e.Decided == audit.ReachIgnored || e.Decided == audit.ReachLimited)
 }
 
 // alike reports whether attempts a and b differ at most in the folder of
 // what they tried.
-func alike(a, b auditEntry) bool {
+func alike(a, b *auditEntry) bool {
 	return a.Server == b.Server && a.Via == b.Via && a.Op == b.Op && a.Decided == b.Decided &&
 		filepath.Base(a.Tried) == filepath.Base(b.Tried)
 }
@@ -313,7 +356,7 @@ func attemptText(e auditEntry, full bool, times int) string {
 // text is what the row says: its entry's line, with how many attempts it
 // stands for and, in full, the other paths a folded run tried.
 func (r activityRow) text(full bool) string {
-	e := r.entry
+	e := *r.entry()
 	if (e.Via != audit.ViaReach && e.Via != audit.ViaNetwork) || audit.IsNetworkDecision(e) {
 		return activityText(e, full)
 	}
@@ -322,9 +365,9 @@ func (r activityRow) text(full bool) string {
 		return s
 	}
 	var paths []string
-	for _, p := range r.tried {
-		if !slices.Contains(paths, p) {
-			paths = append(paths, p)
+	for _, e := range r.run {
+		if !slices.Contains(paths, e.Tried) {
+			paths = append(paths, e.Tried)
 		}
 	}
 	if len(paths) < 2 {
@@ -360,7 +403,7 @@ func (t *activityTab) save() {
 	d.Show()
 }
 
-func writeEntries(w fyne.URIWriteCloser, entries []auditEntry) error {
+func writeEntries(w fyne.URIWriteCloser, entries []*auditEntry) error {
 	enc := json.NewEncoder(w)
 	for _, e := range entries {
 		if err := enc.Encode(e); err != nil {

@@ -345,7 +345,7 @@ func (t *discoverTab) updateEmpty() {
 // a filter, a group stays when its head or any member matches; members that
 // do not match are left out.
 func groupCandidates(cands []app.Candidate, filter string) []candRow {
-	filter = strings.ToLower(strings.TrimSpace(filter))
+	filter = filterQuery(filter)
 	isHead := map[string]bool{}
 	for _, c := range cands {
 		if c.Repo == "" || c.Repo == c.Path {
@@ -367,10 +367,10 @@ func groupCandidates(cands []app.Candidate, filter string) []candRow {
 	for _, h := range heads {
 		ms := members[h.Path]
 		slices.SortFunc(ms, byPath)
-		headOK := matches(h, filter)
+		headOK := candidateMatches(h, filter)
 		var keep []candRow
 		for _, m := range ms {
-			if filter == "" || matches(m, filter) {
+			if candidateMatches(m, filter) {
 				keep = append(keep, candRow{C: m, Depth: 1})
 			}
 		}
@@ -382,16 +382,10 @@ func groupCandidates(cands []app.Candidate, filter string) []candRow {
 	return rows
 }
 
-func matches(c app.Candidate, filter string) bool {
-	if filter == "" {
-		return true
-	}
-	for _, s := range []string{c.Path, c.Branch, c.Remote, strings.Join(c.Markers, " ")} {
-		if strings.Contains(strings.ToLower(s), filter) {
-			return true
-		}
-	}
-	return false
+// candidateMatches reports whether the filter query (filterQuery) is
+// found in c's path, branch, remote or markers.
+func candidateMatches(c app.Candidate, filter string) bool {
+	return matches(filter, c.Path, c.Branch, c.Remote) || matches(filter, c.Markers...)
 }
 
 // candItem is one line of the candidate list, reused as the list scrolls.

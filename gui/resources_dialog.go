@@ -181,10 +181,10 @@ func (d *resourcesDialog) load() {
 }
 
 func (d *resourcesDialog) applyFilter() {
-	q := strings.ToLower(strings.TrimSpace(d.filter.Text))
+	q := filterQuery(d.filter.Text)
 	d.shown = d.shown[:0:0]
 	for _, r := range d.all {
-		if q == "" || strings.Contains(strings.ToLower(r.Name+"\x00"+r.Title+"\x00"+r.URI+"\x00"+r.MIMEType), q) {
+		if matches(q, r.Name, r.Title, r.URI, r.MIMEType) {
 			d.shown = append(d.shown, r)
 		}
 	}

@@ -167,11 +167,11 @@ func (d *reviewDialog) regroup() {
 	if d.list == nil {
 		return
 	}
-	q := strings.ToLower(strings.TrimSpace(d.filter.Text))
+	q := filterQuery(d.filter.Text)
 	d.members = map[string][]int{}
 	var groups []string
 	for i, qu := range d.Questions {
-		if q != "" && !strings.Contains(strings.ToLower(qu.Server+"\x00"+hosts.DisplayName(qu.Server)+"\x00"+qu.Root.Name+"\x00"+qu.Root.Path), q) {
+		if !matches(q, qu.Server, hosts.DisplayName(qu.Server), qu.Root.Name, qu.Root.Path) {
 			continue
 		}
 		g := d.groupOf(i)

@@ -1,14 +1,19 @@
 package gui
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2/test"
 
 	"rootkeeper/app"
+	"rootkeeper/app/audit"
 )
 
 // scaleState is n folders (project-1 … project-n) and m servers
@@ -153,4 +158,106 @@ func BenchmarkWindowUpdate(b *testing.B) {
 			app.NewGrid(snap)
 		}
 	})
+}
+
+// BenchmarkActivityFullLog: the Activity tab on screen, one line added to
+// a full audit log (its files and their rotated generations, 30 MB, some
+// 150,000 lines) and the tab reloaded, as each change of the log does:
+// "reload" as the tab does it (reading what was added), against the
+// anchor "reread", the same reload reading the whole log again (as the
+// tab did before it followed the log).
+func BenchmarkActivityFullLog(b *testing.B) {
+	f := newFixture(b, Options{}, nil)
+	at := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	line := func(i int) audit.Entry {
+		at = at.Add(time.Millisecond)
+		if i%2 == 0 {
+			return audit.Entry{Time: at, Server: "fs", Via: audit.ViaRootsList, Roots: []string{fmt.Sprintf("file:///home/ada/src/project-%d", i)}}
+		}
+		return audit.Entry{Time: at, Server: "nosy", Via: audit.ViaReach, Roots: []string{}, Op: app.OpRead,
+			Tried: fmt.Sprintf("/home/ada/secret/missing-%d", i), Decided: audit.ReachIgnored}
+	}
+	i := 0
+	for _, file := range []struct {
+		name string
+		size int
+	}{{audit.RotatedName, audit.DefaultMaxSize}, {audit.NoiseRotatedName, audit.DefaultNoiseMaxSize},
+		{audit.FileName, audit.DefaultMaxSize / 2}, {audit.NoiseName, audit.DefaultNoiseMaxSize / 2}} {
+		var buf []byte
+		for len(buf) < file.size {
+			data, err := json.Marshal(line(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = append(append(buf, data...), '\n')
+			i++
+		}
+		if err := os.WriteFile(filepath.Join(f.dir, file.name), buf, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.u.selectTab("Activity")
+	a := f.u.activity
+	log := audit.NewLog(f.dir)
+	reload := func(again bool) time.Duration {
+		if err := log.Append(line(i)); err != nil {
+			b.Fatal(err)
+		}
+		log.Close()
+		i++
+		kept := a.log
+		if again {
+			a.log = audit.NewFollower(f.dir) // one that has read nothing
+		}
+		began := time.Now()
+		a.reload()
+		took := time.Since(began)
+		a.log = kept
+		if len(a.entries) != i || len(a.rows) != i {
+			b.Fatalf("%d entries in %d rows after a reload, want %d", len(a.entries), len(a.rows), i)
+		}
+		return took
+	}
+	var follow, reread time.Duration
+	for n := 0; b.Loop(); n++ {
+		for _, again := range []bool{n%2 == 0, n%2 != 0} {
+			if again {
+				reread += reload(true)
+			} else {
+				follow += reload(false)
+			}
+		}
+	}
+	// A keystroke in the filter: all the work it makes (the filter, off
+	// the UI goroutine but here run in line, the fold, the list) against
+	// the anchor, the match alone as the tab made it before (each line's
+	// fields joined and put in lower case).
+	var typed, joined time.Duration
+	queries := []string{"secre", "secret"}
+	for n := range b.N {
+		began := time.Now()
+		a.filter.SetText(queries[n%2])
+		typed += time.Since(began)
+		began = time.Now()
+		kept := 0
+		q := filterQuery(queries[n%2])
+		for _, e := range slices.Backward(a.entries) {
+			if strings.Contains(strings.ToLower(e.Server+" "+strings.Join(e.Roots, " ")+" "+e.Tried+" "+e.Error+" "+e.Via), q) {
+				kept++
+			}
+		}
+		joined += time.Since(began)
+		if kept != len(a.shown) {
+			b.Fatalf("the filter kept %d lines, the joined match %d", len(a.shown), kept)
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(per(follow), "reload-ms")
+	b.ReportMetric(per(reread), "reread-ms")
+	b.ReportMetric(float64(follow)/float64(reread), "ratio")
+	b.ReportMetric(per(typed), "keystroke-ms")
+	b.ReportMetric(per(joined), "joined-match-ms")
+	b.ReportMetric(float64(typed)/float64(joined), "keystroke-ratio")
+	b.ReportMetric(float64(i), "lines")
+	b.ReportMetric(0, "ns/op")
 }

@@ -338,7 +338,7 @@ func TestActivityFoldsAlikeAttempts(t *testing.T) {
 	}
 	var got []string
 	for _, r := range a.rows {
-		got = append(got, r.entry.Server+": "+r.text(false))
+		got = append(got, r.entry().Server+": "+r.text(false))
 	}
 	want := []string{
 		"everything: tried to run node 5 times: not asked",
@@ -481,7 +481,7 @@ func TestActivityReadsTheLogOnlyWhenItChanged(t *testing.T) {
 	log.Close()
 	reads := 0
 	orig := readAudit
-	readAudit = func(dir, server string) ([]audit.Entry, error) { reads++; return orig(dir, server) }
+	readAudit = func(f *audit.Follower) ([]audit.Entry, error) { reads++; return orig(f) }
 	defer func() { readAudit = orig }()
 	f.u.selectTab("Activity")
 	for i := range 50 {
@@ -517,5 +517,54 @@ func TestActivityTextOfEveryLine(t *testing.T) {
 		if got := activityText(c.e, false); !strings.Contains(got, c.want) {
 			t.Errorf("%s line: %q, want %q in it", c.e.Via, got, c.want)
 		}
+	}
+}
+
+// The Activity tab filters off the UI goroutine (a full log is 200,000
+// lines), and shows only the newest filter's result: typing "fs" then
+// "git" shows git's lines even when the filter for "fs" ends last.
+func TestActivityFiltersOffTheUIGoroutine(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2025, 11, 21, 9, 30, 0, 0, time.UTC)
+	var lines []string
+	for i, server := range []string{"fs", "git", "fs"} {
+		data, _ := json.Marshal(auditEntry{Time: base.Add(time.Duration(i) * time.Minute), Server: server, Roots: []string{}, Via: "roots/list"})
+		lines = append(lines, string(data))
+	}
+	os.WriteFile(filepath.Join(dir, "audit.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	f := demoFixture(t, Options{StateDir: dir})
+	f.u.selectTab("activity")
+	a := f.u.activity
+	if len(a.shown) != 3 {
+		t.Fatalf("%d lines shown, want 3", len(a.shown))
+	}
+	var jobs, results []func()
+	f.u.async = func(fn func()) { jobs = append(jobs, fn) }
+	f.u.do = func(fn func()) { results = append(results, fn) }
+	a.filter.SetText("fs")
+	a.filter.SetText("git")
+	if len(jobs) != 2 || len(a.shown) != 3 {
+		t.Fatalf("%d filters begun off the UI goroutine, %d lines shown; want 2 begun and the list as it was", len(jobs), len(a.shown))
+	}
+	jobs[1]()
+	jobs[0]() // overtaken: it stops early
+	if len(results) != 1 {
+		t.Fatalf("%d filters gave a result, want only the newest", len(results))
+	}
+	results[0]()
+	if len(a.shown) != 1 || a.shown[0].Server != "git" || len(a.rows) != 1 {
+		t.Fatalf("after both filters ended: %d lines shown (%+v), want git's one", len(a.shown), a.shown)
+	}
+	// A filter that ended before the next began, its result given to the
+	// UI goroutine after the next one's: the newest still shows.
+	jobs, results = nil, nil
+	a.filter.SetText("fs")
+	jobs[0]()
+	a.filter.SetText("git")
+	jobs[1]()
+	results[1]()
+	results[0]()
+	if len(a.shown) != 1 || a.shown[0].Server != "git" {
+		t.Fatalf("after both filters ended: %d lines shown (%+v), want git's one", len(a.shown), a.shown)
 	}
 }

@@ -88,3 +88,72 @@ func BenchmarkAppendAnswers(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFollowFullLog: the window's Activity tab reading the log again
+// after one line was added, the log full (both files and their rotated
+// generations at their sizes, 36 MB): a Follower, which parses what was
+// added, against the anchor, Read, which parses it all (as the tab did).
+// Reports each one's ms a read, their ratio, and the log's lines.
+func BenchmarkFollowFullLog(b *testing.B) {
+	dir := b.TempDir()
+	l := NewLog(dir)
+	l.NoiseBudget = math.MaxInt
+	at := t0
+	for i := 0; ; i++ {
+		at = at.Add(time.Millisecond)
+		l.Append(Entry{Time: at, Server: "fs", Via: ViaRootsList, ProtocolVersion: "2025-06-18",
+			Roots: []string{fmt.Sprintf("file:///home/p/src/project-%d", i), "file:///home/p/src/website"}})
+		l.Append(attempt(at, "nosy", "", fmt.Sprintf("/home/p/secret/missing-%d", i), ReachIgnored))
+		if i%1000 == 0 {
+			l.Close()
+			if full(b, dir) {
+				break
+			}
+		}
+	}
+	f := NewFollower(dir)
+	all, _, err := f.Entries()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var follow, read time.Duration
+	for b.Loop() {
+		at = at.Add(time.Millisecond)
+		if err := l.Append(Entry{Time: at, Server: "fs", Via: ViaRootsList, Roots: []string{"file:///home/p/src/api"}}); err != nil {
+			b.Fatal(err)
+		}
+		l.Close()
+		began := time.Now()
+		if all, _, err = f.Entries(); err != nil {
+			b.Fatal(err)
+		}
+		follow += time.Since(began)
+		began = time.Now()
+		again, err := Read(dir, "")
+		read += time.Since(began)
+		if err != nil || len(again) != len(all) {
+			b.Fatalf("Read: %d entries, %v; the follower holds %d", len(again), err, len(all))
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(per(follow), "follow-ms")
+	b.ReportMetric(per(read), "read-ms")
+	b.ReportMetric(float64(follow)/float64(read), "ratio")
+	b.ReportMetric(float64(len(all)), "lines")
+	b.ReportMetric(0, "ns/op")
+}
+
+// full reports whether every file of the log in dir has its rotated
+// generation and is at least half its size limit.
+func full(b *testing.B, dir string) bool {
+	for _, name := range files {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return false
+		}
+		if name == NoiseName && fi.Size() < DefaultNoiseMaxSize/2 || name == FileName && fi.Size() < DefaultMaxSize/2 {
+			return false
+		}
+	}
+	return true
+}
