@@ -30,10 +30,14 @@ type activityTab struct {
 
 	server *widget.Select
 	filter *widget.Entry
-	export *widget.Button
-	list   *widget.List
-	empty  *widget.Label
-	status *widget.Label
+	// missing shows the tries of paths that do not exist, hidden unless
+	// checked: a confined Node server's start looks for node in each
+	// folder of PATH, and such lines were half the tab.
+	missing *widget.Check
+	export  *widget.Button
+	list    *widget.List
+	empty   *widget.Label
+	status  *widget.Label
 
 	// log reads the audit log, all of it once and then what was added
 	// (a full log is 36 MB); only the goroutine of a reload calls it.
@@ -45,6 +49,8 @@ type activityTab struct {
 	again   bool        // another reload was asked for while loading
 	stamp   audit.Stamp // the version of the log entries holds
 	read    bool        // entries holds a read of the log
+	readErr string      // why the last read failed, if it did
+	hidden  int         // tries of missing paths the filters kept, not shown
 	// filtering counts the filters begun: a filter's result is shown only
 	// if no other began after it.
 	filtering atomic.Uint64
@@ -57,13 +63,14 @@ func newActivityTab(u *ui) *activityTab {
 	t.filter = widget.NewEntry()
 	t.filter.SetPlaceHolder("Filter by folder, server or error")
 	t.filter.OnChanged = func(string) { t.apply() }
+	t.missing = widget.NewCheck("Missing paths", func(bool) { t.apply() })
 	t.export = widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), t.save)
 	refresh := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), t.reload)
 	t.status = widget.NewLabel("")
 	t.status.TextStyle.Italic = true
 	t.list = widget.NewList(func() int { return len(t.rows) }, newActivityItem, t.updateItem)
 	t.empty = hint("")
-	top := container.NewBorder(nil, nil, t.server, container.NewHBox(refresh, t.export), t.filter)
+	top := container.NewBorder(nil, nil, t.server, container.NewHBox(t.missing, refresh, t.export), t.filter)
 	t.content = container.NewBorder(top, t.status, nil, nil, container.NewStack(t.list, container.NewCenter(t.empty)))
 	t.server.OnChanged = func(string) { t.apply() }
 	t.apply()
@@ -113,10 +120,9 @@ func (t *activityTab) reload() {
 			t.loading = false
 			t.stamp, t.read = stamp, err == nil
 			if err != nil {
-				t.status.SetText("Could not read the activity log: " + err.Error())
+				t.readErr = "Could not read the activity log: " + err.Error()
 			} else {
-				t.entries = entries
-				t.status.SetText(fmt.Sprintf("%s in the log.", plural(len(entries), "line")))
+				t.entries, t.readErr = entries, ""
 			}
 			t.apply()
 			if t.again {
@@ -131,50 +137,72 @@ func (t *activityTab) reload() {
 // log is some 200,000 lines, 20 ms to match each keystroke against. Only
 // the newest filter's result is shown; one overtaken stops early.
 func (t *activityTab) apply() {
-	server, q, entries := t.server.Selected, filterQuery(t.filter.Text), t.entries
+	f := activityFilter{server: t.server.Selected, q: filterQuery(t.filter.Text), missing: t.missing.Checked}
+	entries := t.entries
 	gen := t.filtering.Add(1)
 	if len(entries) == 0 {
-		t.show(nil, nil)
+		t.show(nil, nil, 0)
 		return
 	}
 	t.u.async(func() {
-		shown, ok := filterActivity(entries, server, q, func() bool { return t.filtering.Load() != gen })
+		shown, hidden, ok := f.apply(entries, func() bool { return t.filtering.Load() != gen })
 		if !ok {
 			return
 		}
 		rows := foldActivity(make([]activityRow, 0, len(shown)), shown)
 		t.u.do(func() {
 			if t.filtering.Load() == gen {
-				t.show(shown, rows)
+				t.show(shown, rows, hidden)
 			}
 		})
 	})
 }
 
-// filterActivity returns the entries (oldest first) of server (any for
-// allServers) that match the filter query q, newest first; ok is false
-// when overtaken said to stop.
-func filterActivity(entries []auditEntry, server, q string, overtaken func() bool) (shown []*auditEntry, ok bool) {
+// activityFilter is what the tab's filters hold: a server (any for
+// allServers), a query (filterQuery) and whether tries of missing paths
+// are shown.
+type activityFilter struct {
+	server, q string
+	missing   bool
+}
+
+// apply returns the entries (oldest first) the filter keeps, newest
+// first, and how many more it would keep were tries of missing paths
+// shown; ok is false when overtaken said to stop.
+func (f activityFilter) apply(entries []auditEntry, overtaken func() bool) (shown []*auditEntry, hidden int, ok bool) {
 	shown = make([]*auditEntry, 0, len(entries)) // one allocation, not twenty
 	for i := len(entries) - 1; i >= 0; i-- {
 		if i%4096 == 0 && overtaken() {
-			return nil, false
+			return nil, 0, false
 		}
 		e := &entries[i]
-		if server != "" && server != allServers && e.Server != server {
+		if f.server != "" && f.server != allServers && e.Server != f.server {
 			continue
 		}
-		if !matches(q, e.Server, e.Tried, e.Error, e.Via) && !matches(q, e.Roots...) {
+		if !matches(f.q, e.Server, e.Tried, e.Error, e.Via) && !matches(f.q, e.Roots...) {
+			continue
+		}
+		if e.Absent && !f.missing {
+			hidden++
 			continue
 		}
 		shown = append(shown, e)
 	}
-	return shown, true
+	return shown, hidden, true
 }
 
-// show puts a filter's result on screen.
-func (t *activityTab) show(shown []*auditEntry, rows []activityRow) {
-	t.shown, t.rows = shown, rows
+// show puts a filter's result on screen: shown, in rows, and hidden
+// tries of missing paths.
+func (t *activityTab) show(shown []*auditEntry, rows []activityRow, hidden int) {
+	t.shown, t.rows, t.hidden = shown, rows, hidden
+	switch {
+	case t.readErr != "":
+		t.status.SetText(t.readErr)
+	case hidden > 0:
+		t.status.SetText(fmt.Sprintf("%s in the log; %s on missing paths not shown.", plural(len(t.entries), "line"), plural(hidden, "attempt")))
+	default:
+		t.status.SetText(fmt.Sprintf("%s in the log.", plural(len(t.entries), "line")))
+	}
 	switch {
 	case len(t.shown) > 0:
 		t.empty.Hide()
@@ -330,7 +358,7 @@ func foldable(e *auditEntry) bool {
 // alike reports whether attempts a and b differ at most in the folder of
 // what they tried.
 func alike(a, b *auditEntry) bool {
-	return a.Server == b.Server && a.Via == b.Via && a.Op == b.Op && a.Decided == b.Decided &&
+	return a.Server == b.Server && a.Via == b.Via && a.Op == b.Op && a.Decided == b.Decided && a.Absent == b.Absent &&
 		filepath.Base(a.Tried) == filepath.Base(b.Tried)
 }
 
@@ -345,6 +373,9 @@ func attemptText(e auditEntry, full bool, times int) string {
 	s := "tried to " + app.OpText(e.Op) + " " + tried
 	if times > 1 {
 		s += " " + plural(times, "time")
+	}
+	if e.Absent && e.Decided == audit.ReachIgnored {
+		return s + ": not there"
 	}
 	s += ": " + e.Decided
 	if e.Request {

@@ -568,3 +568,49 @@ func TestActivityFiltersOffTheUIGoroutine(t *testing.T) {
 		t.Fatalf("after both filters ended: %d lines shown (%+v), want git's one", len(a.shown), a.shown)
 	}
 }
+
+// Attempts on paths that do not exist (a Node server's start looking for
+// node along PATH) are not shown unless asked for, and the footer counts
+// them; shown, they read "not there", and Export writes what is shown.
+func TestActivityHidesAttemptsOnMissingPaths(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC)
+	entries := []auditEntry{{Time: base, Server: "fs", Roots: []string{app.URIFromPath(rootA)}, Via: "roots/list"}}
+	for i, folder := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/root/go/bin", "/snap/bin", "/opt/bin"} {
+		entries = append(entries, auditEntry{Time: base.Add(time.Second + time.Duration(i)*time.Millisecond), Server: "fs", Roots: []string{},
+			Via: audit.ViaReach, Op: app.OpExecute, Tried: folder + "/node", Decided: audit.ReachIgnored, Absent: true})
+	}
+	entries = append(entries, auditEntry{Time: base.Add(2 * time.Second), Server: "fs", Roots: []string{}, Via: audit.ViaReach,
+		Op: app.OpRead, Tried: "/etc/ssl/private/key.pem", Decided: audit.ReachIgnored})
+	var b strings.Builder
+	for _, e := range entries {
+		data, _ := json.Marshal(e)
+		b.Write(append(data, '\n'))
+	}
+	os.WriteFile(filepath.Join(dir, audit.NoiseName), []byte(b.String()), 0o600)
+	f := demoFixture(t, Options{StateDir: dir})
+	f.u.selectTab("activity")
+	a := f.u.activity
+	lines := func() []string {
+		var got []string
+		for _, r := range a.rows {
+			got = append(got, r.text(false))
+		}
+		return got
+	}
+	want := []string{"tried to read key.pem: not asked", "got " + filepath.Base(rootA) + " (roots/list)"}
+	if got := lines(); !slices.Equal(got, want) || len(a.shown) != 2 {
+		t.Errorf("by default: %q (%d entries), want %q", got, len(a.shown), want)
+	}
+	if got := a.status.Text; !strings.Contains(got, "8 lines in the log; 6 attempts on missing paths not shown") {
+		t.Errorf("footer %q", got)
+	}
+	test.Tap(a.missing)
+	want = []string{"tried to read key.pem: not asked", "tried to run node 6 times: not there", "got " + filepath.Base(rootA) + " (roots/list)"}
+	if got := lines(); !slices.Equal(got, want) || len(a.shown) != 8 {
+		t.Errorf("with missing paths: %q (%d entries), want %q", got, len(a.shown), want)
+	}
+	if got := a.status.Text; got != "8 lines in the log." {
+		t.Errorf("footer %q with every line shown", got)
+	}
+}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"rootkeeper/app"
@@ -187,7 +190,8 @@ func (w *ReachWatch) Reach(ctx context.Context, a confine.Attempt) string {
 // worthAsking reports whether attempt a may become a question. A path the
 // organisation never grants is refused at once, never asked (e says so);
 // one that does not exist is not worth a question, unless the call makes
-// it: runtimes probe for files, and the call fails as it would anyway.
+// it: runtimes probe for files, and the call fails as it would anyway (e
+// marks it absent).
 func worthAsking(a confine.Attempt, e *audit.Entry) bool {
 	if rule := app.NeverGranted(a.Path); rule != "" {
 		e.Decided = audit.ReachPolicy
@@ -195,6 +199,7 @@ func worthAsking(a confine.Attempt, e *audit.Entry) bool {
 	}
 	if a.Op != app.OpCreate && a.Op != app.OpMkdir && a.Op != app.OpRename {
 		if _, err := os.Lstat(a.Path); err != nil {
+			e.Absent = errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 			return false
 		}
 	}

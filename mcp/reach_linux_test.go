@@ -402,3 +402,40 @@ func TestReachAllowOnceRefusesAMkdir(t *testing.T) {
 		t.Errorf("allowing the folder restarted the server: pid %d, then %d", pid, now)
 	}
 }
+
+// TestReachMarksAbsentPaths: a confined server's read of a file that does
+// not exist past its folders is not asked about and is audited as absent
+// (it failed as it would have unconfined); a read of one that exists
+// raises a request and is not.
+func TestReachMarksAbsentPaths(t *testing.T) {
+	e, _ := reachEnv(t, false)
+	secret := mkRoot(t, "secret")
+	present, missing := filepath.Join(secret, "a.txt"), filepath.Join(secret, "missing.txt")
+	os.WriteFile(present, []byte("A"), 0o600)
+	if res := nosyTry(t, e, "nosy", "read", missing); res.OK || !strings.Contains(res.Err, "no such file") {
+		t.Fatalf("read of a missing file: %+v, want it to fail as unconfined", res)
+	}
+	if res := nosyTry(t, e, "nosy", "read", present); res.OK {
+		t.Fatalf("read past the folders: %+v", res)
+	}
+	var got map[string]audit.Entry
+	apptest.Eventually(t, "both attempts audited", func() (bool, string) {
+		entries, err := audit.Read(e.dir, "nosy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = map[string]audit.Entry{}
+		for _, en := range entries {
+			if en.Via == audit.ViaReach {
+				got[en.Tried] = en
+			}
+		}
+		return len(got) >= 2, fmt.Sprint(got)
+	})
+	if m := got[missing]; m.Decided != audit.ReachIgnored || !m.Absent || m.Request {
+		t.Errorf("the missing file's attempt: %+v; want not asked, absent", m)
+	}
+	if p := got[present]; p.Decided != audit.ReachUnasked || p.Absent || !p.Request {
+		t.Errorf("the present file's attempt: %+v; want unasked, a request, not absent", p)
+	}
+}

@@ -91,6 +91,11 @@ type Entry struct {
 	// Request marks the attempt that raised a new request (asked, or
 	// recorded for the person when nobody could be asked).
 	Request bool `json:"request,omitempty"`
+	// Absent marks an attempt on a path that did not exist: the call
+	// failed as it would have unconfined (a runtime looking for a program
+	// along PATH, a file in the places it may be), and nothing was there
+	// to ask about.
+	Absent bool `json:"absent,omitempty"`
 	// Unwritten, for Via ViaSummary, counts the lines of the server not
 	// written since Since (up to Time), by what became of them (Decided,
 	// or Via for an answer given again).
@@ -107,7 +112,7 @@ const CoalesceWindow = time.Minute
 func (e Entry) same(o Entry) bool {
 	return e.Server == o.Server && e.ProtocolVersion == o.ProtocolVersion && e.Error == o.Error &&
 		e.Via == o.Via && slices.Equal(e.Roots, o.Roots) && e.Tried == o.Tried && e.Op == o.Op &&
-		e.Decided == o.Decided && e.Request == o.Request
+		e.Decided == o.Decided && e.Request == o.Request && e.Absent == o.Absent
 }
 
 // Log appends entries to the trail and the noise files of a folder. It is

@@ -118,6 +118,9 @@ func FormatText(e Entry) string {
 		if e.Request {
 			b.WriteString(" (new request)")
 		}
+		if e.Absent {
+			b.WriteString(" (not there)")
+		}
 	case len(e.Roots) == 0:
 		b.WriteString(" (none)")
 	default:

@@ -63,6 +63,9 @@ func appendEntry(b []byte, e Entry) ([]byte, error) {
 	if e.Request {
 		b = append(b, `,"request":true`...)
 	}
+	if e.Absent {
+		b = append(b, `,"absent":true`...)
+	}
 	if !e.Since.IsZero() {
 		b = append(b, `,"since":"`...)
 		b = append(e.Since.AppendFormat(b, "2006-01-02T15:04:05.999999999Z07:00"), '"')

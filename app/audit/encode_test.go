@@ -17,6 +17,7 @@ func entriesToEncode() []Entry {
 		{Time: t0, Server: "fs", Error: "-32601 Roots not supported", Via: ViaInputRequest},
 		{Time: t0, Server: "fs", Roots: nil, Via: ViaArgs},
 		{Time: t0.In(east), Server: "nosy", Roots: []string{"file:///home/p"}, Via: ViaReach, Tried: "/home/p/.ssh/id_ed25519", Op: "read", Decided: ReachRefused, Request: true, Repeated: 3},
+		{Time: t0, Server: "node", Roots: []string{}, Via: ViaReach, Tried: "/usr/local/sbin/node", Op: "execute", Decided: ReachIgnored, Absent: true},
 		{Time: t0, Server: "nosy", Roots: []string{}, Via: ViaSummary, Unwritten: map[string]int{ReachIgnored: 4, ReachLimited: 2}, Since: t0.Add(-time.Minute), Tried: "/x", Op: "open"},
 		{Time: t0, Server: "q", Roots: []string{}, Via: ViaNetwork, Since: t0.Add(-time.Second)},
 		{Time: t0, Server: `a"b\c<d>&e`, Roots: []string{"file:///caf\u00e9", "file:///\u2028", "file:///tab\there"}, Via: "x\x01y"},
