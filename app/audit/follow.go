@@ -101,12 +101,13 @@ func (f *Follower) readAll() error {
 	for i, name := range files {
 		f.files[i] = followed{}
 		n := len(f.entries)
-		if err := f.readFile(i, filepath.Join(f.dir, name)); err != nil {
+		var err error
+		if f.entries, err = f.appendNew(i, filepath.Join(f.dir, name), f.entries); err != nil {
 			return err
 		}
 		f.groups = append(f.groups, slices.Repeat([]uint8{group(i)}, len(f.entries)-n)...)
 	}
-	f.sortEntries()
+	f.entries, f.groups = sortLog(f.entries, f.groups)
 	f.read = true
 	return nil
 }
@@ -132,13 +133,6 @@ func (f *Follower) readNew() error {
 	}
 	f.merge(fresh, groups)
 	return nil
-}
-
-// readFile reads file i of files, at path, whole into f.entries.
-func (f *Follower) readFile(i int, path string) error {
-	var err error
-	f.entries, err = f.appendNew(i, path, f.entries)
-	return err
 }
 
 // appendNew appends to out the entries of the whole lines of file i (at
@@ -189,23 +183,23 @@ func (f *Follower) appendNew(i int, path string, out []Entry) ([]Entry, error) {
 // errRotated: a file changed under the read.
 var errRotated = errors.New("audit: the log was rotated while read")
 
-// sortEntries orders the entries as Read does: by time, then group, then
-// as read.
-func (f *Follower) sortEntries() {
-	idx := make([]int, len(f.entries))
+// sortLog returns entries (and their groups) in new slices, ordered as
+// Read orders them: by time, then group, then as read.
+func sortLog(entries []Entry, groups []uint8) ([]Entry, []uint8) {
+	idx := make([]int, len(entries))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return f.compare(f.entries[a], f.groups[a], f.entries[b], f.groups[b]) })
-	entries, groups := make([]Entry, len(idx)), make([]uint8, len(idx))
+	slices.SortStableFunc(idx, func(a, b int) int { return compare(entries[a], groups[a], entries[b], groups[b]) })
+	sorted, sortedGroups := make([]Entry, len(idx)), make([]uint8, len(idx))
 	for i, j := range idx {
-		entries[i], groups[i] = f.entries[j], f.groups[j]
+		sorted[i], sortedGroups[i] = entries[j], groups[j]
 	}
-	f.entries, f.groups = entries, groups
+	return sorted, sortedGroups
 }
 
 // compare orders two entries of the log by time, then group.
-func (f *Follower) compare(a Entry, ga uint8, b Entry, gb uint8) int {
+func compare(a Entry, ga uint8, b Entry, gb uint8) int {
 	if c := a.Time.Compare(b.Time); c != 0 {
 		return c
 	}
@@ -218,17 +212,9 @@ func (f *Follower) compare(a Entry, ga uint8, b Entry, gb uint8) int {
 // the newest kept (an attempt logged when the call it waited on ended)
 // makes a new slice.
 func (f *Follower) merge(fresh []Entry, groups []uint8) {
-	idx := make([]int, len(fresh))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return f.compare(fresh[a], groups[a], fresh[b], groups[b]) })
-	sorted, sortedGroups := make([]Entry, len(idx)), make([]uint8, len(idx))
-	for i, j := range idx {
-		sorted[i], sortedGroups[i] = fresh[j], groups[j]
-	}
+	sorted, sortedGroups := sortLog(fresh, groups)
 	n := len(f.entries)
-	if n == 0 || f.compare(f.entries[n-1], f.groups[n-1], sorted[0], sortedGroups[0]) <= 0 {
+	if n == 0 || compare(f.entries[n-1], f.groups[n-1], sorted[0], sortedGroups[0]) <= 0 {
 		f.entries = append(f.entries, sorted...)
 		f.groups = append(f.groups, sortedGroups...)
 		return
@@ -237,7 +223,7 @@ func (f *Follower) merge(fresh []Entry, groups []uint8) {
 	i, j := 0, 0
 	for i < n || j < len(sorted) {
 		// A kept entry goes first on a tie: it was written first.
-		if j == len(sorted) || (i < n && f.compare(f.entries[i], f.groups[i], sorted[j], sortedGroups[j]) <= 0) {
+		if j == len(sorted) || (i < n && compare(f.entries[i], f.groups[i], sorted[j], sortedGroups[j]) <= 0) {
 			entries, gs = append(entries, f.entries[i]), append(gs, f.groups[i])
 			i++
 		} else {
