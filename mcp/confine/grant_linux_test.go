@@ -27,6 +27,7 @@ func TestGrantWithoutRestart(t *testing.T) {
 		os.WriteFile(filepath.Join(secret, f), []byte(body), 0o600)
 	}
 	os.WriteFile(filepath.Join(other, "x.txt"), []byte("other"), 0o600)
+	os.WriteFile(filepath.Join(secret, "prog"), []byte("#!/bin/sh\necho ran\n"), 0o755)
 	in := func(name string) string { return filepath.Join(secret, name) }
 	goFile := filepath.Join(root, "go")
 	ops := []string{
@@ -43,6 +44,12 @@ func TestGrantWithoutRestart(t *testing.T) {
 		"truncpath:" + in("a.txt"),
 		"watch:" + secret,
 		"read:" + filepath.Join(other, "x.txt"), // still refused
+		// What works as in the ruleset: chains from a descriptor, a listing.
+		"readat:" + in("b.txt"),
+		"chdirread:" + in("b.txt"),
+		"list:" + secret,
+		// What does not until the next start: a program run from there.
+		"exec:" + in("prog"),
 	}
 	cmd := exec.Command(nosy(t), append([]string{"-try"}, ops...)...)
 	out, err := cmd.StdoutPipe()
@@ -109,5 +116,16 @@ func TestGrantWithoutRestart(t *testing.T) {
 	}
 	if strings.Contains(results[ops[12]].Got, "other") {
 		t.Error("read outside")
+	}
+	for _, op := range ops[13:15] {
+		if r := results[op]; !r.OK || r.Got != "secret b" {
+			t.Errorf("%s: %+v; want it read through the descriptor, as in the ruleset", op, r)
+		}
+	}
+	if r := results[ops[15]]; !r.OK || !strings.Contains(r.Got, "prog") || !strings.Contains(r.Got, "dir") {
+		t.Errorf("listing the granted folder: %+v", r)
+	}
+	if r := results[ops[16]]; r.OK || r.Got == "ran" {
+		t.Errorf("a program in the granted folder ran before the next start: %+v", r)
 	}
 }

@@ -64,6 +64,8 @@ func try(op, path string) result {
 		err = os.Mkdir(path, 0o755)
 	case "readat": // DIR/NAME: NAME opened relative to a descriptor of DIR
 		r.Got, err = readAt(path)
+	case "chdirread": // DIR/NAME: NAME read relative to the working folder, moved to DIR
+		r.Got, err = chdirRead(path)
 	case "connect": // a named unix socket; "@NAME" an abstract one
 		var c net.Conn
 		c, err = net.Dial("unix", path)
