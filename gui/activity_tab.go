@@ -103,6 +103,12 @@ func (t *activityTab) reload() {
 	}
 	t.loading = true
 	dir, last, read, log := t.u.opts.StateDir, t.stamp, t.read, t.log
+	if !read && len(t.entries) == 0 {
+		// A full log takes a third of a second to read the first time:
+		// not "no activity" meanwhile.
+		t.empty.SetText("Reading the activity log…")
+		t.empty.Show()
+	}
 	t.u.async(func() {
 		stamp := audit.StampOf(dir)
 		if read && stamp == last {

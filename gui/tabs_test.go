@@ -614,3 +614,27 @@ func TestActivityHidesAttemptsOnMissingPaths(t *testing.T) {
 		t.Errorf("footer %q with every line shown", got)
 	}
 }
+
+// While the log is read the first time, the tab says so, not that there
+// is no activity.
+func TestActivitySaysItIsReading(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := json.Marshal(auditEntry{Time: time.Now(), Server: "fs", Roots: []string{}, Via: "roots/list"})
+	os.WriteFile(filepath.Join(dir, audit.FileName), append(data, '\n'), 0o600)
+	f := demoFixture(t, Options{StateDir: dir})
+	var jobs []func()
+	f.u.async = func(fn func()) { jobs = append(jobs, fn) }
+	f.u.selectTab("activity")
+	a := f.u.activity
+	if a.empty.Hidden || a.empty.Text != "Reading the activity log…" {
+		t.Fatalf("while reading: %q (hidden %v)", a.empty.Text, a.empty.Hidden)
+	}
+	for len(jobs) > 0 {
+		job := jobs[0]
+		jobs = jobs[1:]
+		job()
+	}
+	if !a.empty.Hidden || len(a.rows) != 1 {
+		t.Fatalf("once read: %q (hidden %v), %d rows", a.empty.Text, a.empty.Hidden, len(a.rows))
+	}
+}
