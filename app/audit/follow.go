@@ -63,9 +63,17 @@ func (f *Follower) Entries() (entries []Entry, changed bool, err error) {
 		}
 		// A file changed under the read (rotated meanwhile): read all.
 	}
-	if err := f.readAll(); err != nil {
-		f.read = false
-		return nil, false, err
+	// A rotation in the middle of a read (after the rotated generation
+	// was read, before the current file) leaves a read that is not the
+	// log: read again, a few times at most.
+	for range 3 {
+		if err := f.readAll(); err != nil {
+			f.read = false
+			return nil, false, err
+		}
+		if !f.rotated() {
+			break
+		}
 	}
 	return f.entries, true, nil
 }
