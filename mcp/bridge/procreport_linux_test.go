@@ -68,28 +68,24 @@ func processReport(home string) string {
 	return b.String()
 }
 
-// browserLogs is the end of each Chromium log (chrome_debug.log, written
-// with --enable-logging in the profile a browser server made in its
-// private temp folder) of server name in state folder dir, for a failure's
-// text: a browser that hangs at launch says nothing on the pipe its server
-// reads.
-func browserLogs(dir, name string) string {
-	link, err := app.ServerTempLink(dir, name)
+// chromiumLog is the file in the survey's project folder a browser
+// server's Chromium logs to (--enable-logging --log-file): there, not in
+// the profile, which the server removes with the browser it gives up on.
+const chromiumLog = ".chromium.log"
+
+// browserLogs is the end of the Chromium log in the project folder proj,
+// for a failure's text: a browser that hangs at launch says nothing on
+// the pipe its server reads.
+func browserLogs(proj string) string {
+	data, err := os.ReadFile(filepath.Join(proj, chromiumLog))
 	if err != nil {
 		return ""
 	}
-	logs, _ := filepath.Glob(filepath.Join(link, "*", "chrome_debug.log"))
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	var b strings.Builder
-	for _, l := range logs {
-		data, err := os.ReadFile(l)
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-		fmt.Fprintf(&b, "the end of %s:\n", l)
-		for _, line := range lines[max(0, len(lines)-40):] {
-			b.WriteString("  " + line + "\n")
-		}
+	fmt.Fprintf(&b, "the end of its Chromium log (%d lines):\n", len(lines))
+	for _, line := range lines[max(0, len(lines)-60):] {
+		b.WriteString("  " + line + "\n")
 	}
 	return b.String()
 }

@@ -137,7 +137,7 @@ var realServers = []realServer{
 	{name: "playwright", bin: "playwright-mcp", pkg: "@playwright/mcp", args: []string{"--headless", "--browser", "chromium", "--executable-path", "/usr/bin/chromium", "--no-sandbox", "--output-dir", "{project}/.playwright-mcp"},
 		calls: []aCall{{tool: "browser_navigate", args: map[string]any{"url": page}, want: "Survey page"}}},
 	{name: "playwright-ea", bin: "playwright-mcp-server", pkg: "@executeautomation/playwright-mcp-server"},
-	{name: "chrome-devtools", bin: "chrome-devtools-mcp", pkg: "chrome-devtools-mcp", args: []string{"--headless", "--executablePath", "/usr/bin/chromium", "--isolated", "--chromeArg=--no-sandbox", "--chromeArg=--enable-logging"},
+	{name: "chrome-devtools", bin: "chrome-devtools-mcp", pkg: "chrome-devtools-mcp", args: []string{"--headless", "--executablePath", "/usr/bin/chromium", "--isolated", "--chromeArg=--no-sandbox", "--chromeArg=--enable-logging", "--chromeArg=--log-file={project}/" + chromiumLog},
 		// Its navigation gives up after 10 s by default, which a chromium
 		// started beside another survey server on a loaded 2-core CI
 		// machine once took: the page is the same, the wait longer.
@@ -432,7 +432,7 @@ func runBridgedIn(t testing.TB, rs realServer, npx bool, proj, home string, conf
 	if o.err != nil {
 		// Where each of its threads is, taken while it still runs: a
 		// server that stopped answering names no more than a timeout.
-		where = "\nits processes when the call failed:\n" + processReport(home) + browserLogs(dir, rs.name)
+		where = "\nits processes when the call failed:\n" + processReport(home) + browserLogs(proj)
 		select {
 		case err := <-done:
 			done <- err
