@@ -30,9 +30,9 @@ type activityTab struct {
 
 	server *widget.Select
 	filter *widget.Entry
-	// missing shows the tries of paths that do not exist, hidden unless
-	// checked: a confined Node server's start looks for node in each
-	// folder of PATH, and such lines were half the tab.
+	// missing shows the attempts on paths that do not exist, left out
+	// unless checked: a confined Node server's start looks for node in
+	// each folder of PATH, and such lines were half the tab.
 	missing *widget.Check
 	export  *widget.Button
 	list    *widget.List
@@ -50,7 +50,6 @@ type activityTab struct {
 	stamp   audit.Stamp // the version of the log entries holds
 	read    bool        // entries holds a read of the log
 	readErr string      // why the last read failed, if it did
-	hidden  int         // tries of missing paths the filters kept, not shown
 	// filtering counts the filters begun: a filter's result is shown only
 	// if no other began after it.
 	filtering atomic.Uint64
@@ -165,7 +164,7 @@ func (t *activityTab) apply() {
 }
 
 // activityFilter is what the tab's filters hold: a server (any for
-// allServers), a query (filterQuery) and whether tries of missing paths
+// allServers), a query (filterQuery) and whether attempts on missing paths
 // are shown.
 type activityFilter struct {
 	server, q string
@@ -173,7 +172,7 @@ type activityFilter struct {
 }
 
 // apply returns the entries (oldest first) the filter keeps, newest
-// first, and how many more it would keep were tries of missing paths
+// first, and how many more it would keep were attempts on missing paths
 // shown; ok is false when overtaken said to stop.
 func (f activityFilter) apply(entries []auditEntry, overtaken func() bool) (shown []*auditEntry, hidden int, ok bool) {
 	shown = make([]*auditEntry, 0, len(entries)) // one allocation, not twenty
@@ -198,9 +197,9 @@ func (f activityFilter) apply(entries []auditEntry, overtaken func() bool) (show
 }
 
 // show puts a filter's result on screen: shown, in rows, and hidden
-// tries of missing paths.
+// attempts on missing paths.
 func (t *activityTab) show(shown []*auditEntry, rows []activityRow, hidden int) {
-	t.shown, t.rows, t.hidden = shown, rows, hidden
+	t.shown, t.rows = shown, rows
 	switch {
 	case t.readErr != "":
 		t.status.SetText(t.readErr)
