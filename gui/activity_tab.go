@@ -171,8 +171,8 @@ type activityFilter struct {
 	missing   bool
 }
 
-// apply returns the entries (oldest first) the filter keeps, newest
-// first, and how many more it would keep were attempts on missing paths
+// apply returns, newest first, what the filter keeps of entries (oldest
+// first), and how many more it would keep were attempts on missing paths
 // shown; ok is false when overtaken said to stop.
 func (f activityFilter) apply(entries []auditEntry, overtaken func() bool) (shown []*auditEntry, hidden int, ok bool) {
 	shown = make([]*auditEntry, 0, len(entries)) // one allocation, not twenty
