@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,13 +18,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rootkeeper/app"
+	"rootkeeper/app/apptest"
 	"rootkeeper/mcp"
 	"rootkeeper/mcp/confine"
 )
 
 // processReport says where every process whose environment holds
-// HOME=home is, thread by thread: its state, the kernel function it sleeps
-// in and the system call it is in (/proc/PID/task/TID/{stat,wchan,syscall}).
+// HOME=home is, and every process descended from one (Chromium's zygotes
+// write their titles over their environment), thread by thread: its
+// state, the kernel function it sleeps in and the system call it is in
+// (/proc/PID/task/TID/{stat,wchan,syscall}).
 // A survey server that stops answering is looked at with it before it is
 // killed: a thread held by the observer sleeps in the seccomp notification
 // (wchan seccomp_do_user_notification, its call's number first in
@@ -31,25 +35,54 @@ import (
 func processReport(home string) string {
 	want := []byte("HOME=" + home)
 	dirs, _ := os.ReadDir("/proc")
-	var b strings.Builder
+	parent, ours := map[int]int{}, map[int]bool{}
+	var pids []int
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
 			continue
 		}
+		pids = append(pids, pid)
+		// The parent is the second field after the command's parentheses.
+		if stat := procField(filepath.Join("/proc", d.Name()), "stat"); strings.LastIndexByte(stat, ')') > 0 {
+			if f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:]); len(f) > 1 {
+				parent[pid], _ = strconv.Atoi(f[1])
+			}
+		}
 		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err != nil || !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(v []byte) bool { return bytes.Equal(v, want) }) {
+		ours[pid] = err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(v []byte) bool { return bytes.Equal(v, want) })
+	}
+	descended := func(pid int) bool {
+		for seen := 0; pid > 1 && seen < 64; seen++ {
+			if ours[pid] {
+				return true
+			}
+			pid = parent[pid]
+		}
+		return false
+	}
+	var b strings.Builder
+	for _, pid := range pids {
+		if !descended(pid) {
 			continue
 		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		proc := filepath.Join("/proc", strconv.Itoa(pid))
+		cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
 		line := strings.Join(strings.Fields(strings.ReplaceAll(string(cmdline), "\x00", " ")), " ")
 		if len(line) > 160 {
 			line = line[:160] + "…"
 		}
-		fmt.Fprintf(&b, "process %d: %s\n", pid, line)
-		tasks, _ := os.ReadDir(filepath.Join("/proc", d.Name(), "task"))
+		// Its first descriptors: which socket a thread reads is named there.
+		var fds []string
+		for fd := range 5 {
+			if target, err := os.Readlink(filepath.Join(proc, "fd", strconv.Itoa(fd))); err == nil {
+				fds = append(fds, fmt.Sprintf("%d=%s", fd, target))
+			}
+		}
+		fmt.Fprintf(&b, "process %d (parent %d): %s\n  fds %s\n", pid, parent[pid], line, strings.Join(fds, " "))
+		tasks, _ := os.ReadDir(filepath.Join(proc, "task"))
 		for _, t := range tasks {
-			dir := filepath.Join("/proc", d.Name(), "task", t.Name())
+			dir := filepath.Join(proc, "task", t.Name())
 			stat := procField(dir, "stat")
 			// comm is in parentheses and may hold spaces; the state follows.
 			comm, state := stat, ""
@@ -155,10 +188,29 @@ func TestProcessReportShowsAHeldCall(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(report, fmt.Sprintf("process %d: cat %s", cmd.Process.Pid, outside)) || !want.MatchString(report) {
+	if !strings.Contains(report, fmt.Sprintf("process %d (parent %d): cat %s", cmd.Process.Pid, os.Getpid(), outside)) || !want.MatchString(report) {
 		t.Errorf("report does not show cat held in its openat (%q):\n%s", want, report)
 	}
 	if got := processReport(t.TempDir()); !strings.HasPrefix(got, "no process") {
 		t.Errorf("a home no process has: %s", got)
 	}
+}
+
+// TestProcessReportFollowsChildren: a child whose environment no longer
+// holds HOME (as Chromium's zygotes write their titles over it) is in the
+// report because its parent is.
+func TestProcessReportFollowsChildren(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command("sh", "-c", "env -i sleep 30 & wait")
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { unix.Kill(-cmd.Process.Pid, unix.SIGKILL); cmd.Wait() }()
+	var report string
+	apptest.Eventually(t, "the child in the report", func() (bool, string) {
+		report = processReport(home)
+		return strings.Contains(report, fmt.Sprintf("(parent %d): sleep 30", cmd.Process.Pid)), report
+	})
 }
