@@ -41,6 +41,9 @@ type aCall struct {
 	// direct and confined must also be the same once paths and times are
 	// masked (see normalize).
 	want string
+	// again is a pattern of an error the server says is retried on the
+	// next call: the call is made once more, and the first error logged.
+	again string
 }
 
 // realServer is a server of the survey.
@@ -140,8 +143,14 @@ var realServers = []realServer{
 	{name: "chrome-devtools", bin: "chrome-devtools-mcp", pkg: "chrome-devtools-mcp", args: []string{"--headless", "--executablePath", "/usr/bin/chromium", "--isolated", "--chromeArg=--no-sandbox", "--chromeArg=--enable-logging", "--chromeArg=--log-file={project}/" + chromiumLog},
 		// Its navigation gives up after 10 s by default, which a chromium
 		// started beside another survey server on a loaded 2-core CI
-		// machine once took: the page is the same, the wait longer.
-		calls: []aCall{{tool: "new_page", args: map[string]any{"url": page, "timeout": 60000}, want: "data:text/html"}}},
+		// machine once took: the page is the same, the wait longer. About
+		// one launch in a hundred under load (confined through the bridge,
+		// at ABI 2 and 7) never connects: its browser's main thread reads
+		// its own stdin, and no thread of any of its processes is held by
+		// the observer; the server says it tries again on the next call,
+		// which the survey makes once, logging the first failure.
+		calls: []aCall{{tool: "new_page", args: map[string]any{"url": page, "timeout": 60000}, want: "data:text/html",
+			again: `waiting for the browser connection to be established|^Timed out after waiting \d+ms`}}},
 	{name: "taskmanager", bin: "mcp-taskmanager", pkg: "@kazuph/mcp-taskmanager",
 		calls: []aCall{{tool: "request_planning", args: map[string]any{"originalRequest": "survey", "tasks": []any{map[string]any{"title": "one", "description": "the first"}}}, want: "req-1"},
 			{tool: "list_requests", args: map[string]any{}, want: "survey"}}},
@@ -254,6 +263,8 @@ type outcome struct {
 	err     error
 	stderr  string
 	took    time.Duration // from the start to the tools' list
+	// again is the error of a call that was made once more (aCall.again).
+	again string
 }
 
 func (o outcome) String() string {
@@ -284,23 +295,37 @@ func exercise(ctx context.Context, cs *sdk.ClientSession, rs realServer, proj st
 			o.err = fmt.Errorf("%s: %w", c.tool, err)
 			return o
 		}
-		var text strings.Builder
-		for _, ct := range r.Content {
-			if tc, ok := ct.(*sdk.TextContent); ok {
-				text.WriteString(tc.Text)
+		text := textOf(r)
+		if r.IsError && c.again != "" && regexp.MustCompile(c.again).MatchString(text) {
+			o.again = text
+			if r, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: args}); err != nil {
+				o.err = fmt.Errorf("%s, made again: %w", c.tool, err)
+				return o
 			}
+			text = textOf(r)
 		}
 		if r.IsError {
-			o.err = fmt.Errorf("%s answered an error: %s", c.tool, text.String())
+			o.err = fmt.Errorf("%s answered an error: %s", c.tool, text)
 			return o
 		}
-		if !regexp.MustCompile(c.want).MatchString(text.String()) {
-			o.err = fmt.Errorf("%s answered %q, which does not match %q", c.tool, text.String(), c.want)
+		if !regexp.MustCompile(c.want).MatchString(text) {
+			o.err = fmt.Errorf("%s answered %q, which does not match %q", c.tool, text, c.want)
 			return o
 		}
-		o.answers = append(o.answers, text.String())
+		o.answers = append(o.answers, text)
 	}
 	return o
+}
+
+// textOf is the text of a tool's answer.
+func textOf(r *sdk.CallToolResult) string {
+	var text strings.Builder
+	for _, ct := range r.Content {
+		if tc, ok := ct.(*sdk.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return text.String()
 }
 
 // runDirect starts rs as a host would, unconfined.
@@ -546,6 +571,11 @@ func TestRealServersConfined(t *testing.T) {
 				}
 				if os.Getenv("ROOTKEEPER_SURVEY_TOOLS") != "" {
 					t.Logf("tools: %q", direct.tools)
+				}
+				for side, o := range map[string]outcome{"direct": direct, "confined": bridged} {
+					if o.again != "" {
+						t.Logf("%s, %s: a call was made again, as the server asks, after: %s", how, side, o.again)
+					}
 				}
 				t.Logf("%s %s: %d tools, %d local calls; start to tools/list direct %v, confined %v", rs.name, how, len(direct.tools), len(rs.calls), direct.took.Round(time.Millisecond), bridged.took.Round(time.Millisecond))
 			}
