@@ -105,17 +105,13 @@ func (f *Follower) rotated() bool {
 
 // readAll reads the whole log again.
 func (f *Follower) readAll() error {
-	f.entries, f.groups = nil, nil // new slices: earlier callers keep theirs
-	for i, name := range files {
-		f.files[i] = followed{}
-		n := len(f.entries)
-		var err error
-		if f.entries, err = f.appendNew(i, filepath.Join(f.dir, name), f.entries); err != nil {
-			return err
-		}
-		f.groups = append(f.groups, slices.Repeat([]uint8{group(i)}, len(f.entries)-n)...)
+	f.files = [len(files)]followed{}
+	entries, groups, err := f.readFiles(false)
+	if err != nil {
+		return err
 	}
-	f.entries, f.groups = sortLog(f.entries, f.groups)
+	// New slices: earlier callers keep theirs.
+	f.entries, f.groups = sortLog(entries, groups)
 	f.read = true
 	return nil
 }
@@ -123,24 +119,30 @@ func (f *Follower) readAll() error {
 // readNew appends what was written to the current files since the last
 // read, in order.
 func (f *Follower) readNew() error {
-	var fresh []Entry
-	var groups []uint8
-	for i, name := range files {
-		if name == RotatedName || name == NoiseRotatedName {
-			continue // unchanged: rotated checked it
-		}
-		var err error
-		n := len(fresh)
-		if fresh, err = f.appendNew(i, filepath.Join(f.dir, name), fresh); err != nil {
-			return err
-		}
-		groups = append(groups, slices.Repeat([]uint8{group(i)}, len(fresh)-n)...)
-	}
-	if len(fresh) == 0 {
-		return nil
+	// The rotated generations are unchanged: rotated checked them.
+	fresh, groups, err := f.readFiles(true)
+	if err != nil || len(fresh) == 0 {
+		return err
 	}
 	f.merge(fresh, groups)
 	return nil
+}
+
+// readFiles returns what was written to the log's files (the current
+// ones only, with current) past what was read of each, in file order,
+// and the group of each entry.
+func (f *Follower) readFiles(current bool) (entries []Entry, groups []uint8, err error) {
+	for i, name := range files {
+		if current && (name == RotatedName || name == NoiseRotatedName) {
+			continue
+		}
+		n := len(entries)
+		if entries, err = f.appendNew(i, filepath.Join(f.dir, name), entries); err != nil {
+			return nil, nil, err
+		}
+		groups = append(groups, slices.Repeat([]uint8{group(i)}, len(entries)-n)...)
+	}
+	return entries, groups, nil
 }
 
 // appendNew appends to out the entries of the whole lines of file i (at
